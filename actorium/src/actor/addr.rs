@@ -1,0 +1,214 @@
+//! Addresses, send errors and join handles.
+
+use super::cell::{self, Cell, Status};
+use super::{Actor, Receive};
+use std::fmt;
+use std::sync::Arc;
+
+/// The address of an actor: cheap to clone, usable from any thread (`Send + Sync`), inside or
+/// outside behaviours.
+///
+/// ```
+/// use actorium::{Actor, ActorSystem, Allocation, Context, Receive};
+/// struct Echo;
+/// impl Actor for Echo {}
+/// impl Receive<String> for Echo {
+///     fn receive(&mut self, s: String, _: &mut Context<'_, Self>) -> Allocation {
+///         assert_eq!(s, "hi");
+///         Allocation::Delete
+///     }
+/// }
+/// let system = ActorSystem::new().unwrap();
+/// let echo = system.spawn(Echo);
+/// let also_echo = echo.clone();
+/// std::thread::spawn(move || also_echo.send("hi".to_string()).unwrap()).join().unwrap();
+/// system.stop();
+/// ```
+pub struct Addr<A: Actor> {
+    cell: Arc<Cell<A>>,
+}
+
+impl<A: Actor> Addr<A> {
+    pub(crate) fn from_cell(cell: Arc<Cell<A>>) -> Self {
+        Self { cell }
+    }
+
+    /// Sends `msg` to the actor. Never blocks, and allocates nothing in steady state for
+    /// messages up to 32 bytes (larger ones are boxed).
+    ///
+    /// Messages from one sender to one actor are received in send order.
+    ///
+    /// # Errors
+    /// [`SendError`], holding `msg`, if the actor has terminated (or its system has stopped).
+    #[inline]
+    pub fn send<M: Send + 'static>(&self, msg: M) -> Result<(), SendError<M>>
+    where
+        A: Receive<M>,
+    {
+        cell::send(&self.cell, msg).map_err(SendError)
+    }
+
+    /// Whether the actor still accepts messages.
+    pub fn is_alive(&self) -> bool {
+        self.cell.header.status() == Status::Alive
+    }
+
+    /// Puts `actor` into the cell of an actor that ended with [`crate::Allocation::Destroy`]:
+    /// same address, same queue, no new allocation for the cell. Its `started` hook runs first;
+    /// messages that were queued for the old incarnation are dropped, never delivered to the
+    /// new one.
+    ///
+    /// # Errors
+    /// Gives `actor` back if the actor is not `Destroyed` (alive, or ended another way) or the
+    /// system has stopped.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, DestroyMsg};
+    /// struct Worker(u32);
+    /// impl Actor for Worker {}
+    /// let system = ActorSystem::new().unwrap();
+    /// let addr = system.spawn(Worker(1));
+    /// addr.send(DestroyMsg).unwrap();
+    /// while addr.is_alive() { std::thread::yield_now(); }
+    /// assert!(addr.respawn(Worker(2)).is_ok());
+    /// assert!(addr.respawn(Worker(3)).is_err()); // alive again
+    /// addr.send(DestroyMsg).unwrap();
+    /// system.stop();
+    /// ```
+    pub fn respawn(&self, actor: A) -> Result<(), A> {
+        cell::respawn(&self.cell, actor)
+    }
+}
+
+impl<A: Actor> Clone for Addr<A> {
+    fn clone(&self) -> Self {
+        Self { cell: self.cell.clone() }
+    }
+}
+
+impl<A: Actor> PartialEq for Addr<A> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.cell, &other.cell)
+    }
+}
+impl<A: Actor> Eq for Addr<A> {}
+
+impl<A: Actor> fmt::Debug for Addr<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Addr")
+            .field("actor", &std::any::type_name::<A>())
+            .field("cell", &Arc::as_ptr(&self.cell))
+            .field("status", &self.cell.header.status())
+            .finish()
+    }
+}
+
+/// A send to an actor that no longer accepts messages. The message is inside, not lost.
+///
+/// ```
+/// use actorium::{Actor, ActorSystem, DeleteMsg, SendError};
+/// struct A;
+/// impl Actor for A {}
+/// let system = ActorSystem::new().unwrap();
+/// let a = system.spawn(A);
+/// a.send(DeleteMsg).unwrap();
+/// system.stop();
+/// let err: SendError<DeleteMsg> = a.send(DeleteMsg).unwrap_err();
+/// let _message_back: DeleteMsg = err.into_inner();
+/// ```
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub struct SendError<M>(pub M);
+
+impl<M> SendError<M> {
+    /// The message that could not be delivered.
+    pub fn into_inner(self) -> M {
+        self.0
+    }
+}
+
+impl<M> fmt::Debug for SendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SendError<{}>(..)", std::any::type_name::<M>())
+    }
+}
+
+impl<M> fmt::Display for SendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot send a `{}`: the actor has terminated (or its system has stopped); \
+             the message is returned inside this error",
+            std::any::type_name::<M>()
+        )
+    }
+}
+
+impl<M> std::error::Error for SendError<M> {}
+
+/// How an actor ended, when it did not hand back a final value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ActorExit {
+    /// A behaviour returned [`crate::Allocation::Delete`].
+    Deleted,
+    /// A behaviour returned [`crate::Allocation::Destroy`].
+    Destroyed,
+    /// A behaviour (or the `started` hook) panicked.
+    Panicked,
+    /// The system shut down (was dropped) while the actor was alive.
+    Stopped,
+}
+
+impl fmt::Display for ActorExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ActorExit::Deleted => "the actor was deleted",
+            ActorExit::Destroyed => "the actor was destroyed",
+            ActorExit::Panicked => "a behaviour of the actor panicked",
+            ActorExit::Stopped => "the actor system shut down before the actor finished",
+        })
+    }
+}
+
+impl std::error::Error for ActorExit {}
+
+/// Waits for an actor to terminate and takes its final value if it ended with
+/// [`crate::Allocation::Finished`]. Made by [`crate::ActorSystem::spawn_joinable`].
+pub struct JoinHandle<A: Actor> {
+    cell: Arc<Cell<A>>,
+}
+
+impl<A: Actor> JoinHandle<A> {
+    pub(crate) fn new(cell: Arc<Cell<A>>) -> Self {
+        Self { cell }
+    }
+
+    /// Whether the actor has terminated.
+    pub fn is_finished(&self) -> bool {
+        self.cell.header.status() != Status::Alive
+    }
+
+    /// Blocks until the actor terminates.
+    ///
+    /// # Errors
+    /// [`ActorExit`] when it ended any other way than `Finished`.
+    pub fn join(self) -> Result<A, ActorExit> {
+        let hdr = &self.cell.header;
+        hdr.exec.wait_until(|| hdr.status() != Status::Alive || hdr.exec.aborting());
+        match hdr.status() {
+            // SAFETY: `Finished` was read with Acquire, and this handle (not Clone) is the only
+            // taker of the final state.
+            Status::Finished => unsafe { self.cell.take_finished() }.ok_or(ActorExit::Stopped),
+            Status::Deleted => Err(ActorExit::Deleted),
+            Status::Destroyed => Err(ActorExit::Destroyed),
+            Status::Panicked => Err(ActorExit::Panicked),
+            Status::Stopped | Status::Alive => Err(ActorExit::Stopped),
+        }
+    }
+}
+
+impl<A: Actor> fmt::Debug for JoinHandle<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle").field("actor", &std::any::type_name::<A>()).finish()
+    }
+}

@@ -1,0 +1,158 @@
+//! The actor API: [`Actor`], [`Receive`], [`Allocation`], [`Context`], and addresses.
+//!
+//! An actor is any `Send + 'static` type implementing [`Actor`]; each message type it accepts is
+//! a [`Receive<M>`] implementation, its *behaviour* for `M`. Sends are statically typed (seed
+//! 002, "CFA Actor Syntax"): [`Addr::send`] only compiles when the actor has a behaviour for the
+//! message type, so there is no dynamic type discrimination at run time.
+
+mod addr;
+pub(crate) mod cell;
+mod poison;
+
+pub use addr::{ActorExit, Addr, JoinHandle, SendError};
+pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
+
+use crate::executor::inverted::worker::Worker;
+use crate::system::SystemHandle;
+use cell::{Cell, Status};
+use std::sync::Arc;
+
+/// What the executor does with an actor after one of its behaviours returns (seed 002,
+/// "Actor Behaviours"), mapped onto Rust ownership.
+///
+/// | status | seed | actorium |
+/// |---|---|---|
+/// | [`Nodelete`](Allocation::Nodelete) | no action | the actor keeps receiving |
+/// | [`Delete`](Allocation::Delete) | destructor + free | the actor's state is dropped and its cell is freed as soon as no [`Addr`] refers to it; sends fail from now on |
+/// | [`Destroy`](Allocation::Destroy) | destructor, storage kept for reuse | the state is dropped, but the cell — address, queue ticket, storage — is kept for reuse: [`Addr::respawn`] puts a new state in it without a new allocation, and every existing address reaches the new incarnation |
+/// | [`Finished`](Allocation::Finished) | marked finished, not destroyed | the actor stops receiving and its final value is kept, not dropped, for whoever asks: [`JoinHandle::join`] returns it |
+///
+/// After any status other than `Nodelete` the actor is *terminal*: sends to it return
+/// [`SendError`] with the message inside, and messages already queued for it are dropped unrun
+/// (counted as dead letters). [`crate::ActorSystem::stop`] returns once every actor is terminal.
+///
+/// The seed also gives each *message* an allocation status, because C cannot tell who owns a
+/// message. Rust can: a behaviour receives its message by value, so it is dropped when the
+/// behaviour returns unless the behaviour keeps it (stores it, or sends it on). To send one
+/// message to many actors, send each a clone, or wrap a large payload in an
+/// [`Arc`](std::sync::Arc) and send clones of the `Arc`: the payload is freed when the last
+/// receiver drops it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Allocation {
+    /// Keep receiving.
+    Nodelete,
+    /// Terminate; drop the state; free the cell once unreferenced.
+    Delete,
+    /// Terminate; drop the state; keep the cell for [`Addr::respawn`].
+    Destroy,
+    /// Terminate; keep the final state for [`JoinHandle::join`].
+    Finished,
+}
+
+impl Allocation {
+    pub(crate) fn status(self) -> Status {
+        match self {
+            Allocation::Nodelete => Status::Alive,
+            Allocation::Delete => Status::Deleted,
+            Allocation::Destroy => Status::Destroyed,
+            Allocation::Finished => Status::Finished,
+        }
+    }
+}
+
+/// An actor: state plus behaviours ([`Receive`] implementations).
+///
+/// Both life-cycle hooks are optional and run on the actor's worker thread.
+///
+/// ```
+/// use actorium::{Actor, ActorSystem, Allocation, Context, Receive};
+///
+/// struct Counter(u64);
+/// impl Actor for Counter {
+///     fn started(&mut self, _ctx: &mut Context<'_, Self>) {
+///         self.0 = 100; // runs before the first message
+///     }
+/// }
+/// impl Receive<u64> for Counter {
+///     fn receive(&mut self, n: u64, _ctx: &mut Context<'_, Self>) -> Allocation {
+///         self.0 += n;
+///         if n == 0 { Allocation::Finished } else { Allocation::Nodelete }
+///     }
+/// }
+///
+/// let system = ActorSystem::builder().workers(2).build().unwrap();
+/// let (addr, handle) = system.spawn_joinable(Counter(0));
+/// addr.send(5).unwrap();
+/// addr.send(0).unwrap();
+/// assert_eq!(handle.join().unwrap().0, 105);
+/// system.stop();
+/// ```
+pub trait Actor: Send + Sized + 'static {
+    /// Runs on the actor's worker before its first message.
+    fn started(&mut self, _ctx: &mut Context<'_, Self>) {}
+
+    /// Runs when a behaviour returns a terminal [`Allocation`], before the state is dropped or
+    /// handed to the join handle. Not run after a panic.
+    fn stopped(&mut self) {}
+}
+
+/// The behaviour of actor `Self` for messages of type `M`.
+///
+/// Sending an `M` to an actor without this implementation does not compile:
+///
+/// ```compile_fail
+/// use actorium::{Actor, ActorSystem};
+/// struct Silent;
+/// impl Actor for Silent {}
+/// let system = ActorSystem::new().unwrap();
+/// system.spawn(Silent).send(42u32); // error: `Silent` has no behaviour for `u32`
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no behaviour for messages of type `{M}`",
+    label = "`{Self}` cannot receive `{M}`",
+    note = "implement `actorium::Receive<{M}>` for `{Self}` to give it a behaviour for `{M}`"
+)]
+pub trait Receive<M: Send + 'static>: Actor {
+    /// Handles one message. The returned [`Allocation`] says whether the actor goes on.
+    fn receive(&mut self, msg: M, ctx: &mut Context<'_, Self>) -> Allocation;
+}
+
+/// What a behaviour can do besides changing its actor's state: learn its own address, spawn
+/// actors, reach the system.
+pub struct Context<'a, A: Actor> {
+    cell: &'a Cell<A>,
+    worker: &'a Worker,
+}
+
+impl<'a, A: Actor> Context<'a, A> {
+    pub(crate) fn new(cell: &'a Cell<A>, worker: &'a Worker) -> Self {
+        Self { cell, worker }
+    }
+
+    /// This actor's address.
+    pub fn address(&self) -> Addr<A> {
+        let p: *const Cell<A> = self.cell;
+        // SAFETY: `p` came from `Arc::as_ptr` of a cell that is alive (the system reference is
+        // held while a behaviour runs), so adding a strong count and rebuilding an `Arc` is sound.
+        let arc = unsafe {
+            Arc::increment_strong_count(p);
+            Arc::from_raw(p)
+        };
+        Addr::from_cell(arc)
+    }
+
+    /// Spawns an actor on this actor's system. See [`SystemHandle::spawn`].
+    pub fn spawn<B: Actor>(&self, actor: B) -> Addr<B> {
+        self.system().spawn(actor)
+    }
+
+    /// A handle to this actor's system.
+    pub fn system(&self) -> SystemHandle {
+        SystemHandle::from_executor(self.cell.header.exec.clone())
+    }
+
+    /// Index of the worker thread running this behaviour.
+    pub fn worker_index(&self) -> usize {
+        self.worker.index
+    }
+}

@@ -1,0 +1,336 @@
+//! The message-centric ("inverted") executor (seed 002, "CFA Executor", "Envelopes").
+//!
+//! M = workers × queues-per-worker message queues; every actor gets a queue *ticket* round-robin
+//! when spawned, and all its messages go to that queue, so messages between a pair of actors
+//! keep their order and an actor never runs two behaviours at once. Worker `i` owns a contiguous
+//! range of the queue-pointer array and cycles through it, gulping queues (`README.md` here
+//! explains the gulp and why it is safe).
+//!
+//! Two arrays, as the seed prescribes: senders use the stable [`WorkQueue`] objects (indexed by
+//! ticket), workers use `slots`, an array of pointers to them. Queue stealing swaps entries of
+//! `slots` between workers without senders noticing.
+//!
+//! Files: [`envelope`] (the unit of work), [`copy_queue`] (envelopes by value), [`work_queue`]
+//! (lock, gulp, `being_processed`), [`worker`] (the loop, idle sleep, the local fast path).
+
+pub(crate) mod copy_queue;
+pub(crate) mod envelope;
+pub(crate) mod work_queue;
+pub(crate) mod worker;
+
+use crate::actor::cell::{Header, Status};
+use crate::runtime::idle::IdleSleep;
+use crate::runtime::workers::WorkerSet;
+use crate::stats::{Counters, Stats};
+use crossbeam_utils::CachePadded;
+use envelope::Envelope;
+use std::io;
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+use work_queue::WorkQueue;
+
+/// Run states of an executor.
+const RUNNING: u8 = 0;
+/// `stop()`: every actor is terminal; workers drain what is left and exit.
+const DRAINING: u8 = 1;
+/// Dropped while running: workers exit after their current batch.
+const ABORTING: u8 = 2;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) workers: usize,
+    pub(crate) queues: usize,
+    pub(crate) stats: bool,
+    pub(crate) spin: Duration,
+}
+
+pub(crate) struct Executor {
+    /// Stable queue objects, indexed by ticket: what senders use.
+    queues: Box<[CachePadded<WorkQueue>]>,
+    /// The queue-pointer array: what workers cycle through (and thieves swap).
+    slots: Box<[AtomicPtr<WorkQueue>]>,
+    pub(crate) set: WorkerSet,
+    pub(crate) idle: IdleSleep,
+    ticket: CachePadded<AtomicUsize>,
+    /// Actors spawned and not yet terminal.
+    live: CachePadded<AtomicUsize>,
+    run_state: AtomicU8,
+    /// Guards waits for `live == 0` and for joinable actors to terminate.
+    term: Mutex<()>,
+    term_cv: Condvar,
+    pub(crate) stats_on: bool,
+    pub(crate) counters: Box<[CachePadded<Counters>]>,
+    pub(crate) external: CachePadded<Counters>,
+    pub(crate) spin: Duration,
+}
+
+impl Executor {
+    pub(crate) fn new(cfg: &Config) -> io::Result<Self> {
+        let set = WorkerSet::partition(cfg.queues, cfg.workers);
+        let queues: Box<[_]> =
+            (0..cfg.queues).map(|q| CachePadded::new(WorkQueue::new(q, set.owner_of(q)))).collect();
+        let slots = queues
+            .iter()
+            .map(|q| AtomicPtr::new(&**q as *const WorkQueue as *mut WorkQueue))
+            .collect();
+        Ok(Self {
+            idle: IdleSleep::new(cfg.workers)?,
+            queues,
+            slots,
+            set,
+            ticket: CachePadded::new(AtomicUsize::new(0)),
+            live: CachePadded::new(AtomicUsize::new(0)),
+            run_state: AtomicU8::new(RUNNING),
+            term: Mutex::new(()),
+            term_cv: Condvar::new(),
+            stats_on: cfg.stats,
+            counters: (0..cfg.workers).map(|_| CachePadded::new(Counters::default())).collect(),
+            external: CachePadded::new(Counters::default()),
+            spin: cfg.spin,
+        })
+    }
+
+    pub(crate) fn queue_count(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// The queue in worker slot `slot`.
+    #[inline]
+    pub(crate) fn slot(&self, slot: usize) -> &WorkQueue {
+        // SAFETY: slots always point into `self.queues`, which lives as long as `self`.
+        unsafe { &*self.slots[slot].load(Ordering::Acquire) }
+    }
+
+    /// The next queue ticket, round-robin (seed: `fetch_add(next_ticket) % nrqueues`).
+    #[inline]
+    pub(crate) fn next_ticket(&self) -> usize {
+        self.ticket.fetch_add(1, Ordering::Relaxed) % self.queues.len()
+    }
+
+    /// Whether new actors are refused (the system is stopping or gone).
+    #[inline]
+    pub(crate) fn closed(&self) -> bool {
+        self.run_state.load(Ordering::Acquire) != RUNNING
+    }
+
+    pub(crate) fn draining(&self) -> bool {
+        self.run_state.load(Ordering::Acquire) == DRAINING
+    }
+
+    pub(crate) fn aborting(&self) -> bool {
+        self.run_state.load(Ordering::Acquire) == ABORTING
+    }
+
+    /// Counters of the calling thread: its worker's, or the shared outside block.
+    #[inline]
+    fn count(&self, f: impl FnOnce(&Counters, bool)) {
+        if self.stats_on {
+            match worker::current_of(self) {
+                Some(w) => f(&self.counters[w.index], true),
+                None => f(&self.external, false),
+            }
+        }
+    }
+
+    pub(crate) fn count_sent(&self) {
+        self.count(|c, owned| if owned { c.messages_sent.bump(1) } else { c.messages_sent.add(1) });
+    }
+
+    pub(crate) fn count_created(&self) {
+        self.count(|c, owned| if owned { c.actors_created.bump(1) } else { c.actors_created.add(1) });
+    }
+
+    /// Enqueues `env` for the actor with header `hdr`. Fails, giving the envelope back, when the
+    /// actor no longer accepts messages.
+    ///
+    /// The fast path: a behaviour sending to an actor of the queue its worker is processing
+    /// appends to the worker's local batch with no lock (bounded per visit, see `worker`).
+    /// Otherwise: lock the queue, check the actor is alive (under the lock, so a send can never
+    /// slip in behind the actor's reclaim envelope), append, unlock, and notify the queue's owner
+    /// unless it is the calling worker (idle-sleep handshake, step two for the notifier).
+    #[inline]
+    pub(crate) fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+        let me = worker::current_of(self);
+        if let Some(w) = me {
+            if w.try_push_local(hdr, &env) {
+                // SAFETY: `try_push_local` checked the local path applies; the envelope moves in.
+                unsafe { w.push_local(env) };
+                return Ok(());
+            }
+        }
+        let q = &self.queues[hdr.queue];
+        {
+            let g = q.lock();
+            if hdr.status() != Status::Alive {
+                return Err(env);
+            }
+            g.push(env);
+        }
+        let owner = q.owner();
+        match me {
+            Some(w) if w.index == owner => {}
+            _ => {
+                if self.idle.notify(owner) {
+                    self.count(|c, owned| if owned { c.wakeups.bump(1) } else { c.wakeups.add(1) });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers a newly spawned actor: live count, the queue's actor list. Refused (false)
+    /// once the system is closed; the check is under the queue lock, so shutdown's cleanup,
+    /// which takes every queue lock after closing, either sees the actor or refuses it.
+    ///
+    /// # Safety
+    /// `hdr` is a fresh cell's header that a system reference will keep alive until its reclaim.
+    pub(crate) unsafe fn register(&self, hdr: &Header) -> bool {
+        let g = self.queues[hdr.queue].lock();
+        if self.closed() {
+            return false;
+        }
+        self.live.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the header's link is on no list and stays valid until `retire` unlinks it or
+        // shutdown takes it.
+        unsafe { g.link(&hdr.link) };
+        true
+    }
+
+    /// Brings a `Destroyed` actor back: alive again, registered, `install` queued behind its old
+    /// mail (which is therefore dropped as dead letters, never delivered to the new state).
+    ///
+    /// # Safety
+    /// `hdr` is a cell's header; `take_ref` takes a new system reference, which `install` (or
+    /// shutdown) releases with the actor's eventual reclaim.
+    pub(crate) unsafe fn revive(
+        &self,
+        hdr: &Header,
+        install: Envelope,
+        take_ref: impl FnOnce(),
+    ) -> Result<(), Envelope> {
+        let q = &self.queues[hdr.queue];
+        {
+            let g = q.lock();
+            if self.closed() || hdr.status() != Status::Destroyed {
+                return Err(install);
+            }
+            take_ref();
+            hdr.set_status(Status::Alive);
+            self.live.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: a destroyed actor was unlinked by `retire`; the new reference keeps it.
+            unsafe { g.link(&hdr.link) };
+            g.push(install);
+        }
+        if worker::current_of(self).is_none_or(|w| w.index != q.owner()) {
+            self.idle.notify(q.owner());
+        }
+        Ok(())
+    }
+
+    /// Marks an actor terminal and schedules the release of the system's reference behind every
+    /// envelope already queued for it. Runs on the worker processing the actor's queue.
+    ///
+    /// # Safety
+    /// `hdr` is registered (on its queue's list) and `reclaim` releases its system reference.
+    pub(crate) unsafe fn retire(&self, hdr: &Header, status: Status, reclaim: Envelope) {
+        let q = &self.queues[hdr.queue];
+        {
+            let g = q.lock();
+            hdr.set_status(status);
+            // SAFETY: caller contract: the link is on this queue's list.
+            unsafe { g.unlink(&hdr.link) };
+            g.push(reclaim);
+        }
+        if worker::current_of(self).is_none_or(|w| w.index != q.owner()) {
+            self.idle.notify(q.owner());
+        }
+        let joinable = hdr.joinable();
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 || joinable {
+            let _g = self.term.lock().unwrap();
+            self.term_cv.notify_all();
+        }
+    }
+
+    /// Blocks until `done()` holds; re-checked each time an actor terminates.
+    pub(crate) fn wait_until(&self, mut done: impl FnMut() -> bool) {
+        let mut g = self.term.lock().unwrap();
+        while !done() {
+            g = self.term_cv.wait(g).unwrap();
+        }
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.live.load(Ordering::Acquire)
+    }
+
+    /// Starts shutting down: graceful (`drain`) or not. Wakes every worker.
+    pub(crate) fn begin_shutdown(&self, drain: bool) {
+        let _ = self.run_state.compare_exchange(
+            RUNNING,
+            if drain { DRAINING } else { ABORTING },
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        self.idle.wake_all();
+        let _g = self.term.lock().unwrap();
+        self.term_cv.notify_all();
+    }
+
+    /// After the workers have exited: stop every actor still alive, dispose of every envelope
+    /// still queued, release every system reference. Single-threaded.
+    pub(crate) fn cleanup(&self) {
+        // 1. Actors still alive stop accepting messages (sends now fail), in one pass.
+        let mut stopped = Vec::new();
+        for q in self.queues.iter() {
+            let g = q.lock();
+            for link in g.take_actors() {
+                // SAFETY: links on a queue's list are the first field of a live cell's header.
+                let hdr = unsafe { Header::from_link(link) };
+                hdr.set_status(Status::Stopped);
+                stopped.push(hdr as *const Header);
+            }
+        }
+        // 2. Queued envelopes are discarded (message drops may run user code; no lock is held).
+        self.discard_queued();
+        // 3. The stopped actors' states are dropped and the system's references released.
+        for hdr in stopped {
+            // SAFETY: each was taken off a list above, exactly once, and its system reference is
+            // still held (its reclaim envelope was never queued: it was not retired).
+            unsafe { Header::shutdown(hdr) };
+            self.live.fetch_sub(1, Ordering::Relaxed);
+        }
+        // 4. Dropping states may have released envelopes' owners; nothing can be enqueued now
+        //    (every actor is terminal), but reclaims queued by step 2's drops are disposed of.
+        self.discard_queued();
+        let _g = self.term.lock().unwrap();
+        self.term_cv.notify_all();
+    }
+
+    fn discard_queued(&self) {
+        loop {
+            let mut any = false;
+            for q in self.queues.iter() {
+                let mut batch = q.lock().take_all();
+                any |= !batch.is_empty();
+                batch.discard_all();
+            }
+            if !any {
+                break;
+            }
+        }
+    }
+
+    /// Statistics summed over all workers and outside threads.
+    pub(crate) fn stats(&self) -> Option<Stats> {
+        if !self.stats_on {
+            return None;
+        }
+        let mut s = Stats { workers: self.set.len(), ..Stats::default() };
+        for c in self.counters.iter() {
+            c.add_to(&mut s);
+        }
+        self.external.add_to(&mut s);
+        Some(s)
+    }
+}

@@ -1,0 +1,343 @@
+//! A work queue (seed 002, "CFA Executor"): one of the M over-sharded message queues.
+//!
+//! A spinlock, a [`CopyQueue`] of envelopes, and a `being_processed` flag. Senders append under
+//! the lock. A worker *gulps* the queue: a plain emptiness test first (no lock when empty), then,
+//! under the lock, the whole copy queue is swapped with the worker's empty local one in O(1); the
+//! worker then processes the batch with no atomic operation per message. While a batch is being
+//! processed `being_processed` stays set, so no other worker can gulp the same queue: one actor's
+//! messages are never run on two threads at once, and their order is kept (see `README.md`).
+//!
+//! The queue also keeps the list of live actors whose ticket names it (intrusive, through the
+//! actor cells, guarded by the same lock), so a system dropped while running can find and drop
+//! them.
+//!
+//! Invariants:
+//! - `count` mirrors the copy queue's length; it is written only under the lock and read without
+//!   it only as a hint (the "test" of test-and-gulp);
+//! - `being_processed` is set under the lock by the gulp and cleared by the worker with a Release
+//!   store once the batch is done; the next gulp reads it with Acquire under the lock, which
+//!   orders every effect of the previous batch before the next one.
+
+use super::copy_queue::CopyQueue;
+use super::envelope::Envelope;
+use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::loom::{spin_hint, UnsafeCell};
+use std::cell::Cell;
+use std::ptr;
+
+/// Outcome of a gulp attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gulp {
+    /// The test saw an empty queue: no lock taken.
+    Empty,
+    /// Another worker is processing this queue (counted as a missed gulp).
+    Missed,
+    /// The batch now in the worker's local queue holds this many envelopes.
+    Got(usize),
+}
+
+/// Intrusive list links, embedded first in every actor cell header.
+#[derive(Debug)]
+pub(crate) struct Link {
+    prev: Cell<*const Link>,
+    next: Cell<*const Link>,
+}
+
+impl Link {
+    pub(crate) fn new() -> Self {
+        Self { prev: Cell::new(ptr::null()), next: Cell::new(ptr::null()) }
+    }
+}
+
+pub(crate) struct WorkQueue {
+    /// This queue's ticket number (its index among the stable queue objects).
+    pub(crate) id: usize,
+    lock: AtomicBool,
+    count: AtomicUsize,
+    being_processed: AtomicBool,
+    /// Index of the worker that currently owns this queue (changes only when queues are stolen).
+    owner: AtomicUsize,
+    buf: UnsafeCell<CopyQueue>,
+    /// Head of the live-actor list; guarded by `lock`.
+    actors: Cell<*const Link>,
+}
+
+// SAFETY: `buf` and `actors` (and the `Link`s they reach) are only accessed while `lock` is
+// held, or by the single worker that set `being_processed` for the swapped-out batch it owns.
+unsafe impl Sync for WorkQueue {}
+// SAFETY: as above; the raw pointers are links of cells kept alive by the system's references.
+unsafe impl Send for WorkQueue {}
+
+/// The queue, locked. Unlocks on drop.
+pub(crate) struct Locked<'a> {
+    q: &'a WorkQueue,
+}
+
+impl WorkQueue {
+    pub(crate) fn new(id: usize, owner: usize) -> Self {
+        Self {
+            id,
+            lock: AtomicBool::new(false),
+            count: AtomicUsize::new(0),
+            being_processed: AtomicBool::new(false),
+            owner: AtomicUsize::new(owner),
+            buf: UnsafeCell::new(CopyQueue::new()),
+            actors: Cell::new(ptr::null()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn lock(&self) -> Locked<'_> {
+        let mut spins = 0u32;
+        while self
+            .lock
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            while self.lock.load(Ordering::Relaxed) {
+                spins += 1;
+                if spins < 64 {
+                    spin_hint();
+                } else {
+                    // On an over-subscribed machine the holder may be descheduled: let it run.
+                    spins = 0;
+                    #[cfg(not(loom))]
+                    std::thread::yield_now();
+                    #[cfg(loom)]
+                    loom::thread::yield_now();
+                }
+            }
+        }
+        Locked { q: self }
+    }
+
+    /// The non-atomic "test" of test-and-gulp: may be stale, never takes the lock.
+    #[inline]
+    pub(crate) fn looks_empty(&self) -> bool {
+        self.count.load(Ordering::Relaxed) == 0
+    }
+
+    #[inline]
+    pub(crate) fn owner(&self) -> usize {
+        self.owner.load(Ordering::Relaxed)
+    }
+
+    /// Test-and-gulp. `local` must be empty; on `Got` it holds the batch and this queue is marked
+    /// being processed until [`Self::done_processing`].
+    #[inline]
+    pub(crate) fn gulp(&self, local: &mut CopyQueue) -> Gulp {
+        if self.looks_empty() {
+            return Gulp::Empty;
+        }
+        let g = self.lock();
+        if self.being_processed.load(Ordering::Acquire) {
+            return Gulp::Missed;
+        }
+        let n = g.swap_out(local);
+        if n > 0 {
+            self.being_processed.store(true, Ordering::Relaxed);
+            Gulp::Got(n)
+        } else {
+            Gulp::Empty
+        }
+    }
+
+    /// Gulps again a queue this worker is already processing (`being_processed` stays set).
+    #[inline]
+    pub(crate) fn regulp(&self, local: &mut CopyQueue) -> usize {
+        if self.looks_empty() {
+            return 0;
+        }
+        self.lock().swap_out(local)
+    }
+
+    /// The batch taken by the last successful gulp has been processed.
+    #[inline]
+    pub(crate) fn done_processing(&self) {
+        self.being_processed.store(false, Ordering::Release);
+    }
+}
+
+impl Locked<'_> {
+    /// Appends an envelope.
+    #[inline]
+    pub(crate) fn push(&self, e: Envelope) {
+        // SAFETY: the lock is held, so no other thread touches the buffer.
+        let n = self.q.buf.with_mut(|b| unsafe {
+            (*b).push(e);
+            (*b).len()
+        });
+        self.q.count.store(n, Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        // SAFETY: the lock is held.
+        self.q.buf.with(|b| unsafe { (*b).len() })
+    }
+
+    /// Swaps the (possibly empty) contents out into the empty `local`, returning how many.
+    #[inline]
+    fn swap_out(&self, local: &mut CopyQueue) -> usize {
+        debug_assert!(local.is_empty());
+        // SAFETY: the lock is held.
+        let n = self.q.buf.with_mut(|b| unsafe {
+            std::mem::swap(&mut *b, local);
+            local.len()
+        });
+        self.q.count.store(0, Ordering::Relaxed);
+        n
+    }
+
+    /// Takes every envelope out (shutdown).
+    pub(crate) fn take_all(&self) -> CopyQueue {
+        let mut out = CopyQueue::new();
+        self.swap_out(&mut out);
+        out
+    }
+
+    /// Adds a live actor's links to this queue's list.
+    ///
+    /// # Safety
+    /// `link` is valid, not on any list, and stays valid until [`Self::unlink`] or
+    /// [`Self::take_actors`] removes it.
+    pub(crate) unsafe fn link(&self, link: *const Link) {
+        let head = self.q.actors.get();
+        // SAFETY: caller contract for `link`; `head` is on this list (guarded by our lock).
+        unsafe {
+            (*link).prev.set(ptr::null());
+            (*link).next.set(head);
+            if !head.is_null() {
+                (*head).prev.set(link);
+            }
+        }
+        self.q.actors.set(link);
+    }
+
+    /// Removes an actor's links from this queue's list.
+    ///
+    /// # Safety
+    /// `link` is on this queue's list.
+    pub(crate) unsafe fn unlink(&self, link: *const Link) {
+        // SAFETY: caller contract: `link` and its neighbours are on this list, guarded by us.
+        unsafe {
+            let (prev, next) = ((*link).prev.get(), (*link).next.get());
+            if prev.is_null() {
+                self.q.actors.set(next);
+            } else {
+                (*prev).next.set(next);
+            }
+            if !next.is_null() {
+                (*next).prev.set(prev);
+            }
+            (*link).prev.set(ptr::null());
+            (*link).next.set(ptr::null());
+        }
+    }
+
+    /// Empties the live-actor list, returning its members.
+    pub(crate) fn take_actors(&self) -> Vec<*const Link> {
+        let mut out = Vec::new();
+        let mut cur = self.q.actors.replace(ptr::null());
+        while !cur.is_null() {
+            out.push(cur);
+            // SAFETY: members of the list are valid until removed (the `link` contract).
+            cur = unsafe { (*cur).next.get() };
+        }
+        out
+    }
+}
+
+impl Drop for Locked<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.q.lock.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! A gulp racing sends: every envelope is taken exactly once, in send order, and no two
+    //! workers hold the same queue's batch at once.
+    use super::*;
+    use crate::executor::inverted::envelope::{EnvelopeVTable, Payload};
+    use crate::loom::sync::Arc;
+    use loom::thread;
+
+    unsafe fn run(_: *const (), _: *mut Payload, _: &crate::executor::inverted::worker::Worker) {
+        unreachable!()
+    }
+    unsafe fn discard(_: *const (), p: *mut Payload) {
+        // SAFETY: the model packs u64 payloads.
+        unsafe { Payload::unpack::<u64>(p) };
+    }
+    static VT: EnvelopeVTable = EnvelopeVTable { run, discard };
+
+    fn env(v: u64) -> Envelope {
+        Envelope::new(std::ptr::null(), &VT, Payload::pack(v))
+    }
+
+    fn drain(local: &mut CopyQueue, out: &mut Vec<u64>) {
+        while let Some(e) = local.pop() {
+            // SAFETY: packed as u64.
+            out.push(unsafe { e.into_message::<u64>() });
+        }
+        local.reset_drained();
+    }
+
+    #[test]
+    fn gulp_racing_send_loses_and_duplicates_nothing() {
+        loom::model(|| {
+            let q = Arc::new(WorkQueue::new(0, 0));
+            let sender = {
+                let q = q.clone();
+                thread::spawn(move || {
+                    for v in 1..=2 {
+                        q.lock().push(env(v));
+                    }
+                })
+            };
+            let mut local = CopyQueue::new();
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                if let Gulp::Got(_) = q.gulp(&mut local) {
+                    drain(&mut local, &mut got);
+                    q.done_processing();
+                }
+            }
+            sender.join().unwrap();
+            // Whatever the race left behind is still there, in order.
+            if let Gulp::Got(_) = q.gulp(&mut local) {
+                drain(&mut local, &mut got);
+                q.done_processing();
+            }
+            assert_eq!(got, vec![1, 2]);
+        });
+    }
+
+    #[test]
+    fn two_gulpers_never_hold_one_queue_at_once() {
+        loom::model(|| {
+            let q = Arc::new(WorkQueue::new(0, 0));
+            let busy = Arc::new(AtomicBool::new(false));
+            q.lock().push(env(1));
+            let gulper = |q: Arc<WorkQueue>, busy: Arc<AtomicBool>| {
+                move || {
+                    let mut local = CopyQueue::new();
+                    let mut got = Vec::new();
+                    if let Gulp::Got(_) = q.gulp(&mut local) {
+                        assert!(!busy.swap(true, Ordering::SeqCst), "two batches of one queue");
+                        drain(&mut local, &mut got);
+                        busy.store(false, Ordering::SeqCst);
+                        q.done_processing();
+                    }
+                    got.len()
+                }
+            };
+            let t = thread::spawn(gulper(q.clone(), busy.clone()));
+            let mine = gulper(q.clone(), busy.clone())();
+            let theirs = t.join().unwrap();
+            assert_eq!(mine + theirs, 1);
+        });
+    }
+}

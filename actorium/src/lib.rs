@@ -1,0 +1,81 @@
+//! # actorium
+//!
+//! A Rust actor runtime for running millions of actors on one machine.
+//!
+//! This release runs every actor on the **message-centric ("inverted") executor** of the
+//! Cforall actor system (seed 002): `workers × 16` over-sharded message queues; each actor's
+//! messages go to the one queue its round-robin *ticket* names; workers *gulp* whole queues in
+//! O(1) and process the batch with no atomic operation per message; envelopes are stored by
+//! value in *copy queues*, so a send allocates nothing in steady state. Idle workers sleep on a
+//! Linux event fd behind a three-state *benaphore* (seed 003), so an idle system uses no CPU.
+//!
+//! ```
+//! use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, Receive};
+//!
+//! // An actor and its behaviours (seed 002's hello-world).
+//! struct MyActor { seen: Vec<String> }
+//! impl Actor for MyActor {}
+//!
+//! struct StrMsg(&'static str);
+//! impl Receive<StrMsg> for MyActor {
+//!     fn receive(&mut self, msg: StrMsg, _: &mut Context<'_, Self>) -> Allocation {
+//!         self.seen.push(format!("string message \"{}\"", msg.0));
+//!         Allocation::Nodelete // keep receiving
+//!     }
+//! }
+//! impl Receive<i32> for MyActor {
+//!     fn receive(&mut self, msg: i32, _: &mut Context<'_, Self>) -> Allocation {
+//!         self.seen.push(format!("integer message {msg}"));
+//!         Allocation::Nodelete
+//!     }
+//! }
+//!
+//! let system = ActorSystem::new().unwrap(); // start_actor_system()
+//! let (actor, handle) = system.spawn_joinable(MyActor { seen: vec![] });
+//! actor.send(StrMsg("Hello World")).unwrap();
+//! actor.send(42).unwrap();
+//! actor.send(42).unwrap();
+//! actor.send(FinishedMsg).unwrap(); // poison pill: terminate, keep the final value
+//! let actor = handle.join().unwrap();
+//! assert_eq!(actor.seen, ["string message \"Hello World\"", "integer message 42", "integer message 42"]);
+//! system.stop(); // stop_actor_system(): waits until every actor is terminal
+//! ```
+//!
+//! ## Guarantees
+//! - Messages from one sender to one actor arrive in send order; no message is lost or
+//!   delivered twice.
+//! - An actor runs one behaviour at a time.
+//! - Sends are statically typed ([`Receive`]); a send to a terminated actor returns the message
+//!   in a [`SendError`].
+//! - A panicking behaviour terminates its actor only: the worker survives, the panic is reported
+//!   on standard error and counted, and [`ActorSystem::stop`] still returns.
+//!
+//! [`Allocation`] explains how the seed's four allocation statuses map onto Rust ownership,
+//! why messages need none, and how one message goes to many actors.
+//!
+//! ## Layout
+//! - [`actor`](crate::Actor) API: `actor/` (traits, addresses, cells, poison pills);
+//! - executors: `executor/inverted/` (envelope, copy queue, work queue, worker; README on
+//!   gulping);
+//! - runtime: `runtime/workers.rs` (the worker set), `runtime/idle/` (idle sleep; README on
+//!   the handshake);
+//! - statistics: `stats.rs`; loom shims: `loom.rs`.
+
+#![warn(missing_docs)]
+
+mod actor;
+mod executor;
+mod loom;
+mod runtime;
+mod stats;
+mod system;
+
+pub use actor::{
+    Actor, ActorExit, Addr, Allocation, Context, DeleteMsg, DestroyMsg, FinishedMsg, JoinHandle,
+    Receive, SendError,
+};
+pub use stats::Stats;
+pub use system::{
+    ActorSystem, ActorSystemBuilder, ConfigError, SystemHandle, DEFAULT_QUEUES_PER_WORKER,
+    DEFAULT_SPIN,
+};

@@ -1,0 +1,75 @@
+//! Concurrency primitives, switched to [loom](https://docs.rs/loom)'s model-checked versions when
+//! the crate is built with `RUSTFLAGS="--cfg loom"` (as tokio does).
+//!
+//! Every module of the crate takes its atomics, cells and blocking primitives from here, so no
+//! other file mentions loom. Algorithms that loom checks (the idle-sleep handshake in
+//! [`crate::runtime::idle`], the gulp in [`crate::executor::inverted::work_queue`]) shrink their
+//! constants under `cfg(loom)` so the model stays small.
+
+#[cfg(not(loom))]
+#[allow(unused_imports)]
+pub(crate) mod sync {
+    pub(crate) use std::sync::{Arc, Condvar, Mutex};
+    pub(crate) mod atomic {
+        pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+    }
+}
+
+#[cfg(loom)]
+#[allow(unused_imports)]
+pub(crate) mod sync {
+    pub(crate) use loom::sync::{Arc, Condvar, Mutex};
+    pub(crate) mod atomic {
+        pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+    }
+}
+
+/// A busy-wait hint: a CPU pause normally, a yield to the model checker under loom (a spin loop
+/// that never yields would make loom explore it forever).
+#[inline]
+pub(crate) fn spin_hint() {
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
+/// `UnsafeCell` with loom's closure-based access API, so that loom can check that no two threads
+/// touch the contents at once.
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(
+    #[cfg(not(loom))] std::cell::UnsafeCell<T>,
+    #[cfg(loom)] loom::cell::UnsafeCell<T>,
+);
+
+#[allow(dead_code)]
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(value: T) -> Self {
+        #[cfg(not(loom))]
+        return Self(std::cell::UnsafeCell::new(value));
+        #[cfg(loom)]
+        return Self(loom::cell::UnsafeCell::new(value));
+    }
+
+    /// Shared access through a raw pointer; the caller's synchronisation makes it sound.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        #[cfg(not(loom))]
+        return f(self.0.get());
+        #[cfg(loom)]
+        return self.0.with(f);
+    }
+
+    /// Exclusive access through a raw pointer; the caller's synchronisation makes it sound.
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        #[cfg(not(loom))]
+        return f(self.0.get());
+        #[cfg(loom)]
+        return self.0.with_mut(f);
+    }
+
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+}

@@ -1,0 +1,78 @@
+//! The three-state flag in front of a worker's [`Parker`] (seed 003, "Reducing Latency").
+//!
+//! States: `SEARCH` (the worker announced itself idle and is searching for work), `SLEEP` (it
+//! found none and is blocked, or about to block, in the parker), `AWAKE` (it is running, or a
+//! notifier already told it to). Transitions:
+//!
+//! - the idle worker: any → `SEARCH` ([`Benaphore::search`]); `SEARCH` → `SLEEP` and block
+//!   ([`Benaphore::sleep`]); `SEARCH` → `AWAKE` when its search found work ([`Benaphore::awake`]);
+//! - a notifier: any → `AWAKE` ([`Benaphore::wake`]); it makes the `write` system call only when
+//!   it took the state from `SLEEP`.
+//!
+//! So a notify that lands while the worker is still searching costs no system call on either side,
+//! and each `SLEEP` → `AWAKE` transition pairs exactly one `unpark` with one `park`.
+
+use super::parker::Parker;
+use crate::loom::sync::atomic::{AtomicU8, Ordering};
+use std::io;
+
+pub(crate) const SEARCH: u8 = 0;
+pub(crate) const SLEEP: u8 = 1;
+pub(crate) const AWAKE: u8 = 2;
+
+#[derive(Debug)]
+pub(crate) struct Benaphore {
+    state: AtomicU8,
+    parker: Parker,
+}
+
+impl Benaphore {
+    pub(crate) fn new() -> io::Result<Self> {
+        Ok(Self { state: AtomicU8::new(AWAKE), parker: Parker::new()? })
+    }
+
+    /// Step one of the idle side of the handshake: "I am idle and about to search".
+    /// SeqCst orders this store before the loads of the search that follows.
+    #[inline]
+    pub(crate) fn search(&self) {
+        self.state.swap(SEARCH, Ordering::SeqCst);
+    }
+
+    /// The search found work: back to running. A notifier may have beaten us to it.
+    #[inline]
+    pub(crate) fn awake(&self) {
+        self.state.swap(AWAKE, Ordering::SeqCst);
+    }
+
+    /// The search found nothing: commit to sleep, unless a notifier already set `AWAKE`.
+    /// Returns with the state `AWAKE`: the notifier that woke us wrote it.
+    pub(crate) fn sleep(&self) {
+        // A compare-exchange rather than a swap: if a notifier already wrote AWAKE it saw SEARCH
+        // and made no system call, so we must neither block nor overwrite its AWAKE (a SLEEP
+        // written here would let a second notifier `unpark` a parker nobody reads).
+        if self
+            .state
+            .compare_exchange(SEARCH, SLEEP, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.parker.park();
+        }
+    }
+
+    /// Cheap pre-check for notifiers: a worker that is running needs no notification.
+    #[inline]
+    pub(crate) fn is_awake(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == AWAKE
+    }
+
+    /// Notifier side: make the worker run again. Returns whether a system call was made.
+    #[inline]
+    pub(crate) fn wake(&self) -> bool {
+        if self.state.swap(AWAKE, Ordering::SeqCst) == SLEEP {
+            self.parker.unpark();
+            true
+        } else {
+            false
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Idle sleep (seed 003, "Idle-Sleep" to "Reducing Latency"): a worker with no work blocks in the
+//! kernel instead of spinning, and a sender that makes work for it wakes it, without ever leaving
+//! a message stranded. See `README.md` in this folder for the protocol and the proof sketch.
+//!
+//! Pieces, as in the seed's Figure "Low-latency Idle Sleep Data Structure":
+//! - [`parker::Parker`]: one Linux event fd per worker (a mutex + condvar elsewhere and under loom);
+//! - [`benaphore::Benaphore`]: the three-state flag (SEARCH / SLEEP / AWAKE) in front of it, so
+//!   an early notify costs no system call;
+//! - [`IdleSleep`]: the stack of idle workers under one lock, plus an atomic "first idle" index
+//!   that general notifiers exchange with "none", so a notifier never takes the lock.
+
+pub(crate) mod benaphore;
+mod parker;
+
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::loom::sync::Mutex;
+use benaphore::Benaphore;
+use crossbeam_utils::CachePadded;
+use std::io;
+
+/// `first_idle` value meaning "no idle worker published".
+const NONE: usize = usize::MAX;
+
+/// The idle-sleep state of one worker set.
+#[derive(Debug)]
+pub(crate) struct IdleSleep {
+    workers: Box<[CachePadded<Benaphore>]>,
+    /// Idle workers, most recent on top. Only workers entering or leaving idle sleep take it.
+    sleepers: Mutex<Vec<usize>>,
+    /// The seed's atomic pointer to the first idle worker's benaphore (an index here).
+    first_idle: CachePadded<AtomicUsize>,
+}
+
+impl IdleSleep {
+    pub(crate) fn new(workers: usize) -> io::Result<Self> {
+        let workers = (0..workers)
+            .map(|_| Benaphore::new().map(CachePadded::new))
+            .collect::<io::Result<Vec<_>>>()?
+            .into_boxed_slice();
+        Ok(Self {
+            sleepers: Mutex::new(Vec::with_capacity(workers.len())),
+            workers,
+            first_idle: CachePadded::new(AtomicUsize::new(NONE)),
+        })
+    }
+
+    /// Idle side, step one: publish worker `i` as idle (benaphore to SEARCH, push on the stack,
+    /// publish as first idle). The caller must then search exhaustively, with loads that are
+    /// ordered after this (it takes each queue's lock), and call [`Self::retire`] if it finds
+    /// work or [`Self::sleep`] if not.
+    pub(crate) fn announce(&self, i: usize) {
+        self.workers[i].search();
+        let mut stack = self.sleepers.lock().unwrap();
+        stack.push(i);
+        self.first_idle.store(i, Ordering::SeqCst);
+    }
+
+    /// Idle side, last step: worker `i` leaves the idle stack and runs again.
+    pub(crate) fn retire(&self, i: usize) {
+        let mut stack = self.sleepers.lock().unwrap();
+        if let Some(pos) = stack.iter().rposition(|&w| w == i) {
+            stack.remove(pos);
+        }
+        // As the seed says, the worker leaving the list updates the atomic pointer.
+        self.first_idle.store(stack.last().copied().unwrap_or(NONE), Ordering::SeqCst);
+        drop(stack);
+        self.workers[i].awake();
+    }
+
+    /// Idle side, step two: nothing found, block until notified (returns at once if a notifier
+    /// already came by since [`Self::announce`]).
+    pub(crate) fn sleep(&self, i: usize) {
+        self.workers[i].sleep();
+    }
+
+    /// Targeted notification: worker `i` must run (it owns the queue that just got a message).
+    /// Costs one relaxed load when the worker is running. Call it after the work is published
+    /// under the queue's lock.
+    /// Returns whether a system call was made.
+    #[inline]
+    pub(crate) fn notify(&self, i: usize) -> bool {
+        let w = &self.workers[i];
+        !w.is_awake() && w.wake()
+    }
+
+    /// General notification (seed 003): wake the first idle worker, whichever it is. Notifiers
+    /// never take the sleepers lock; of concurrent notifiers only the one that wins the exchange
+    /// makes a system call. Returns whether a worker was handed the notification.
+    #[allow(dead_code)] // used by thieves (queue stealing) and the actor-centric executor
+    pub(crate) fn notify_any(&self) -> bool {
+        if self.first_idle.load(Ordering::SeqCst) == NONE {
+            return false;
+        }
+        match self.first_idle.swap(NONE, Ordering::SeqCst) {
+            NONE => false,
+            i => {
+                self.workers[i].wake();
+                true
+            }
+        }
+    }
+
+    /// Wakes every worker (shutdown, resizing).
+    pub(crate) fn wake_all(&self) {
+        for w in self.workers.iter() {
+            w.wake();
+        }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! The handshake, model-checked. A lost wake-up shows as loom's "deadlock: all threads
+    //! blocked" (the worker parked forever); a stranded message as a failed assertion.
+    use super::*;
+    use crate::loom::sync::atomic::AtomicBool;
+    use crate::loom::sync::{Arc, Mutex};
+    use loom::thread;
+
+    /// A queue with one lock, as the executor's work queues have.
+    struct Queue(Mutex<usize>);
+
+    impl Queue {
+        /// The idle worker's exhaustive search: takes the lock, so it is ordered after announce.
+        fn take(&self) -> usize {
+            std::mem::take(&mut *self.0.lock().unwrap())
+        }
+    }
+
+    /// The executor's worker loop, reduced: search, announce, search again, sleep.
+    fn worker(idle: &IdleSleep, i: usize, q: &Queue, want: usize, stop: &AtomicBool) -> usize {
+        let mut got = 0;
+        loop {
+            got += q.take();
+            if got == want || stop.load(Ordering::SeqCst) {
+                return got;
+            }
+            idle.announce(i);
+            let found = q.take();
+            if found > 0 {
+                got += found;
+                idle.retire(i);
+                continue;
+            }
+            if stop.load(Ordering::SeqCst) {
+                idle.retire(i);
+                return got;
+            }
+            idle.sleep(i);
+            idle.retire(i);
+        }
+    }
+
+    #[test]
+    fn targeted_notify_never_loses_a_wakeup() {
+        loom::model(|| {
+            let idle = Arc::new(IdleSleep::new(1).unwrap());
+            let q = Arc::new(Queue(Mutex::new(0)));
+            let stop = Arc::new(AtomicBool::new(false));
+            let sender = {
+                let (idle, q) = (idle.clone(), q.clone());
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        *q.0.lock().unwrap() += 1; // publish under the queue lock...
+                        idle.notify(0); // ...then notify the owner
+                    }
+                })
+            };
+            let got = worker(&idle, 0, &q, 2, &stop);
+            sender.join().unwrap();
+            assert_eq!(got, 2, "a message was stranded");
+        });
+    }
+
+    /// Two idle workers serving one queue; the sender uses only the general notification.
+    /// Whoever takes the message tells the other to stop (with `wake_all`, the shutdown path).
+    fn shared_worker(idle: &IdleSleep, i: usize, q: &Queue, done: &AtomicUsize) -> usize {
+        let mut got = 0;
+        let mut took = |n: usize, got: &mut usize| {
+            if n > 0 {
+                *got += n;
+                done.fetch_add(n, Ordering::SeqCst);
+                idle.wake_all();
+            }
+        };
+        loop {
+            took(q.take(), &mut got);
+            if done.load(Ordering::SeqCst) > 0 {
+                return got;
+            }
+            idle.announce(i);
+            took(q.take(), &mut got);
+            if done.load(Ordering::SeqCst) > 0 {
+                idle.retire(i);
+                return got;
+            }
+            idle.sleep(i);
+            idle.retire(i);
+        }
+    }
+
+    #[test]
+    fn general_notify_wakes_someone() {
+        loom::model(|| {
+            let idle = Arc::new(IdleSleep::new(2).unwrap());
+            let q = Arc::new(Queue(Mutex::new(0)));
+            let done = Arc::new(AtomicUsize::new(0));
+            let other = {
+                let (idle, q, done) = (idle.clone(), q.clone(), done.clone());
+                thread::spawn(move || shared_worker(&idle, 1, &q, &done))
+            };
+            let sender = {
+                let (idle, q) = (idle.clone(), q.clone());
+                thread::spawn(move || {
+                    *q.0.lock().unwrap() += 1;
+                    idle.notify_any();
+                })
+            };
+            let mine = shared_worker(&idle, 0, &q, &done);
+            sender.join().unwrap();
+            let theirs = other.join().unwrap();
+            assert_eq!(mine + theirs, 1, "the message was lost or duplicated");
+        });
+    }
+}

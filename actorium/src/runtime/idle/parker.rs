@@ -1,0 +1,99 @@
+//! What an idle worker blocks on: a Linux event fd (seed 003, "Event FDs"), or a mutex and
+//! condition variable on other targets and under loom.
+//!
+//! Invariant relied on by [`super::benaphore`]: every `park` is matched by exactly one `unpark`
+//! (the benaphore only unparks after it saw the SLEEP state that a parker is about to block in),
+//! so a token never stays behind to make a later `park` return early, and none is lost.
+
+#[cfg(all(target_os = "linux", not(loom)))]
+pub(crate) use eventfd::Parker;
+#[cfg(any(not(target_os = "linux"), loom))]
+pub(crate) use portable::Parker;
+
+#[cfg(all(target_os = "linux", not(loom)))]
+mod eventfd {
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+    /// A blocking semaphore over a Linux event fd: `unpark` adds 1 to the counter with `write`,
+    /// `park` blocks in `read` until the counter is non-zero and resets it to 0.
+    #[derive(Debug)]
+    pub(crate) struct Parker {
+        fd: OwnedFd,
+    }
+
+    impl Parker {
+        pub(crate) fn new() -> io::Result<Self> {
+            // SAFETY: eventfd has no memory-safety preconditions; its result is checked below.
+            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: `fd` is a freshly created, valid descriptor that nothing else owns.
+            Ok(Self { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+        }
+
+        /// Blocks until `unpark` has been called (possibly before this call).
+        pub(crate) fn park(&self) {
+            let mut value: u64 = 0;
+            loop {
+                // SAFETY: the buffer is a valid, writable u64, and 8 bytes is its size.
+                let n = unsafe {
+                    libc::read(self.fd.as_raw_fd(), (&mut value as *mut u64).cast(), 8)
+                };
+                if n == 8 {
+                    return;
+                }
+                let err = io::Error::last_os_error();
+                assert_eq!(err.kind(), io::ErrorKind::Interrupted, "eventfd read failed: {err}");
+            }
+        }
+
+        pub(crate) fn unpark(&self) {
+            let value: u64 = 1;
+            loop {
+                // SAFETY: the buffer is a valid u64, and 8 bytes is its size.
+                let n = unsafe {
+                    libc::write(self.fd.as_raw_fd(), (&value as *const u64).cast(), 8)
+                };
+                if n == 8 {
+                    return;
+                }
+                let err = io::Error::last_os_error();
+                assert_eq!(err.kind(), io::ErrorKind::Interrupted, "eventfd write failed: {err}");
+            }
+        }
+    }
+}
+
+#[cfg(any(not(target_os = "linux"), loom))]
+mod portable {
+    use crate::loom::sync::{Condvar, Mutex};
+    use std::io;
+
+    /// A binary semaphore from a mutex and a condition variable.
+    #[derive(Debug)]
+    pub(crate) struct Parker {
+        token: Mutex<bool>,
+        cv: Condvar,
+    }
+
+    impl Parker {
+        pub(crate) fn new() -> io::Result<Self> {
+            Ok(Self { token: Mutex::new(false), cv: Condvar::new() })
+        }
+
+        pub(crate) fn park(&self) {
+            let mut token = self.token.lock().unwrap();
+            while !*token {
+                token = self.cv.wait(token).unwrap();
+            }
+            *token = false;
+        }
+
+        pub(crate) fn unpark(&self) {
+            *self.token.lock().unwrap() = true;
+            self.cv.notify_one();
+        }
+    }
+}

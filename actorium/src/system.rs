@@ -1,0 +1,323 @@
+//! The actor system: builder, configuration errors, start, stop.
+
+use crate::actor::cell;
+use crate::actor::{Actor, Addr, JoinHandle};
+use crate::executor::inverted::worker::Worker;
+use crate::executor::inverted::{Config, Executor};
+use crate::stats::Stats;
+use std::fmt;
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+/// Default message queues per worker (seed 002: queues are over-sharded by a factor of 16).
+pub const DEFAULT_QUEUES_PER_WORKER: usize = 16;
+
+/// Default time an idle worker spins before it sleeps in the kernel.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
+
+/// A configuration that [`ActorSystemBuilder::build`] refuses, or a resource it could not get.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `.workers(0)`.
+    ZeroWorkers,
+    /// `.queues_per_worker(0)`.
+    ZeroQueuesPerWorker,
+    /// Fewer message queues than workers: some workers would never have work.
+    TooFewQueues {
+        /// Queues asked for.
+        queues: usize,
+        /// Workers asked for.
+        workers: usize,
+    },
+    /// The operating system refused a resource (a thread, an event fd).
+    Os(std::io::Error),
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::ZeroWorkers => write!(
+                f,
+                "`workers(0)`: an actor system needs at least one worker thread; pass \
+                 `.workers(n)` with n >= 1, or leave it unset to use the machine's available \
+                 parallelism"
+            ),
+            ConfigError::ZeroQueuesPerWorker => write!(
+                f,
+                "`queues_per_worker(0)`: each worker needs at least one message queue; pass \
+                 `.queues_per_worker(k)` with k >= 1 (default {DEFAULT_QUEUES_PER_WORKER})"
+            ),
+            ConfigError::TooFewQueues { queues, workers } => write!(
+                f,
+                "`queues({queues})` with `workers({workers})`: fewer message queues than workers \
+                 would leave {} worker(s) with no queue to serve; pass `.queues(m)` with \
+                 m >= {workers}, or lower `.workers`",
+                workers - queues
+            ),
+            ConfigError::Os(e) => write!(f, "the operating system refused a resource: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConfigError::Os(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Configures and starts an [`ActorSystem`].
+///
+/// ```
+/// use actorium::{ActorSystem, ConfigError};
+/// let system = ActorSystem::builder().workers(2).queues_per_worker(8).stats(true).build()?;
+/// assert_eq!(system.queues(), 16);
+/// system.stop();
+///
+/// let err = ActorSystem::builder().workers(0).build().unwrap_err();
+/// assert!(err.to_string().contains("at least one worker"));
+/// # Ok::<(), ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ActorSystemBuilder {
+    workers: Option<usize>,
+    queues_per_worker: Option<usize>,
+    queues: Option<usize>,
+    stats: bool,
+    spin: Option<Duration>,
+}
+
+impl ActorSystemBuilder {
+    /// Worker threads (default: the machine's available parallelism).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = Some(n);
+        self
+    }
+
+    /// Message queues per worker (default 16; with one worker, one queue in total, as in the
+    /// seed). Ignored if [`Self::queues`] is set.
+    pub fn queues_per_worker(mut self, k: usize) -> Self {
+        self.queues_per_worker = Some(k);
+        self
+    }
+
+    /// Total message queues (the seed's `nrqueues`); must be at least the number of workers.
+    pub fn queues(mut self, m: usize) -> Self {
+        self.queues = Some(m);
+        self
+    }
+
+    /// Count statistics (default off); read them with [`ActorSystem::stats`].
+    pub fn stats(mut self, on: bool) -> Self {
+        self.stats = on;
+        self
+    }
+
+    /// How long a worker with no work spins before sleeping in the kernel (default 100 µs).
+    /// Zero sleeps at once: lowest CPU use, but every hand-off to a sleeping worker costs a
+    /// wake-up (about 12 µs on a small VM).
+    pub fn spin_before_sleep(mut self, d: Duration) -> Self {
+        self.spin = Some(d);
+        self
+    }
+
+    fn config(&self) -> Result<Config, ConfigError> {
+        let workers = self
+            .workers
+            .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()));
+        if workers == 0 {
+            return Err(ConfigError::ZeroWorkers);
+        }
+        let queues = match (self.queues, self.queues_per_worker) {
+            (Some(m), _) => m,
+            (None, Some(0)) => return Err(ConfigError::ZeroQueuesPerWorker),
+            (None, Some(k)) => workers * k,
+            (None, None) if workers == 1 => 1,
+            (None, None) => workers * DEFAULT_QUEUES_PER_WORKER,
+        };
+        if queues < workers {
+            return Err(ConfigError::TooFewQueues { queues, workers });
+        }
+        Ok(Config { workers, queues, stats: self.stats, spin: self.spin.unwrap_or(DEFAULT_SPIN) })
+    }
+
+    /// Validates the configuration and starts the worker threads.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming what to change, or an OS error if threads or event fds could not
+    /// be created.
+    pub fn build(self) -> Result<ActorSystem, ConfigError> {
+        let cfg = self.config()?;
+        let exec = Arc::new(Executor::new(&cfg).map_err(ConfigError::Os)?);
+        let mut threads = Vec::with_capacity(cfg.workers);
+        for i in 0..cfg.workers {
+            let worker = Worker::new(i, exec.clone());
+            let spawned = thread::Builder::new()
+                .name(format!("actorium-worker-{i}"))
+                .spawn(move || worker.run());
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    exec.begin_shutdown(false);
+                    for t in threads {
+                        let _ = t.join();
+                    }
+                    exec.cleanup();
+                    return Err(ConfigError::Os(e));
+                }
+            }
+        }
+        Ok(ActorSystem { handle: SystemHandle { exec }, threads })
+    }
+}
+
+/// A cloneable handle for spawning actors on a running system from anywhere.
+#[derive(Clone)]
+pub struct SystemHandle {
+    exec: Arc<Executor>,
+}
+
+impl fmt::Debug for SystemHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SystemHandle").field("live_actors", &self.exec.live()).finish()
+    }
+}
+
+impl SystemHandle {
+    pub(crate) fn from_executor(exec: Arc<Executor>) -> Self {
+        Self { exec }
+    }
+
+    /// Spawns `actor`: it gets the next queue ticket (round-robin over all queues), and its
+    /// `started` hook is queued before any message. On a system that is stopping, the actor
+    /// is dropped and the returned address is dead (every send fails); use
+    /// [`Self::try_spawn`] to get the actor back instead.
+    pub fn spawn<A: Actor>(&self, actor: A) -> Addr<A> {
+        match self.try_spawn(actor) {
+            Ok(a) => a,
+            Err(actor) => Addr::from_cell(cell::dead_cell(&self.exec, actor)),
+        }
+    }
+
+    /// Spawns `actor`, or gives it back if the system is stopping.
+    pub fn try_spawn<A: Actor>(&self, actor: A) -> Result<Addr<A>, A> {
+        cell::spawn(&self.exec, actor, false).map(Addr::from_cell)
+    }
+
+    /// Spawns `actor` and returns a [`JoinHandle`] that waits for it to terminate and hands
+    /// back its final value if it ends with [`crate::Allocation::Finished`].
+    pub fn spawn_joinable<A: Actor>(&self, actor: A) -> (Addr<A>, JoinHandle<A>) {
+        let cell = match cell::spawn(&self.exec, actor, true) {
+            Ok(c) => c,
+            Err(actor) => cell::dead_cell(&self.exec, actor),
+        };
+        (Addr::from_cell(cell.clone()), JoinHandle::new(cell))
+    }
+
+    /// Actors spawned and not yet terminal.
+    pub fn live_actors(&self) -> usize {
+        self.exec.live()
+    }
+}
+
+/// A running actor system: worker threads executing behaviours (seed 002's
+/// `start_actor_system` / `stop_actor_system`).
+///
+/// Several systems may run at once or in turn in one process; actors of different systems can
+/// message each other.
+///
+/// **Dropping** a system without calling [`stop`](Self::stop) shuts it down at once instead of
+/// waiting for actors: each worker finishes the batch it is running (behaviours are never
+/// interrupted), then exits; the threads are joined; actors still alive are stopped (their
+/// `stopped` hook is *not* run), their states and all queued messages are dropped, and every
+/// later send returns [`crate::SendError`]. Nothing is leaked and no thread outlives the drop,
+/// but a behaviour that never returns would block it (as it would block `stop`).
+pub struct ActorSystem {
+    handle: SystemHandle,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl fmt::Debug for ActorSystem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActorSystem")
+            .field("workers", &self.workers())
+            .field("queues", &self.queues())
+            .field("live_actors", &self.handle.live_actors())
+            .finish()
+    }
+}
+
+impl std::ops::Deref for ActorSystem {
+    type Target = SystemHandle;
+    fn deref(&self) -> &SystemHandle {
+        &self.handle
+    }
+}
+
+impl ActorSystem {
+    /// A builder with the defaults.
+    pub fn builder() -> ActorSystemBuilder {
+        ActorSystemBuilder::default()
+    }
+
+    /// Starts a system with the default configuration.
+    ///
+    /// # Errors
+    /// As [`ActorSystemBuilder::build`].
+    pub fn new() -> Result<Self, ConfigError> {
+        Self::builder().build()
+    }
+
+    /// A cloneable spawning handle.
+    pub fn handle(&self) -> SystemHandle {
+        self.handle.clone()
+    }
+
+    /// Worker threads.
+    pub fn workers(&self) -> usize {
+        self.handle.exec.set.len()
+    }
+
+    /// Message queues (over all workers).
+    pub fn queues(&self) -> usize {
+        self.handle.exec.queue_count()
+    }
+
+    /// Statistics so far (`None` unless enabled with [`ActorSystemBuilder::stats`]).
+    pub fn stats(&self) -> Option<Stats> {
+        self.handle.exec.stats()
+    }
+
+    /// Blocks until every actor has reached a terminal status, then drains the queues (dead
+    /// letters) and joins every worker thread. Returns the final statistics if enabled.
+    ///
+    /// Must not be called from a behaviour of this system (it would wait for itself).
+    pub fn stop(mut self) -> Option<Stats> {
+        let exec = self.handle.exec.clone();
+        exec.wait_until(|| exec.live() == 0);
+        self.shut_down(true);
+        exec.stats()
+    }
+
+    fn shut_down(&mut self, drain: bool) {
+        let exec = &self.handle.exec;
+        exec.begin_shutdown(drain);
+        for t in self.threads.drain(..) {
+            // Worker threads catch behaviour panics; a join error would be an actorium bug.
+            t.join().expect("actorium worker thread panicked");
+        }
+        exec.cleanup();
+    }
+}
+
+impl Drop for ActorSystem {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.shut_down(false);
+        }
+    }
+}
