@@ -162,19 +162,20 @@ pub(crate) fn spawn<A: Actor>(
         },
         state: UnsafeCell::new(Some(actor)),
     });
-    // SAFETY: the header belongs to a fresh cell; on success the system reference taken just
-    // below keeps it alive until its reclaim envelope runs.
-    if !unsafe { exec.register(&cell.header) } {
+    let raw = Arc::as_ptr(&cell).cast::<()>();
+    let start = Envelope::new(raw, &Start::<A>::VTABLE, Payload::pack(()));
+    // SAFETY: the header belongs to a fresh cell; on success the system reference taken by
+    // `take_ref` keeps it alive until its reclaim envelope runs.
+    let registered = unsafe {
+        exec.register(&cell.header, start, || Arc::increment_strong_count(Arc::as_ptr(&cell)))
+    };
+    if let Err(start) = registered {
+        start.discard();
         // SAFETY: not registered, never shared: we are the only owner of the state.
         let actor = unsafe { (*cell.state.get()).take() }.expect("fresh cell has its state");
         return Err(actor);
     }
-    let raw = Arc::into_raw(cell.clone()).cast::<()>();
     exec.count_created();
-    let start = Envelope::new(raw, &Start::<A>::VTABLE, Payload::pack(()));
-    if let Err(e) = exec.push(&cell.header, start) {
-        e.discard(); // a shutdown raced us and already stopped the actor
-    }
     Ok(cell)
 }
 

@@ -143,7 +143,11 @@ impl<'a, A: Actor> Context<'a, A> {
 
     /// Spawns an actor on this actor's system. See [`SystemHandle::spawn`].
     pub fn spawn<B: Actor>(&self, actor: B) -> Addr<B> {
-        self.system().spawn(actor)
+        let exec = &self.cell.header.exec;
+        match cell::spawn(exec, actor, false) {
+            Ok(c) => Addr::from_cell(c),
+            Err(actor) => Addr::from_cell(cell::dead_cell(exec, actor)),
+        }
     }
 
     /// A handle to this actor's system.

@@ -179,22 +179,52 @@ impl Executor {
         Ok(())
     }
 
-    /// Registers a newly spawned actor: live count, the queue's actor list. Refused (false)
-    /// once the system is closed; the check is under the queue lock, so shutdown's cleanup,
-    /// which takes every queue lock after closing, either sees the actor or refuses it.
+    /// Registers a newly spawned actor (live count, the queue's actor list) and queues its
+    /// `start` envelope, in one critical section. Refused, giving `start` back, once the system
+    /// is closed: the check is under the queue lock, so shutdown's cleanup, which takes every
+    /// queue lock after closing, either sees the actor or refuses it.
     ///
     /// # Safety
-    /// `hdr` is a fresh cell's header that a system reference will keep alive until its reclaim.
-    pub(crate) unsafe fn register(&self, hdr: &Header) -> bool {
-        let g = self.queues[hdr.queue].lock();
-        if self.closed() {
-            return false;
+    /// `hdr` is a fresh cell's header; `take_ref` takes the system reference that keeps it alive
+    /// until its reclaim envelope runs.
+    pub(crate) unsafe fn register(
+        &self,
+        hdr: &Header,
+        start: Envelope,
+        take_ref: impl FnOnce(),
+    ) -> Result<(), Envelope> {
+        let me = worker::current_of(self);
+        // A spawn onto the queue this worker is processing queues `start` on the local batch,
+        // so that messages the spawner sends next (local too) cannot overtake it.
+        let local = me.is_some_and(|w| w.is_current(hdr.queue));
+        let q = &self.queues[hdr.queue];
+        let start = {
+            let g = q.lock();
+            if self.closed() {
+                return Err(start);
+            }
+            take_ref();
+            self.live.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: the header's link is on no list and stays valid until `retire` unlinks it
+            // or shutdown takes it.
+            unsafe { g.link(&hdr.link) };
+            if local {
+                Some(start)
+            } else {
+                g.push(start);
+                None
+            }
+        };
+        match (start, me) {
+            // SAFETY: `is_current` held, and the actor is alive and installed.
+            (Some(start), Some(w)) => unsafe { w.push_local_unbudgeted(start) },
+            (_, me) => {
+                if me.is_none_or(|w| w.index != q.owner()) {
+                    self.idle.notify(q.owner());
+                }
+            }
         }
-        self.live.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the header's link is on no list and stays valid until `retire` unlinks it or
-        // shutdown takes it.
-        unsafe { g.link(&hdr.link) };
-        true
+        Ok(())
     }
 
     /// Brings a `Destroyed` actor back: alive again, registered, `install` queued behind its old

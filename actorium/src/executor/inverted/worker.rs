@@ -107,6 +107,22 @@ impl Worker {
         unsafe { (*self.batch.get()).push(env) };
     }
 
+    /// Whether this worker is processing queue `ticket`'s batch right now.
+    #[inline]
+    pub(crate) fn is_current(&self, ticket: usize) -> bool {
+        self.current.get() == ticket
+    }
+
+    /// Appends to the batch being processed without spending budget (a spawn's start envelope).
+    ///
+    /// # Safety
+    /// `is_current` holds for the envelope target's queue, on this thread.
+    #[inline]
+    pub(crate) unsafe fn push_local_unbudgeted(&self, env: Envelope) {
+        // SAFETY: as for `push_local`.
+        unsafe { (*self.batch.get()).push(env) };
+    }
+
     /// The worker's thread body.
     pub(crate) fn run(self) {
         struct Reset;
