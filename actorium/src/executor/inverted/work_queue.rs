@@ -321,23 +321,29 @@ mod loom_tests {
             let q = Arc::new(WorkQueue::new(0, 0));
             let busy = Arc::new(AtomicBool::new(false));
             q.lock().push(env(1));
-            let gulper = |q: Arc<WorkQueue>, busy: Arc<AtomicBool>| {
-                move || {
-                    let mut local = CopyQueue::new();
-                    let mut got = Vec::new();
-                    if let Gulp::Got(_) = q.gulp(&mut local) {
-                        assert!(!busy.swap(true, Ordering::SeqCst), "two batches of one queue");
-                        drain(&mut local, &mut got);
-                        busy.store(false, Ordering::SeqCst);
-                        q.done_processing();
-                    }
-                    got.len()
+            let gulp_once = |q: &WorkQueue, busy: &AtomicBool| {
+                let mut local = CopyQueue::new();
+                let mut got = Vec::new();
+                if let Gulp::Got(_) = q.gulp(&mut local) {
+                    assert!(!busy.swap(true, Ordering::SeqCst), "two batches of one queue");
+                    drain(&mut local, &mut got);
+                    busy.store(false, Ordering::SeqCst);
+                    q.done_processing();
                 }
+                got
             };
-            let t = thread::spawn(gulper(q.clone(), busy.clone()));
-            let mine = gulper(q.clone(), busy.clone())();
+            let t = {
+                let (q, busy) = (q.clone(), busy.clone());
+                thread::spawn(move || gulp_once(&q, &busy))
+            };
+            // A second message arrives while the other thread may hold the first batch.
+            q.lock().push(env(2));
+            let mine = gulp_once(&q, &busy);
             let theirs = t.join().unwrap();
-            assert_eq!(mine + theirs, 1);
+            let rest = gulp_once(&q, &busy);
+            let mut all: Vec<u64> = theirs.iter().chain(&mine).chain(&rest).copied().collect();
+            all.sort_unstable();
+            assert_eq!(all, vec![1, 2], "lost or duplicated");
         });
     }
 }

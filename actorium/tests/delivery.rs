@@ -1,0 +1,152 @@
+//! Exactly-once delivery, per-pair FIFO order and one behaviour at a time per actor, under
+//! many concurrent senders: outside threads and behaviours, over a random topology.
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, FinishedMsg, Receive};
+use common::{wait_for, watchdog, Rng};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+const OUTSIDE_THREADS: usize = 4;
+const MSGS_PER_THREAD: u64 = 250_000; // 1,000,000 from outside threads ...
+const ACTORS: usize = 64; // ... and as many again forwarded by behaviours
+
+struct Shared {
+    /// In-behaviour flags: set on entry, cleared on exit; finding one set is an overlap.
+    busy: Vec<AtomicBool>,
+    overlaps: AtomicU64,
+    order_violations: AtomicU64,
+    delivered: AtomicU64,
+    addrs: OnceLock<Vec<Addr<Node>>>,
+}
+
+/// A message from sender `from` (outside thread `0..T`, or actor `T + i`), the `seq`-th that
+/// this sender sent to this receiver (1-based). `forward` asks the receiver to send one on.
+struct Msg {
+    from: usize,
+    seq: u64,
+    forward: bool,
+}
+
+struct Node {
+    id: usize,
+    shared: Arc<Shared>,
+    rng: Rng,
+    /// Next expected seq from each sender.
+    expect: Vec<u64>,
+    /// Seqs sent to each actor.
+    sent: Vec<u64>,
+}
+
+impl Actor for Node {}
+
+impl Receive<Msg> for Node {
+    fn receive(&mut self, m: Msg, _: &mut Context<'_, Self>) -> Allocation {
+        let s = &*self.shared;
+        if s.busy[self.id].swap(true, Ordering::SeqCst) {
+            s.overlaps.fetch_add(1, Ordering::Relaxed);
+        }
+        if m.seq != self.expect[m.from] {
+            s.order_violations.fetch_add(1, Ordering::Relaxed);
+        }
+        self.expect[m.from] = m.seq + 1;
+        if m.forward {
+            let to = self.rng.below(ACTORS);
+            self.sent[to] += 1;
+            let fwd = Msg { from: OUTSIDE_THREADS + self.id, seq: self.sent[to], forward: false };
+            s.addrs.get().unwrap()[to].send(fwd).unwrap();
+        }
+        // Give other workers a chance to overlap, if the executor allowed it.
+        if m.seq % 64 == 0 {
+            std::hint::spin_loop();
+        }
+        s.busy[self.id].store(false, Ordering::SeqCst);
+        s.delivered.fetch_add(1, Ordering::Relaxed);
+        Allocation::Nodelete
+    }
+}
+
+fn stress(builder: actorium::ActorSystemBuilder) {
+    let system = builder.stats(true).build().unwrap();
+    let shared = Arc::new(Shared {
+        busy: (0..ACTORS).map(|_| AtomicBool::new(false)).collect(),
+        overlaps: AtomicU64::new(0),
+        order_violations: AtomicU64::new(0),
+        delivered: AtomicU64::new(0),
+        addrs: OnceLock::new(),
+    });
+    let senders = OUTSIDE_THREADS + ACTORS;
+    let (addrs, handles): (Vec<_>, Vec<_>) = (0..ACTORS)
+        .map(|id| {
+            system.spawn_joinable(Node {
+                id,
+                shared: shared.clone(),
+                rng: Rng::new(1000 + id as u64),
+                expect: vec![1; senders],
+                sent: vec![0; ACTORS],
+            })
+        })
+        .unzip();
+    assert!(shared.addrs.set(addrs.clone()).is_ok());
+
+    let threads: Vec<_> = (0..OUTSIDE_THREADS)
+        .map(|t| {
+            let addrs = addrs.clone();
+            std::thread::spawn(move || {
+                let mut rng = Rng::new(t as u64 + 1);
+                let mut sent = vec![0u64; ACTORS];
+                for _ in 0..MSGS_PER_THREAD {
+                    let to = rng.below(ACTORS);
+                    sent[to] += 1;
+                    addrs[to].send(Msg { from: t, seq: sent[to], forward: true }).unwrap();
+                }
+                sent
+            })
+        })
+        .collect();
+    let outside_sent: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+
+    let total = 2 * OUTSIDE_THREADS as u64 * MSGS_PER_THREAD;
+    wait_for(120, "all messages delivered", || shared.delivered.load(Ordering::Relaxed) >= total);
+    for a in &addrs {
+        a.send(FinishedMsg).unwrap();
+    }
+    let finals: Vec<Node> = handles.into_iter().map(|h| h.join().expect("actor finished")).collect();
+    let stats = system.stop().unwrap();
+
+    assert_eq!(shared.overlaps.load(Ordering::Relaxed), 0, "two behaviours of one actor overlapped");
+    assert_eq!(shared.order_violations.load(Ordering::Relaxed), 0, "per-pair FIFO order broken");
+    assert_eq!(shared.delivered.load(Ordering::Relaxed), total, "a message was delivered twice");
+    // Exactly once: what each receiver saw from each sender is what that sender sent it.
+    for (r, node) in finals.iter().enumerate() {
+        for (t, sent) in outside_sent.iter().enumerate() {
+            assert_eq!(node.expect[t] - 1, sent[r], "thread {t} -> actor {r}");
+        }
+        for (s, sender) in finals.iter().enumerate() {
+            assert_eq!(node.expect[OUTSIDE_THREADS + s] - 1, sender.sent[r], "actor {s} -> actor {r}");
+        }
+    }
+    assert_eq!(stats.messages_processed, total + ACTORS as u64);
+    assert_eq!(stats.messages_sent, total + ACTORS as u64);
+    assert_eq!(stats.dead_letters, 0);
+    assert_eq!(stats.actors_created, ACTORS as u64);
+}
+
+#[test]
+fn many_senders_default_sharding() {
+    watchdog(300, || stress(ActorSystem::builder().workers(2)));
+}
+
+/// Few queues: many actors share each queue, so behaviours send through the local fast path
+/// and the lock path alike.
+#[test]
+fn many_senders_few_queues_more_workers_than_cores() {
+    watchdog(300, || stress(ActorSystem::builder().workers(3).queues(3)));
+}
+
+/// One worker, one queue (the seed's single-worker default).
+#[test]
+fn many_senders_single_worker() {
+    watchdog(300, || stress(ActorSystem::builder().workers(1)));
+}

@@ -1,0 +1,323 @@
+//! Allocation statuses, poison pills, termination, stop and drop, and bad input.
+
+mod common;
+
+use actorium::{
+    Actor, ActorExit, ActorSystem, Addr, Allocation, ConfigError, Context, DeleteMsg, DestroyMsg,
+    FinishedMsg, Receive,
+};
+use common::{wait_for, watchdog};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Counts drops of its state.
+#[derive(Debug)]
+struct Tracked {
+    drops: Arc<AtomicUsize>,
+    got: u64,
+}
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+impl Actor for Tracked {}
+impl Receive<u64> for Tracked {
+    fn receive(&mut self, n: u64, _: &mut Context<'_, Self>) -> Allocation {
+        self.got += n;
+        Allocation::Nodelete
+    }
+}
+/// Ends the actor with the allocation inside.
+struct End(Allocation);
+impl Receive<End> for Tracked {
+    fn receive(&mut self, e: End, _: &mut Context<'_, Self>) -> Allocation {
+        e.0
+    }
+}
+
+fn tracked(drops: &Arc<AtomicUsize>) -> Tracked {
+    Tracked { drops: drops.clone(), got: 0 }
+}
+
+#[test]
+fn config_errors_say_what_to_change() {
+    let e = ActorSystem::builder().workers(0).build().unwrap_err();
+    assert!(matches!(e, ConfigError::ZeroWorkers));
+    assert!(e.to_string().contains(".workers(n)` with n >= 1"), "{e}");
+
+    let e = ActorSystem::builder().workers(4).queues(3).build().unwrap_err();
+    assert!(matches!(e, ConfigError::TooFewQueues { queues: 3, workers: 4 }));
+    assert!(e.to_string().contains("m >= 4"), "{e}");
+
+    let e = ActorSystem::builder().workers(2).queues_per_worker(0).build().unwrap_err();
+    assert!(matches!(e, ConfigError::ZeroQueuesPerWorker));
+    assert!(e.to_string().contains("k >= 1"), "{e}");
+
+    // Defaults: 16 queues per worker; one queue in total with one worker (the seed's rule).
+    let s = ActorSystem::builder().workers(3).build().unwrap();
+    assert_eq!((s.workers(), s.queues()), (3, 48));
+    s.stop();
+    let s = ActorSystem::builder().workers(1).build().unwrap();
+    assert_eq!(s.queues(), 1);
+    s.stop();
+    let s = ActorSystem::builder().workers(2).queues(2).build().unwrap();
+    assert_eq!(s.queues(), 2);
+    s.stop();
+}
+
+#[test]
+fn send_to_terminated_actor_returns_the_message() {
+    watchdog(30, || {
+        let system = ActorSystem::builder().workers(2).stats(true).build().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let a = system.spawn(tracked(&drops));
+        a.send(DeleteMsg).unwrap();
+        wait_for(10, "actor to terminate", || !a.is_alive());
+        let err = a.send(77u64).unwrap_err();
+        assert_eq!(err.into_inner(), 77);
+        let err = a.send(String::from("not lost").len() as u64).unwrap_err();
+        assert_eq!(err.0, 8);
+        assert!(err.to_string().contains("terminated"));
+        let stats = system.stop().unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(stats.messages_sent, 1, "rejected sends are not counted as sent");
+        // After stop, sends to any actor of the system fail too, with the message back.
+        assert_eq!(a.send(5u64).unwrap_err().0, 5);
+    });
+}
+
+#[test]
+fn each_allocation_status() {
+    watchdog(30, || {
+        let system = ActorSystem::builder().workers(2).build().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+
+        // Finished: the final value comes back through the join handle, not dropped.
+        let (a, h) = system.spawn_joinable(tracked(&drops));
+        a.send(40u64).unwrap();
+        a.send(2u64).unwrap();
+        a.send(End(Allocation::Finished)).unwrap();
+        let fin = h.join().unwrap();
+        assert_eq!(fin.got, 42);
+        assert_eq!(drops.load(Ordering::SeqCst), 0, "a finished actor's state is not dropped");
+        drop(fin);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+
+        // Delete: state dropped; join reports it; later sends fail.
+        let (a, h) = system.spawn_joinable(tracked(&drops));
+        a.send(End(Allocation::Delete)).unwrap();
+        assert_eq!(h.join().unwrap_err(), ActorExit::Deleted);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        assert!(a.send(1u64).is_err());
+        let refused = a.respawn(tracked(&drops)).expect_err("a deleted actor cannot be respawned");
+        drop(refused);
+        assert_eq!(drops.load(Ordering::SeqCst), 3, "the refused actor came back to us");
+
+        // Destroy: state dropped, cell kept: respawn reuses the same address.
+        let (a, h) = system.spawn_joinable(tracked(&drops));
+        a.send(5u64).unwrap();
+        a.send(End(Allocation::Destroy)).unwrap();
+        assert_eq!(h.join().unwrap_err(), ActorExit::Destroyed);
+        assert_eq!(drops.load(Ordering::SeqCst), 4);
+        let a2 = a.clone();
+        a.respawn(Tracked { drops: drops.clone(), got: 1000 }).unwrap();
+        a2.send(1u64).unwrap(); // every old address reaches the new incarnation
+        a.send(End(Allocation::Finished)).unwrap();
+        wait_for(10, "respawned actor to finish", || !a.is_alive());
+
+        // Nodelete keeps receiving; stop() waits for the poison pill.
+        let b = system.spawn(tracked(&drops));
+        for _ in 0..100 {
+            b.send(1u64).unwrap();
+        }
+        b.send(DestroyMsg).unwrap();
+        system.stop();
+        assert_eq!(drops.load(Ordering::SeqCst), 5, "b destroyed; the finished one is kept");
+        drop((a, a2));
+        assert_eq!(drops.load(Ordering::SeqCst), 6, "freed with its last address");
+    });
+}
+
+#[test]
+fn poison_pills_deliver_pending_messages_first() {
+    watchdog(30, || {
+        let system = ActorSystem::builder().workers(2).build().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        for pill in 0..3 {
+            let (a, h) = system.spawn_joinable(tracked(&drops));
+            for _ in 0..1000 {
+                a.send(1u64).unwrap();
+            }
+            match pill {
+                0 => a.send(DeleteMsg).unwrap(),
+                1 => a.send(DestroyMsg).unwrap(),
+                _ => a.send(FinishedMsg).unwrap(),
+            }
+            match (pill, h.join()) {
+                (0, Err(ActorExit::Deleted)) | (1, Err(ActorExit::Destroyed)) => {}
+                (2, Ok(t)) => assert_eq!(t.got, 1000),
+                (p, r) => panic!("pill {p}: unexpected {:?}", r.map(|t| t.got)),
+            }
+        }
+        system.stop();
+    });
+}
+
+/// Panics on `Boom`, otherwise replies to whoever asked.
+#[derive(Debug)]
+struct Fragile;
+impl Actor for Fragile {}
+struct Boom;
+impl Receive<Boom> for Fragile {
+    fn receive(&mut self, _: Boom, _: &mut Context<'_, Self>) -> Allocation {
+        panic!("boom (this panic is expected by the test)");
+    }
+}
+struct Ask(Arc<AtomicU64>);
+impl Receive<Ask> for Fragile {
+    fn receive(&mut self, a: Ask, _: &mut Context<'_, Self>) -> Allocation {
+        a.0.fetch_add(1, Ordering::SeqCst);
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn panicking_behaviour_terminates_only_its_actor() {
+    watchdog(30, || {
+        // One worker: if the panic killed it, nothing else would ever run.
+        let system = ActorSystem::builder().workers(1).stats(true).build().unwrap();
+        let (bad, h) = system.spawn_joinable(Fragile);
+        let good = system.spawn(Fragile);
+        let answers = Arc::new(AtomicU64::new(0));
+        bad.send(Boom).unwrap();
+        assert_eq!(h.join().unwrap_err(), ActorExit::Panicked);
+        assert!(bad.send(Ask(answers.clone())).is_err(), "the panicked actor is terminated");
+        for _ in 0..10 {
+            good.send(Ask(answers.clone())).unwrap();
+        }
+        wait_for(10, "the worker to keep running", || answers.load(Ordering::SeqCst) == 10);
+        good.send(DeleteMsg).unwrap();
+        let stats = system.stop().unwrap();
+        assert_eq!(stats.panics, 1);
+    });
+}
+
+#[test]
+fn stop_waits_for_every_actor() {
+    watchdog(60, || {
+        static DONE: AtomicU64 = AtomicU64::new(0);
+        struct Countdown(u64);
+        impl Actor for Countdown {
+            fn started(&mut self, ctx: &mut Context<'_, Self>) {
+                ctx.address().send(()).unwrap();
+            }
+        }
+        impl Receive<()> for Countdown {
+            fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+                self.0 -= 1;
+                if self.0 == 0 {
+                    DONE.fetch_add(1, Ordering::SeqCst);
+                    return Allocation::Delete;
+                }
+                ctx.address().send(()).unwrap();
+                Allocation::Nodelete
+            }
+        }
+        let system = ActorSystem::builder().workers(2).build().unwrap();
+        for i in 0..1000 {
+            system.spawn(Countdown(1 + i % 50));
+        }
+        system.stop();
+        assert_eq!(DONE.load(Ordering::SeqCst), 1000);
+    });
+}
+
+#[test]
+fn drop_without_stop_neither_hangs_nor_leaks() {
+    watchdog(30, || {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let addrs: Vec<Addr<Tracked>> = {
+            let system = ActorSystem::builder().workers(2).build().unwrap();
+            let addrs: Vec<_> = (0..100).map(|_| system.spawn(tracked(&drops))).collect();
+            for a in &addrs {
+                for _ in 0..100 {
+                    a.send(1u64).unwrap();
+                }
+            }
+            addrs
+            // dropped here with every actor alive and messages queued
+        };
+        assert_eq!(drops.load(Ordering::SeqCst), 100, "every live actor's state is dropped");
+        for a in &addrs {
+            assert!(!a.is_alive());
+            assert_eq!(a.send(9u64).unwrap_err().0, 9);
+        }
+    });
+}
+
+#[test]
+fn behaviours_spawn_and_several_systems_run_in_turn() {
+    watchdog(60, || {
+        struct Parent(u32);
+        impl Actor for Parent {}
+        impl Receive<Arc<AtomicU64>> for Parent {
+            fn receive(&mut self, c: Arc<AtomicU64>, ctx: &mut Context<'_, Self>) -> Allocation {
+                c.fetch_add(1, Ordering::SeqCst);
+                if self.0 > 0 {
+                    ctx.spawn(Parent(self.0 - 1)).send(c.clone()).unwrap();
+                    ctx.spawn(Parent(self.0 - 1)).send(c).unwrap();
+                }
+                Allocation::Delete
+            }
+        }
+        for round in 0..5 {
+            let system = ActorSystem::builder().workers(1 + round % 3).build().unwrap();
+            let count = Arc::new(AtomicU64::new(0));
+            system.spawn(Parent(10)).send(count.clone()).unwrap();
+            system.stop();
+            assert_eq!(count.load(Ordering::SeqCst), (1 << 11) - 1);
+        }
+        // Two systems at once, actors of one messaging actors of the other.
+        let (s1, s2) = (ActorSystem::new().unwrap(), ActorSystem::new().unwrap());
+        let drops = Arc::new(AtomicUsize::new(0));
+        let target = s2.spawn(tracked(&drops));
+        struct Bridge(Addr<Tracked>);
+        impl Actor for Bridge {}
+        impl Receive<u64> for Bridge {
+            fn receive(&mut self, n: u64, _: &mut Context<'_, Self>) -> Allocation {
+                self.0.send(n).unwrap();
+                Allocation::Delete
+            }
+        }
+        s1.spawn(Bridge(target.clone())).send(3u64).unwrap();
+        s1.stop();
+        target.send(End(Allocation::Delete)).unwrap();
+        s2.stop();
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn idle_workers_sleep_and_wake() {
+    watchdog(30, || {
+        let system = ActorSystem::builder()
+            .workers(2)
+            .stats(true)
+            .spin_before_sleep(Duration::from_micros(10))
+            .build()
+            .unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let a = system.spawn(tracked(&drops));
+        for i in 0..20 {
+            std::thread::sleep(Duration::from_millis(5)); // long enough for the workers to sleep
+            a.send(i).unwrap();
+        }
+        a.send(DeleteMsg).unwrap();
+        let s = system.stop().unwrap();
+        assert!(s.sleeps > 0, "idle workers should have slept: {s}");
+        assert!(s.wakeups > 0, "sends to sleeping workers should have woken them: {s}");
+        assert_eq!(s.messages_processed, 21);
+    });
+}

@@ -1,0 +1,162 @@
+//! No heap allocation per send in steady state: a counting global allocator watches sends from
+//! a behaviour to itself, between actors on different workers, and from an outside thread.
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, Receive};
+use common::wait_for;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const WARMUP: u64 = 10_000;
+const MEASURED: u64 = 100_000;
+
+/// Re-sends a 24-byte message to itself (or to a peer) and records the allocation count at
+/// the start and the end of the measured window.
+struct Looper {
+    me: Option<Addr<Looper>>,
+    peer: Option<Addr<Looper>>,
+    n: u64,
+    window: Arc<[AtomicU64; 2]>,
+}
+struct Payload([u64; 3]);
+struct Peer(Addr<Looper>);
+impl Actor for Looper {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        self.me = Some(ctx.address());
+    }
+}
+impl Receive<Peer> for Looper {
+    fn receive(&mut self, p: Peer, _: &mut Context<'_, Self>) -> Allocation {
+        self.peer = Some(p.0);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Payload> for Looper {
+    fn receive(&mut self, m: Payload, _: &mut Context<'_, Self>) -> Allocation {
+        self.n += 1;
+        if self.n == WARMUP {
+            self.window[0].store(ALLOCS.load(Ordering::SeqCst), Ordering::SeqCst);
+        }
+        if self.n == WARMUP + MEASURED {
+            self.window[1].store(ALLOCS.load(Ordering::SeqCst), Ordering::SeqCst);
+            self.me = None;
+            self.peer = None;
+            return Allocation::Delete;
+        }
+        let to = self.peer.as_ref().or(self.me.as_ref()).unwrap();
+        to.send(Payload([m.0[0] + 1, m.0[1], m.0[2]])).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+fn looper(window: &Arc<[AtomicU64; 2]>) -> Looper {
+    Looper { me: None, peer: None, n: 0, window: window.clone() }
+}
+
+fn window() -> Arc<[AtomicU64; 2]> {
+    Arc::new([AtomicU64::new(0), AtomicU64::new(0)])
+}
+
+fn allocations(w: &[AtomicU64; 2]) -> u64 {
+    w[1].load(Ordering::SeqCst) - w[0].load(Ordering::SeqCst)
+}
+
+/// One test function: the counter is global, so the scenarios must not overlap.
+#[test]
+fn steady_state_sends_do_not_allocate() {
+    let system = ActorSystem::builder().workers(2).build().unwrap();
+
+    // 1. A behaviour sending to its own actor.
+    let w = window();
+    let a = system.spawn(looper(&w));
+    a.send(Payload([0; 3])).unwrap();
+    wait_for(60, "self-sends", || w[1].load(Ordering::SeqCst) != 0);
+    assert_eq!(allocations(&w), 0, "self-send allocated in steady state");
+
+    // 2. Ping-pong between actors on different workers (queue tickets 1 and 17 of 32).
+    let w = window();
+    let x = system.spawn(looper(&w));
+    let filler: Vec<_> = (0..15).map(|_| system.spawn(looper(&window()))).collect();
+    let y = system.spawn(looper(&w));
+    x.send(Peer(y.clone())).unwrap();
+    y.send(Peer(x.clone())).unwrap();
+    x.send(Payload([0; 3])).unwrap();
+    wait_for(60, "ping-pong", || w[1].load(Ordering::SeqCst) != 0);
+    assert_eq!(allocations(&w), 0, "cross-worker sends allocated in steady state");
+    for f in &filler {
+        f.send(DeleteMsg).unwrap();
+    }
+    // Whichever of x and y reached the end of its window deleted itself; end the other.
+    let _ = x.send(DeleteMsg);
+    let _ = y.send(DeleteMsg);
+    drop((x, y, filler));
+
+    // 3. Sends from an outside thread, each waited for.
+    struct Sink(Arc<AtomicU64>);
+    impl Actor for Sink {}
+    impl Receive<Payload> for Sink {
+        fn receive(&mut self, _: Payload, _: &mut Context<'_, Self>) -> Allocation {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Allocation::Nodelete
+        }
+    }
+    let got = Arc::new(AtomicU64::new(0));
+    let sink = system.spawn(Sink(got.clone()));
+    let mut before = 0;
+    for i in 1..=WARMUP + MEASURED {
+        if i == WARMUP + 1 {
+            before = ALLOCS.load(Ordering::SeqCst);
+        }
+        sink.send(Payload([i; 3])).unwrap();
+        while got.load(Ordering::SeqCst) != i {
+            std::hint::spin_loop();
+        }
+    }
+    assert_eq!(ALLOCS.load(Ordering::SeqCst) - before, 0, "outside sends allocated in steady state");
+
+    // A message over 32 bytes travels boxed: one allocation per send (documented boundary).
+    struct Big([u64; 8]);
+    impl Receive<Big> for Sink {
+        fn receive(&mut self, b: Big, _: &mut Context<'_, Self>) -> Allocation {
+            self.0.fetch_add(b.0[0], Ordering::SeqCst);
+            Allocation::Nodelete
+        }
+    }
+    let before = ALLOCS.load(Ordering::SeqCst);
+    let start = got.load(Ordering::SeqCst);
+    for i in 1..=100 {
+        sink.send(Big([1; 8])).unwrap();
+        while got.load(Ordering::SeqCst) != start + i {
+            std::hint::spin_loop();
+        }
+    }
+    assert_eq!(ALLOCS.load(Ordering::SeqCst) - before, 100);
+    sink.send(DeleteMsg).unwrap();
+    system.stop();
+}
