@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 fn system(workers: usize) -> ActorSystem {
-    ActorSystem::builder().workers(workers).build().expect("actor system")
+    ActorSystem::builder()
+        .workers(workers)
+        .build()
+        .expect("actor system")
 }
 
 fn check(name: &str, got: u64, want: u64) {
@@ -21,7 +24,10 @@ fn check(name: &str, got: u64, want: u64) {
 
 fn report(name: &str, ops: u64, unit: &str, elapsed: Duration) {
     let ns = elapsed.as_nanos() as f64 / ops as f64;
-    println!("{name:<14} {ops:>11} {unit:<6} {:>9.3} s {ns:>9.1} ns/{unit}", elapsed.as_secs_f64());
+    println!(
+        "{name:<14} {ops:>11} {unit:<6} {:>9.3} s {ns:>9.1} ns/{unit}",
+        elapsed.as_secs_f64()
+    );
 }
 
 // ---- static send: one actor re-sends one message to itself --------------------------------
@@ -50,7 +56,11 @@ impl Receive<Tick> for SelfSender {
 
 fn static_send(workers: usize, n: u64) {
     let sys = system(workers);
-    let (a, h) = sys.spawn_joinable(SelfSender { me: None, left: n, count: 0 });
+    let (a, h) = sys.spawn_joinable(SelfSender {
+        me: None,
+        left: n,
+        count: 0,
+    });
     let t = Instant::now();
     a.send(Tick).unwrap();
     let fin = h.join().unwrap();
@@ -80,13 +90,8 @@ fn dynamic_send(workers: usize, n: u64) {
     let sys = system(workers);
     let t = Instant::now();
     sys.spawn(Hop).send(Go(1, n)).unwrap();
-    sys.handle(); // keep the borrow simple
-    let stats = {
-        let s = sys;
-        s.stop()
-    };
+    sys.stop();
     let el = t.elapsed();
-    drop(stats);
     check("dynamic-send", DYN_LAST.load(Ordering::Relaxed), n);
     report("dynamic-send", n, "send", el);
 }
@@ -146,7 +151,11 @@ impl Drop for Pong {
 
 fn ping_pong(workers: usize, n: u64) {
     let sys = system(workers);
-    let (ping, h) = sys.spawn_joinable(Ping { pong: None, left: n, count: 0 });
+    let (ping, h) = sys.spawn_joinable(Ping {
+        pong: None,
+        left: n,
+        count: 0,
+    });
     let pong = sys.spawn(Pong { ping: None });
     let t = Instant::now();
     ping.send(Meet(pong)).unwrap();
@@ -194,9 +203,16 @@ impl Receive<Token> for Node {
 
 fn thread_ring(workers: usize, actors: usize, hops: u64) {
     let sys = system(workers);
-    let nodes: Vec<_> = (0..actors).map(|_| sys.spawn(Node { next: None, passes: 0 })).collect();
-    for i in 0..actors {
-        nodes[i].send(Link(nodes[(i + 1) % actors].clone())).unwrap();
+    let nodes: Vec<_> = (0..actors)
+        .map(|_| {
+            sys.spawn(Node {
+                next: None,
+                passes: 0,
+            })
+        })
+        .collect();
+    for (i, node) in nodes.iter().enumerate() {
+        node.send(Link(nodes[(i + 1) % actors].clone())).unwrap();
     }
     let first = nodes[0].clone();
     drop(nodes);
@@ -226,7 +242,11 @@ fn idle(workers: usize, secs: u64) {
     let (c1, el) = (cpu_time(), t0.elapsed());
     sys.stop();
     let pct = (c1 - c0).as_secs_f64() / el.as_secs_f64() * 100.0;
-    println!("idle           {workers} workers, {secs} s: {:.4} % of one core ({:?} CPU)", pct, c1 - c0);
+    println!(
+        "idle           {workers} workers, {secs} s: {:.4} % of one core ({:?} CPU)",
+        pct,
+        c1 - c0
+    );
 }
 
 fn main() {

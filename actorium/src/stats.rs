@@ -5,8 +5,8 @@
 //! `fetch_add`. [`Stats`] sums them: live with [`crate::ActorSystem::stats`], final at
 //! [`crate::ActorSystem::stop`]. Statistics are off unless the builder enables them.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Summed statistics of an actor system.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,7 +98,8 @@ impl Counter {
     /// Owner-only increment: a load and a store, no locked instruction.
     #[inline]
     pub(crate) fn bump(&self, n: u64) {
-        self.0.store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        self.0
+            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }
 
     /// Increment from any thread.

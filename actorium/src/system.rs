@@ -142,7 +142,12 @@ impl ActorSystemBuilder {
         if queues < workers {
             return Err(ConfigError::TooFewQueues { queues, workers });
         }
-        Ok(Config { workers, queues, stats: self.stats, spin: self.spin.unwrap_or(DEFAULT_SPIN) })
+        Ok(Config {
+            workers,
+            queues,
+            stats: self.stats,
+            spin: self.spin.unwrap_or(DEFAULT_SPIN),
+        })
     }
 
     /// Validates the configuration and starts the worker threads.
@@ -171,7 +176,10 @@ impl ActorSystemBuilder {
                 }
             }
         }
-        Ok(ActorSystem { handle: SystemHandle { exec }, threads })
+        Ok(ActorSystem {
+            handle: SystemHandle { exec },
+            threads,
+        })
     }
 }
 
@@ -183,7 +191,9 @@ pub struct SystemHandle {
 
 impl fmt::Debug for SystemHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SystemHandle").field("live_actors", &self.exec.live()).finish()
+        f.debug_struct("SystemHandle")
+            .field("live_actors", &self.exec.live())
+            .finish()
     }
 }
 

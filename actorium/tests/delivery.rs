@@ -54,7 +54,11 @@ impl Receive<Msg> for Node {
         if m.forward {
             let to = self.rng.below(ACTORS);
             self.sent[to] += 1;
-            let fwd = Msg { from: OUTSIDE_THREADS + self.id, seq: self.sent[to], forward: false };
+            let fwd = Msg {
+                from: OUTSIDE_THREADS + self.id,
+                seq: self.sent[to],
+                forward: false,
+            };
             s.addrs.get().unwrap()[to].send(fwd).unwrap();
         }
         // Give other workers a chance to overlap, if the executor allowed it.
@@ -99,7 +103,13 @@ fn stress(builder: actorium::ActorSystemBuilder) {
                 for _ in 0..MSGS_PER_THREAD {
                     let to = rng.below(ACTORS);
                     sent[to] += 1;
-                    addrs[to].send(Msg { from: t, seq: sent[to], forward: true }).unwrap();
+                    addrs[to]
+                        .send(Msg {
+                            from: t,
+                            seq: sent[to],
+                            forward: true,
+                        })
+                        .unwrap();
                 }
                 sent
             })
@@ -108,23 +118,44 @@ fn stress(builder: actorium::ActorSystemBuilder) {
     let outside_sent: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
 
     let total = 2 * OUTSIDE_THREADS as u64 * MSGS_PER_THREAD;
-    wait_for(120, "all messages delivered", || shared.delivered.load(Ordering::Relaxed) >= total);
+    wait_for(120, "all messages delivered", || {
+        shared.delivered.load(Ordering::Relaxed) >= total
+    });
     for a in &addrs {
         a.send(FinishedMsg).unwrap();
     }
-    let finals: Vec<Node> = handles.into_iter().map(|h| h.join().expect("actor finished")).collect();
+    let finals: Vec<Node> = handles
+        .into_iter()
+        .map(|h| h.join().expect("actor finished"))
+        .collect();
     let stats = system.stop().unwrap();
 
-    assert_eq!(shared.overlaps.load(Ordering::Relaxed), 0, "two behaviours of one actor overlapped");
-    assert_eq!(shared.order_violations.load(Ordering::Relaxed), 0, "per-pair FIFO order broken");
-    assert_eq!(shared.delivered.load(Ordering::Relaxed), total, "a message was delivered twice");
+    assert_eq!(
+        shared.overlaps.load(Ordering::Relaxed),
+        0,
+        "two behaviours of one actor overlapped"
+    );
+    assert_eq!(
+        shared.order_violations.load(Ordering::Relaxed),
+        0,
+        "per-pair FIFO order broken"
+    );
+    assert_eq!(
+        shared.delivered.load(Ordering::Relaxed),
+        total,
+        "a message was delivered twice"
+    );
     // Exactly once: what each receiver saw from each sender is what that sender sent it.
     for (r, node) in finals.iter().enumerate() {
         for (t, sent) in outside_sent.iter().enumerate() {
             assert_eq!(node.expect[t] - 1, sent[r], "thread {t} -> actor {r}");
         }
         for (s, sender) in finals.iter().enumerate() {
-            assert_eq!(node.expect[OUTSIDE_THREADS + s] - 1, sender.sent[r], "actor {s} -> actor {r}");
+            assert_eq!(
+                node.expect[OUTSIDE_THREADS + s] - 1,
+                sender.sent[r],
+                "actor {s} -> actor {r}"
+            );
         }
     }
     assert_eq!(stats.messages_processed, total + ACTORS as u64);

@@ -38,7 +38,10 @@ impl Receive<End> for Tracked {
 }
 
 fn tracked(drops: &Arc<AtomicUsize>) -> Tracked {
-    Tracked { drops: drops.clone(), got: 0 }
+    Tracked {
+        drops: drops.clone(),
+        got: 0,
+    }
 }
 
 #[test]
@@ -47,11 +50,25 @@ fn config_errors_say_what_to_change() {
     assert!(matches!(e, ConfigError::ZeroWorkers));
     assert!(e.to_string().contains(".workers(n)` with n >= 1"), "{e}");
 
-    let e = ActorSystem::builder().workers(4).queues(3).build().unwrap_err();
-    assert!(matches!(e, ConfigError::TooFewQueues { queues: 3, workers: 4 }));
+    let e = ActorSystem::builder()
+        .workers(4)
+        .queues(3)
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        ConfigError::TooFewQueues {
+            queues: 3,
+            workers: 4
+        }
+    ));
     assert!(e.to_string().contains("m >= 4"), "{e}");
 
-    let e = ActorSystem::builder().workers(2).queues_per_worker(0).build().unwrap_err();
+    let e = ActorSystem::builder()
+        .workers(2)
+        .queues_per_worker(0)
+        .build()
+        .unwrap_err();
     assert!(matches!(e, ConfigError::ZeroQueuesPerWorker));
     assert!(e.to_string().contains("k >= 1"), "{e}");
 
@@ -70,7 +87,11 @@ fn config_errors_say_what_to_change() {
 #[test]
 fn send_to_terminated_actor_returns_the_message() {
     watchdog(30, || {
-        let system = ActorSystem::builder().workers(2).stats(true).build().unwrap();
+        let system = ActorSystem::builder()
+            .workers(2)
+            .stats(true)
+            .build()
+            .unwrap();
         let drops = Arc::new(AtomicUsize::new(0));
         let a = system.spawn(tracked(&drops));
         a.send(DeleteMsg).unwrap();
@@ -82,7 +103,10 @@ fn send_to_terminated_actor_returns_the_message() {
         assert!(err.to_string().contains("terminated"));
         let stats = system.stop().unwrap();
         assert_eq!(drops.load(Ordering::SeqCst), 1);
-        assert_eq!(stats.messages_sent, 1, "rejected sends are not counted as sent");
+        assert_eq!(
+            stats.messages_sent, 1,
+            "rejected sends are not counted as sent"
+        );
         // After stop, sends to any actor of the system fail too, with the message back.
         assert_eq!(a.send(5u64).unwrap_err().0, 5);
     });
@@ -101,7 +125,11 @@ fn each_allocation_status() {
         a.send(End(Allocation::Finished)).unwrap();
         let fin = h.join().unwrap();
         assert_eq!(fin.got, 42);
-        assert_eq!(drops.load(Ordering::SeqCst), 0, "a finished actor's state is not dropped");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            0,
+            "a finished actor's state is not dropped"
+        );
         drop(fin);
         assert_eq!(drops.load(Ordering::SeqCst), 1);
 
@@ -111,9 +139,15 @@ fn each_allocation_status() {
         assert_eq!(h.join().unwrap_err(), ActorExit::Deleted);
         assert_eq!(drops.load(Ordering::SeqCst), 2);
         assert!(a.send(1u64).is_err());
-        let refused = a.respawn(tracked(&drops)).expect_err("a deleted actor cannot be respawned");
+        let refused = a
+            .respawn(tracked(&drops))
+            .expect_err("a deleted actor cannot be respawned");
         drop(refused);
-        assert_eq!(drops.load(Ordering::SeqCst), 3, "the refused actor came back to us");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            3,
+            "the refused actor came back to us"
+        );
 
         // Destroy: state dropped, cell kept: respawn reuses the same address.
         let (a, h) = system.spawn_joinable(tracked(&drops));
@@ -122,7 +156,11 @@ fn each_allocation_status() {
         assert_eq!(h.join().unwrap_err(), ActorExit::Destroyed);
         assert_eq!(drops.load(Ordering::SeqCst), 4);
         let a2 = a.clone();
-        a.respawn(Tracked { drops: drops.clone(), got: 1000 }).unwrap();
+        a.respawn(Tracked {
+            drops: drops.clone(),
+            got: 1000,
+        })
+        .unwrap();
         a2.send(1u64).unwrap(); // every old address reaches the new incarnation
         a.send(End(Allocation::Finished)).unwrap();
         wait_for(10, "respawned actor to finish", || !a.is_alive());
@@ -134,9 +172,17 @@ fn each_allocation_status() {
         }
         b.send(DestroyMsg).unwrap();
         system.stop();
-        assert_eq!(drops.load(Ordering::SeqCst), 5, "b destroyed; the finished one is kept");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            5,
+            "b destroyed; the finished one is kept"
+        );
         drop((a, a2));
-        assert_eq!(drops.load(Ordering::SeqCst), 6, "freed with its last address");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            6,
+            "freed with its last address"
+        );
     });
 }
 
@@ -187,17 +233,26 @@ impl Receive<Ask> for Fragile {
 fn panicking_behaviour_terminates_only_its_actor() {
     watchdog(30, || {
         // One worker: if the panic killed it, nothing else would ever run.
-        let system = ActorSystem::builder().workers(1).stats(true).build().unwrap();
+        let system = ActorSystem::builder()
+            .workers(1)
+            .stats(true)
+            .build()
+            .unwrap();
         let (bad, h) = system.spawn_joinable(Fragile);
         let good = system.spawn(Fragile);
         let answers = Arc::new(AtomicU64::new(0));
         bad.send(Boom).unwrap();
         assert_eq!(h.join().unwrap_err(), ActorExit::Panicked);
-        assert!(bad.send(Ask(answers.clone())).is_err(), "the panicked actor is terminated");
+        assert!(
+            bad.send(Ask(answers.clone())).is_err(),
+            "the panicked actor is terminated"
+        );
         for _ in 0..10 {
             good.send(Ask(answers.clone())).unwrap();
         }
-        wait_for(10, "the worker to keep running", || answers.load(Ordering::SeqCst) == 10);
+        wait_for(10, "the worker to keep running", || {
+            answers.load(Ordering::SeqCst) == 10
+        });
         good.send(DeleteMsg).unwrap();
         let stats = system.stop().unwrap();
         assert_eq!(stats.panics, 1);
@@ -249,7 +304,11 @@ fn drop_without_stop_neither_hangs_nor_leaks() {
             addrs
             // dropped here with every actor alive and messages queued
         };
-        assert_eq!(drops.load(Ordering::SeqCst), 100, "every live actor's state is dropped");
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            100,
+            "every live actor's state is dropped"
+        );
         for a in &addrs {
             assert!(!a.is_alive());
             assert_eq!(a.send(9u64).unwrap_err().0, 9);
@@ -273,7 +332,10 @@ fn behaviours_spawn_and_several_systems_run_in_turn() {
             }
         }
         for round in 0..5 {
-            let system = ActorSystem::builder().workers(1 + round % 3).build().unwrap();
+            let system = ActorSystem::builder()
+                .workers(1 + round % 3)
+                .build()
+                .unwrap();
             let count = Arc::new(AtomicU64::new(0));
             system.spawn(Parent(10)).send(count.clone()).unwrap();
             system.stop();
@@ -317,7 +379,10 @@ fn idle_workers_sleep_and_wake() {
         a.send(DeleteMsg).unwrap();
         let s = system.stop().unwrap();
         assert!(s.sleeps > 0, "idle workers should have slept: {s}");
-        assert!(s.wakeups > 0, "sends to sleeping workers should have woken them: {s}");
+        assert!(
+            s.wakeups > 0,
+            "sends to sleeping workers should have woken them: {s}"
+        );
         assert_eq!(s.messages_processed, 21);
     });
 }

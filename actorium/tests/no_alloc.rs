@@ -76,7 +76,12 @@ impl Receive<Payload> for Looper {
 }
 
 fn looper(window: &Arc<[AtomicU64; 2]>) -> Looper {
-    Looper { me: None, peer: None, n: 0, window: window.clone() }
+    Looper {
+        me: None,
+        peer: None,
+        n: 0,
+        window: window.clone(),
+    }
 }
 
 fn window() -> Arc<[AtomicU64; 2]> {
@@ -108,7 +113,11 @@ fn steady_state_sends_do_not_allocate() {
     y.send(Peer(x.clone())).unwrap();
     x.send(Payload([0; 3])).unwrap();
     wait_for(60, "ping-pong", || w[1].load(Ordering::SeqCst) != 0);
-    assert_eq!(allocations(&w), 0, "cross-worker sends allocated in steady state");
+    assert_eq!(
+        allocations(&w),
+        0,
+        "cross-worker sends allocated in steady state"
+    );
     for f in &filler {
         f.send(DeleteMsg).unwrap();
     }
@@ -138,7 +147,11 @@ fn steady_state_sends_do_not_allocate() {
             std::hint::spin_loop();
         }
     }
-    assert_eq!(ALLOCS.load(Ordering::SeqCst) - before, 0, "outside sends allocated in steady state");
+    assert_eq!(
+        ALLOCS.load(Ordering::SeqCst) - before,
+        0,
+        "outside sends allocated in steady state"
+    );
 
     // A message over 32 bytes travels boxed: one allocation per send (documented boundary).
     struct Big([u64; 8]);

@@ -82,7 +82,9 @@ impl<A: Actor> Addr<A> {
 
 impl<A: Actor> Clone for Addr<A> {
     fn clone(&self) -> Self {
-        Self { cell: self.cell.clone() }
+        Self {
+            cell: self.cell.clone(),
+        }
     }
 }
 
@@ -194,7 +196,8 @@ impl<A: Actor> JoinHandle<A> {
     /// [`ActorExit`] when it ended any other way than `Finished`.
     pub fn join(self) -> Result<A, ActorExit> {
         let hdr = &self.cell.header;
-        hdr.exec.wait_until(|| hdr.status() != Status::Alive || hdr.exec.aborting());
+        hdr.exec
+            .wait_until(|| hdr.status() != Status::Alive || hdr.exec.aborting());
         match hdr.status() {
             // SAFETY: `Finished` was read with Acquire, and this handle (not Clone) is the only
             // taker of the final state.
@@ -209,6 +212,8 @@ impl<A: Actor> JoinHandle<A> {
 
 impl<A: Actor> fmt::Debug for JoinHandle<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("JoinHandle").field("actor", &std::any::type_name::<A>()).finish()
+        f.debug_struct("JoinHandle")
+            .field("actor", &std::any::type_name::<A>())
+            .finish()
     }
 }

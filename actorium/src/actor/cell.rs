@@ -167,7 +167,9 @@ pub(crate) fn spawn<A: Actor>(
     // SAFETY: the header belongs to a fresh cell; on success the system reference taken by
     // `take_ref` keeps it alive until its reclaim envelope runs.
     let registered = unsafe {
-        exec.register(&cell.header, start, || Arc::increment_strong_count(Arc::as_ptr(&cell)))
+        exec.register(&cell.header, start, || {
+            Arc::increment_strong_count(Arc::as_ptr(&cell))
+        })
     };
     if let Err(start) = registered {
         start.discard();
@@ -217,7 +219,11 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
     let env = Envelope::new(cell.raw(), &Install::<A>::VTABLE, Payload::pack(actor));
     let exec = &cell.header.exec;
     // SAFETY: `revive` takes a new system reference for the cell before queuing `env`.
-    match unsafe { exec.revive(&cell.header, env, || Arc::increment_strong_count(Arc::as_ptr(cell))) } {
+    match unsafe {
+        exec.revive(&cell.header, env, || {
+            Arc::increment_strong_count(Arc::as_ptr(cell))
+        })
+    } {
         Ok(()) => Ok(()),
         // SAFETY: packed from an `A` above.
         Err(env) => Err(unsafe { env.into_message::<A>() }),
@@ -250,7 +256,10 @@ fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: &Worker) {
 }
 
 fn panicked<A>(payload: &(dyn std::any::Any + Send), what: &str, w: &Worker) {
-    report_panic(&format!("actor `{}` ({what})", std::any::type_name::<A>()), payload);
+    report_panic(
+        &format!("actor `{}` ({what})", std::any::type_name::<A>()),
+        payload,
+    );
     if let Some(c) = w.counters() {
         c.panics.bump(1);
     }
@@ -285,7 +294,9 @@ fn runnable<A>(cell: &Cell<A>) -> bool {
 
 struct CellOps<A>(A);
 impl<A: Actor> CellOps<A> {
-    const VTABLE: CellVTable = CellVTable { shutdown: Self::shutdown };
+    const VTABLE: CellVTable = CellVTable {
+        shutdown: Self::shutdown,
+    };
 
     unsafe fn shutdown(hdr: *const Header) {
         // SAFETY: the header is the first field of a `Cell<A>` (vtable matches); the system
@@ -295,7 +306,10 @@ impl<A: Actor> CellOps<A> {
         // SAFETY: the workers have exited: nothing else touches the state.
         let old = unsafe { (*cell.state.get()).take() };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            report_panic(&format!("actor `{}` (destructor)", std::any::type_name::<A>()), &*p);
+            report_panic(
+                &format!("actor `{}` (destructor)", std::any::type_name::<A>()),
+                &*p,
+            );
         }
         // SAFETY: releases the system reference taken at spawn (or respawn).
         drop(unsafe { Arc::from_raw(hdr.cast::<Cell<A>>()) });
@@ -305,7 +319,10 @@ impl<A: Actor> CellOps<A> {
 /// Envelope: deliver an `M` to an `A`.
 struct Deliver<A, M>(A, M);
 impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
-    const VTABLE: EnvelopeVTable = EnvelopeVTable { run: Self::run, discard: discard::<M> };
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: discard::<M>,
+    };
 
     unsafe fn run(target: *const (), p: *mut Payload, w: &Worker) {
         // SAFETY: the envelope targets a `Cell<A>` kept alive by the system reference.
@@ -328,7 +345,10 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
 /// Envelope: run the actor's `started` hook on its worker, before any message.
 struct Start<A>(A);
 impl<A: Actor> Start<A> {
-    const VTABLE: EnvelopeVTable = EnvelopeVTable { run: Self::run, discard: discard::<()> };
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: discard::<()>,
+    };
 
     unsafe fn run(target: *const (), _: *mut Payload, w: &Worker) {
         // SAFETY: as for `Deliver::run`.
@@ -345,7 +365,10 @@ impl<A: Actor> Start<A> {
 /// Envelope: install a respawned actor's new state, in queue order.
 struct Install<A>(A);
 impl<A: Actor> Install<A> {
-    const VTABLE: EnvelopeVTable = EnvelopeVTable { run: Self::run, discard: discard::<A> };
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: discard::<A>,
+    };
 
     unsafe fn run(target: *const (), p: *mut Payload, w: &Worker) {
         // SAFETY: as for `Deliver::run`.
@@ -368,7 +391,10 @@ impl<A: Actor> Install<A> {
 /// Envelope: release the system reference of a terminated actor (queued behind all its mail).
 struct Reclaim<A>(A);
 impl<A: Actor> Reclaim<A> {
-    const VTABLE: EnvelopeVTable = EnvelopeVTable { run: Self::run, discard: Self::release };
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: Self::release,
+    };
 
     unsafe fn run(target: *const (), p: *mut Payload, _: &Worker) {
         // SAFETY: forwarded.

@@ -20,7 +20,9 @@ pub fn watchdog<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'st
             // The closure panicked: re-raise its panic here.
             std::panic::resume_unwind(t.join().unwrap_err())
         }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: not finished after {secs} s (hang)"),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("watchdog: not finished after {secs} s (hang)")
+        }
     }
 }
 
@@ -46,7 +48,10 @@ impl Rng {
 pub fn wait_for(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + Duration::from_secs(secs);
     while !cond() {
-        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_micros(200));
     }
 }

@@ -24,7 +24,10 @@ pub(crate) struct CopyQueue {
 
 impl CopyQueue {
     pub(crate) fn new() -> Self {
-        Self { buf: Vec::with_capacity(INITIAL_CAPACITY), head: 0 }
+        Self {
+            buf: Vec::with_capacity(INITIAL_CAPACITY),
+            head: 0,
+        }
     }
 
     #[inline]

@@ -55,7 +55,8 @@ impl Payload {
 /// Type-erased operations on an envelope, one static instance per (actor, message) pair.
 pub(crate) struct EnvelopeVTable {
     /// Runs the unit of work on the current worker. Consumes the payload.
-    pub(crate) run: unsafe fn(target: *const (), payload: *mut Payload, worker: &super::worker::Worker),
+    pub(crate) run:
+        unsafe fn(target: *const (), payload: *mut Payload, worker: &super::worker::Worker),
     /// Disposes of an envelope that will never run (shutdown). Consumes the payload.
     pub(crate) discard: unsafe fn(target: *const (), payload: *mut Payload),
 }
@@ -74,8 +75,16 @@ unsafe impl Send for Envelope {}
 
 impl Envelope {
     #[inline]
-    pub(crate) fn new(target: *const (), vtable: &'static EnvelopeVTable, payload: Payload) -> Self {
-        Self { target, vtable, payload }
+    pub(crate) fn new(
+        target: *const (),
+        vtable: &'static EnvelopeVTable,
+        payload: Payload,
+    ) -> Self {
+        Self {
+            target,
+            vtable,
+            payload,
+        }
     }
 
     /// Runs it, consuming it.

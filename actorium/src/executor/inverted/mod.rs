@@ -68,8 +68,9 @@ pub(crate) struct Executor {
 impl Executor {
     pub(crate) fn new(cfg: &Config) -> io::Result<Self> {
         let set = WorkerSet::partition(cfg.queues, cfg.workers);
-        let queues: Box<[_]> =
-            (0..cfg.queues).map(|q| CachePadded::new(WorkQueue::new(q, set.owner_of(q)))).collect();
+        let queues: Box<[_]> = (0..cfg.queues)
+            .map(|q| CachePadded::new(WorkQueue::new(q, set.owner_of(q))))
+            .collect();
         let slots = queues
             .iter()
             .map(|q| AtomicPtr::new(&**q as *const WorkQueue as *mut WorkQueue))
@@ -85,7 +86,9 @@ impl Executor {
             term: Mutex::new(()),
             term_cv: Condvar::new(),
             stats_on: cfg.stats,
-            counters: (0..cfg.workers).map(|_| CachePadded::new(Counters::default())).collect(),
+            counters: (0..cfg.workers)
+                .map(|_| CachePadded::new(Counters::default()))
+                .collect(),
             external: CachePadded::new(Counters::default()),
             spin: cfg.spin,
         })
@@ -134,11 +137,23 @@ impl Executor {
     }
 
     pub(crate) fn count_sent(&self) {
-        self.count(|c, owned| if owned { c.messages_sent.bump(1) } else { c.messages_sent.add(1) });
+        self.count(|c, owned| {
+            if owned {
+                c.messages_sent.bump(1)
+            } else {
+                c.messages_sent.add(1)
+            }
+        });
     }
 
     pub(crate) fn count_created(&self) {
-        self.count(|c, owned| if owned { c.actors_created.bump(1) } else { c.actors_created.add(1) });
+        self.count(|c, owned| {
+            if owned {
+                c.actors_created.bump(1)
+            } else {
+                c.actors_created.add(1)
+            }
+        });
     }
 
     /// Enqueues `env` for the actor with header `hdr`. Fails, giving the envelope back, when the
@@ -172,7 +187,13 @@ impl Executor {
             Some(w) if w.index == owner => {}
             _ => {
                 if self.idle.notify(owner) {
-                    self.count(|c, owned| if owned { c.wakeups.bump(1) } else { c.wakeups.add(1) });
+                    self.count(|c, owned| {
+                        if owned {
+                            c.wakeups.bump(1)
+                        } else {
+                            c.wakeups.add(1)
+                        }
+                    });
                 }
             }
         }
@@ -265,15 +286,30 @@ impl Executor {
     /// `hdr` is registered (on its queue's list) and `reclaim` releases its system reference.
     pub(crate) unsafe fn retire(&self, hdr: &Header, status: Status, reclaim: Envelope) {
         let q = &self.queues[hdr.queue];
-        {
+        let me = worker::current_of(self);
+        let local = {
             let g = q.lock();
             hdr.set_status(status);
             // SAFETY: caller contract: the link is on this queue's list.
             unsafe { g.unlink(&hdr.link) };
-            g.push(reclaim);
-        }
-        if worker::current_of(self).is_none_or(|w| w.index != q.owner()) {
-            self.idle.notify(q.owner());
+            // If this worker holds the queue and nothing is queued behind its batch, every
+            // envelope for the actor is in the batch (later sends fail on the status): the
+            // reclaim can go to the end of the batch and save a gulp.
+            if g.len() == 0 && me.is_some_and(|w| w.is_current(hdr.queue)) {
+                Some(reclaim)
+            } else {
+                g.push(reclaim);
+                None
+            }
+        };
+        match (local, me) {
+            // SAFETY: `is_current` held under the lock, on this thread.
+            (Some(reclaim), Some(w)) => unsafe { w.push_local_unbudgeted(reclaim) },
+            (_, me) => {
+                if me.is_none_or(|w| w.index != q.owner()) {
+                    self.idle.notify(q.owner());
+                }
+            }
         }
         let joinable = hdr.joinable();
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 || joinable {
@@ -356,7 +392,10 @@ impl Executor {
         if !self.stats_on {
             return None;
         }
-        let mut s = Stats { workers: self.set.len(), ..Stats::default() };
+        let mut s = Stats {
+            workers: self.set.len(),
+            ..Stats::default()
+        };
         for c in self.counters.iter() {
             c.add_to(&mut s);
         }

@@ -45,7 +45,10 @@ pub(crate) struct Link {
 
 impl Link {
     pub(crate) fn new() -> Self {
-        Self { prev: Cell::new(ptr::null()), next: Cell::new(ptr::null()) }
+        Self {
+            prev: Cell::new(ptr::null()),
+            next: Cell::new(ptr::null()),
+        }
     }
 }
 
@@ -182,7 +185,7 @@ impl Locked<'_> {
         debug_assert!(local.is_empty());
         // SAFETY: the lock is held.
         let n = self.q.buf.with_mut(|b| unsafe {
-            std::mem::swap(&mut *b, local);
+            ptr::swap(b, local);
             local.len()
         });
         self.q.count.store(0, Ordering::Relaxed);
@@ -325,7 +328,10 @@ mod loom_tests {
                 let mut local = CopyQueue::new();
                 let mut got = Vec::new();
                 if let Gulp::Got(_) = q.gulp(&mut local) {
-                    assert!(!busy.swap(true, Ordering::SeqCst), "two batches of one queue");
+                    assert!(
+                        !busy.swap(true, Ordering::SeqCst),
+                        "two batches of one queue"
+                    );
                     drain(&mut local, &mut got);
                     busy.store(false, Ordering::SeqCst);
                     q.done_processing();

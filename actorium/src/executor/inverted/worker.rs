@@ -197,7 +197,9 @@ impl Worker {
     /// after the announcement, and every send published before it is seen.
     fn locked_search(&self) -> bool {
         let exec = &*self.exec;
-        exec.set.range(self.index).any(|s| exec.slot(s).lock().len() > 0)
+        exec.set
+            .range(self.index)
+            .any(|s| exec.slot(s).lock().len() > 0)
     }
 
     /// Gulps `q` and processes it (re-gulping while it has messages, within the budget).

@@ -28,7 +28,10 @@ pub(crate) struct Benaphore {
 
 impl Benaphore {
     pub(crate) fn new() -> io::Result<Self> {
-        Ok(Self { state: AtomicU8::new(AWAKE), parker: Parker::new()? })
+        Ok(Self {
+            state: AtomicU8::new(AWAKE),
+            parker: Parker::new()?,
+        })
     }
 
     /// Step one of the idle side of the handshake: "I am idle and about to search".

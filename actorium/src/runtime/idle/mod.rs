@@ -62,7 +62,8 @@ impl IdleSleep {
             stack.remove(pos);
         }
         // As the seed says, the worker leaving the list updates the atomic pointer.
-        self.first_idle.store(stack.last().copied().unwrap_or(NONE), Ordering::SeqCst);
+        self.first_idle
+            .store(stack.last().copied().unwrap_or(NONE), Ordering::SeqCst);
         drop(stack);
         self.workers[i].awake();
     }

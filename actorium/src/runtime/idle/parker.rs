@@ -30,7 +30,9 @@ mod eventfd {
                 return Err(io::Error::last_os_error());
             }
             // SAFETY: `fd` is a freshly created, valid descriptor that nothing else owns.
-            Ok(Self { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+            Ok(Self {
+                fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            })
         }
 
         /// Blocks until `unpark` has been called (possibly before this call).
@@ -38,14 +40,17 @@ mod eventfd {
             let mut value: u64 = 0;
             loop {
                 // SAFETY: the buffer is a valid, writable u64, and 8 bytes is its size.
-                let n = unsafe {
-                    libc::read(self.fd.as_raw_fd(), (&mut value as *mut u64).cast(), 8)
-                };
+                let n =
+                    unsafe { libc::read(self.fd.as_raw_fd(), (&mut value as *mut u64).cast(), 8) };
                 if n == 8 {
                     return;
                 }
                 let err = io::Error::last_os_error();
-                assert_eq!(err.kind(), io::ErrorKind::Interrupted, "eventfd read failed: {err}");
+                assert_eq!(
+                    err.kind(),
+                    io::ErrorKind::Interrupted,
+                    "eventfd read failed: {err}"
+                );
             }
         }
 
@@ -53,14 +58,17 @@ mod eventfd {
             let value: u64 = 1;
             loop {
                 // SAFETY: the buffer is a valid u64, and 8 bytes is its size.
-                let n = unsafe {
-                    libc::write(self.fd.as_raw_fd(), (&value as *const u64).cast(), 8)
-                };
+                let n =
+                    unsafe { libc::write(self.fd.as_raw_fd(), (&value as *const u64).cast(), 8) };
                 if n == 8 {
                     return;
                 }
                 let err = io::Error::last_os_error();
-                assert_eq!(err.kind(), io::ErrorKind::Interrupted, "eventfd write failed: {err}");
+                assert_eq!(
+                    err.kind(),
+                    io::ErrorKind::Interrupted,
+                    "eventfd write failed: {err}"
+                );
             }
         }
     }
@@ -80,7 +88,10 @@ mod portable {
 
     impl Parker {
         pub(crate) fn new() -> io::Result<Self> {
-            Ok(Self { token: Mutex::new(false), cv: Condvar::new() })
+            Ok(Self {
+                token: Mutex::new(false),
+                cv: Condvar::new(),
+            })
         }
 
         pub(crate) fn park(&self) {
