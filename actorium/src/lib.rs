@@ -79,3 +79,8 @@ pub use system::{
     ActorSystem, ActorSystemBuilder, ConfigError, SystemHandle, DEFAULT_QUEUES_PER_WORKER,
     DEFAULT_SPIN,
 };
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
