@@ -32,7 +32,11 @@ impl Receive<Token> for Node {
     fn receive(&mut self, t: Token, _: &mut Context<'_, Self>) -> Allocation {
         self.seen += 1;
         if t.left > 0 {
-            self.next.as_ref().unwrap().send(Token { left: t.left - 1 }).unwrap();
+            self.next
+                .as_ref()
+                .unwrap()
+                .send(Token { left: t.left - 1 })
+                .unwrap();
         }
         Allocation::Nodelete
     }
@@ -57,12 +61,21 @@ fn main() {
     let actors = arg("--actors", 100_000) as usize;
     let tokens = arg("--tokens", 1_000);
     let hops = arg("--hops", 2_000) as u32;
-    let system = ActorSystem::builder().stats(true).build().expect("actor system");
+    let system = ActorSystem::builder()
+        .stats(true)
+        .build()
+        .expect("actor system");
     let counted = Arc::new(AtomicU64::new(0));
 
     let t0 = Instant::now();
     let nodes: Vec<_> = (0..actors)
-        .map(|_| system.spawn(Node { next: None, hops: counted.clone(), seen: 0 }))
+        .map(|_| {
+            system.spawn(Node {
+                next: None,
+                hops: counted.clone(),
+                seen: 0,
+            })
+        })
         .collect();
     for (i, n) in nodes.iter().enumerate() {
         n.send(SetNext(nodes[(i + 1) % actors].clone())).unwrap();
@@ -71,7 +84,9 @@ fn main() {
 
     let t1 = Instant::now();
     for k in 0..tokens {
-        nodes[(k as usize * actors / tokens as usize) % actors].send(Token { left: hops }).unwrap();
+        nodes[(k as usize * actors / tokens as usize) % actors]
+            .send(Token { left: hops })
+            .unwrap();
     }
     // Wait for the tokens to finish, then end every actor.
     let expected = tokens * (hops as u64 + 1);
