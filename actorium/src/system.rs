@@ -309,13 +309,17 @@ impl ActorSystem {
     pub fn stop(mut self) -> Option<Stats> {
         let exec = self.handle.exec.clone();
         exec.wait_until(|| exec.live() == 0);
-        self.shut_down(true);
+        exec.begin_shutdown(true);
+        // An actor spawned (from a handle on another thread) between the wait and the close
+        // is counted in `live` by now: wait for it too, then let the workers see `live == 0`.
+        exec.wait_until(|| exec.live() == 0);
+        exec.idle.wake_all();
+        self.join_and_clean();
         exec.stats()
     }
 
-    fn shut_down(&mut self, drain: bool) {
+    fn join_and_clean(&mut self) {
         let exec = &self.handle.exec;
-        exec.begin_shutdown(drain);
         for t in self.threads.drain(..) {
             // Worker threads catch behaviour panics; a join error would be an actorium bug.
             t.join().expect("actorium worker thread panicked");
@@ -327,7 +331,8 @@ impl ActorSystem {
 impl Drop for ActorSystem {
     fn drop(&mut self) {
         if !self.threads.is_empty() {
-            self.shut_down(false);
+            self.handle.exec.begin_shutdown(false);
+            self.join_and_clean();
         }
     }
 }

@@ -386,3 +386,59 @@ fn idle_workers_sleep_and_wake() {
         assert_eq!(s.messages_processed, 21);
     });
 }
+
+#[test]
+fn started_runs_before_the_first_message() {
+    watchdog(60, || {
+        static VIOLATIONS: AtomicU64 = AtomicU64::new(0);
+        static RECEIVED: AtomicU64 = AtomicU64::new(0);
+        struct Child(bool);
+        impl Actor for Child {
+            fn started(&mut self, _: &mut Context<'_, Self>) {
+                self.0 = true;
+            }
+        }
+        impl Receive<u32> for Child {
+            fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+                if !self.0 {
+                    VIOLATIONS.fetch_add(1, Ordering::SeqCst);
+                }
+                RECEIVED.fetch_add(1, Ordering::SeqCst);
+                Allocation::Delete
+            }
+        }
+        /// Spawns children (with few queues, many land on its own, held queue) and sends to
+        /// each at once, from inside a behaviour.
+        struct Parent;
+        impl Actor for Parent {}
+        impl Receive<u32> for Parent {
+            fn receive(&mut self, n: u32, ctx: &mut Context<'_, Self>) -> Allocation {
+                for i in 0..n {
+                    ctx.spawn(Child(false)).send(i).unwrap();
+                }
+                Allocation::Delete
+            }
+        }
+        for queues in [1, 2, 4, 32] {
+            let system = ActorSystem::builder()
+                .workers(2.min(queues))
+                .queues(queues)
+                .build()
+                .unwrap();
+            for _ in 0..4 {
+                system.spawn(Parent).send(2000u32).unwrap();
+                // ...and from outside, too.
+                for i in 0..100 {
+                    system.spawn(Child(false)).send(i).unwrap();
+                }
+            }
+            system.stop();
+        }
+        assert_eq!(RECEIVED.load(Ordering::SeqCst), 4 * 4 * 2100);
+        assert_eq!(
+            VIOLATIONS.load(Ordering::SeqCst),
+            0,
+            "a message ran before `started`"
+        );
+    });
+}

@@ -6,9 +6,12 @@
 //! reference, and so does the system while the actor is registered — the *system reference*.
 //! Envelopes hold a raw pointer and no reference: they are kept valid because the system
 //! reference is released only by a *reclaim envelope*, which `retire` queues on the actor's own
-//! queue after marking the actor terminal under that queue's lock. Every envelope for the actor
-//! was queued before it (a send checks the status under the same lock) or sits in the batch being
-//! processed, which runs first; so the reclaim runs last. No reference count is touched per send.
+//! queue after marking the actor terminal under that queue's lock. Every envelope for that
+//! incarnation was queued before it (a send checks the status under the same lock) or sits in
+//! the batch being processed, which runs first. The only envelopes that can be queued behind it
+//! are a respawn's `Install` and the mail that follows, and `respawn` takes a new system
+//! reference under the lock first, so every envelope is covered by a reference until it has run.
+//! No reference count is touched per send.
 
 use super::{Actor, Allocation, Context, Receive};
 use crate::executor::inverted::envelope::{Envelope, EnvelopeVTable, Payload};
@@ -89,6 +92,12 @@ impl Header {
     #[inline]
     pub(crate) fn installed(&self) -> bool {
         self.installed.get()
+    }
+
+    /// Only by the thread holding the actor's queue, or before the cell is published.
+    #[inline]
+    pub(crate) fn set_installed(&self, v: bool) {
+        self.installed.set(v);
     }
 
     pub(crate) fn joinable(&self) -> bool {
@@ -353,6 +362,14 @@ impl<A: Actor> Start<A> {
     unsafe fn run(target: *const (), _: *mut Payload, w: &Worker) {
         // SAFETY: as for `Deliver::run`.
         let cell = unsafe { &*target.cast::<Cell<A>>() };
+        // A start envelope queued on the shared queue left the actor uninstalled (so that no
+        // local send could overtake it); the state is there, make it runnable now.
+        if cell.header.status() == Status::Alive {
+            // SAFETY (of the read): we hold the actor's queue, and a live actor that has not
+            // started still has its state.
+            debug_assert!(unsafe { (*cell.state.get()).is_some() });
+            cell.header.installed.set(true);
+        }
         if runnable(cell) {
             run_behaviour(cell, w, "started hook", |a, ctx| {
                 a.started(ctx);

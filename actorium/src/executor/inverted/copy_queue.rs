@@ -13,6 +13,8 @@
 //!   only below half utilisation keeps the high-water mark from doubling).
 
 use super::envelope::Envelope;
+use super::worker::report_panic;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Initial capacity of a copy queue (the seed's value).
 pub(crate) const INITIAL_CAPACITY: usize = 10;
@@ -79,10 +81,13 @@ impl CopyQueue {
         }
     }
 
-    /// Disposes of every live envelope without running it (shutdown).
+    /// Disposes of every live envelope without running it (shutdown). A destructor that
+    /// panics is reported and the rest are still disposed of.
     pub(crate) fn discard_all(&mut self) {
         while let Some(e) = self.pop() {
-            e.discard();
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| e.discard())) {
+                report_panic("a destructor run at shutdown", &*p);
+            }
         }
         self.reset_drained();
     }

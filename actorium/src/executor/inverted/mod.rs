@@ -117,8 +117,13 @@ impl Executor {
         self.run_state.load(Ordering::Acquire) != RUNNING
     }
 
-    pub(crate) fn draining(&self) -> bool {
-        self.run_state.load(Ordering::Acquire) == DRAINING
+    /// Whether an idle worker may exit: the system is aborting, or draining with no live actor.
+    pub(crate) fn exit_ready(&self) -> bool {
+        match self.run_state.load(Ordering::Acquire) {
+            ABORTING => true,
+            DRAINING => self.live.load(Ordering::Acquire) == 0,
+            _ => false,
+        }
     }
 
     pub(crate) fn aborting(&self) -> bool {
@@ -173,6 +178,10 @@ impl Executor {
                 unsafe { w.push_local(env) };
                 return Ok(());
             }
+            // A send for the held queue that goes to the shared queue (budget spent, or the
+            // target not yet installed) closes the local path for the rest of the visit, so no
+            // later send can overtake it.
+            w.close_local(hdr.queue);
         }
         let q = &self.queues[hdr.queue];
         {
@@ -215,9 +224,14 @@ impl Executor {
         take_ref: impl FnOnce(),
     ) -> Result<(), Envelope> {
         let me = worker::current_of(self);
-        // A spawn onto the queue this worker is processing queues `start` on the local batch,
-        // so that messages the spawner sends next (local too) cannot overtake it.
-        let local = me.is_some_and(|w| w.is_current(hdr.queue));
+        // A spawn onto the queue this worker is processing queues `start` on the local batch
+        // (within the visit budget), so that messages the spawner sends next (local too) cannot
+        // overtake it. Otherwise `start` goes to the shared queue and the actor counts as not
+        // installed until it runs, so no send can take the local path ahead of it.
+        let local = me.is_some_and(|w| w.can_push_local(hdr.queue));
+        if !local {
+            hdr.set_installed(false); // not yet published: no other thread can see the cell
+        }
         let q = &self.queues[hdr.queue];
         let start = {
             let g = q.lock();
@@ -237,8 +251,8 @@ impl Executor {
             }
         };
         match (start, me) {
-            // SAFETY: `is_current` held, and the actor is alive and installed.
-            (Some(start), Some(w)) => unsafe { w.push_local_unbudgeted(start) },
+            // SAFETY: `can_push_local` held, on this thread.
+            (Some(start), Some(w)) => unsafe { w.push_local(start) },
             (_, me) => {
                 if me.is_none_or(|w| w.index != q.owner()) {
                     self.idle.notify(q.owner());
@@ -330,7 +344,10 @@ impl Executor {
         self.live.load(Ordering::Acquire)
     }
 
-    /// Starts shutting down: graceful (`drain`) or not. Wakes every worker.
+    /// Starts shutting down: graceful (`drain`) or not. Afterwards no spawn or respawn can
+    /// succeed: a `register` or `revive` that passed its `closed()` check did so under a queue
+    /// lock that this function takes once after closing, so it has counted itself in `live`
+    /// by the time this returns. Wakes every worker.
     pub(crate) fn begin_shutdown(&self, drain: bool) {
         let _ = self.run_state.compare_exchange(
             RUNNING,
@@ -338,6 +355,9 @@ impl Executor {
             Ordering::AcqRel,
             Ordering::Acquire,
         );
+        for q in self.queues.iter() {
+            drop(q.lock());
+        }
         self.idle.wake_all();
         let _g = self.term.lock().unwrap();
         self.term_cv.notify_all();
@@ -366,8 +386,8 @@ impl Executor {
             unsafe { Header::shutdown(hdr) };
             self.live.fetch_sub(1, Ordering::Relaxed);
         }
-        // 4. Dropping states may have released envelopes' owners; nothing can be enqueued now
-        //    (every actor is terminal), but reclaims queued by step 2's drops are disposed of.
+        // 4. Every actor is terminal now, so nothing new can be queued; this pass is a guard
+        //    for envelopes that step 3's user destructors might have produced.
         self.discard_queued();
         let _g = self.term.lock().unwrap();
         self.term_cv.notify_all();

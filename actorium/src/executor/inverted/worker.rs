@@ -86,13 +86,27 @@ impl Worker {
     /// Whether a send to `hdr` from this thread can take the local fast path.
     #[inline]
     pub(crate) fn try_push_local(&self, hdr: &Header, _env: &Envelope) -> bool {
-        // The status and `installed` of an actor of the queue this worker is processing change
-        // only on this thread (or under the queue lock from `Destroyed`, which sends through the
-        // locked path below), so these plain reads are exact.
-        self.current.get() == hdr.queue
-            && self.budget.get() > 0
-            && hdr.status() == Status::Alive
-            && hdr.installed()
+        // `installed` of an actor of the held queue changes only on this thread; its status
+        // changes on this thread, or under the queue lock from `Destroyed` to `Alive` (respawn),
+        // and then `installed` stays false until the `Install` envelope runs here. So an actor
+        // that passes both checks has every earlier envelope in the held batch, and a send that
+        // fails them goes to the shared queue and closes the local path (`close_local`).
+        self.can_push_local(hdr.queue) && hdr.status() == Status::Alive && hdr.installed()
+    }
+
+    /// Whether this worker holds queue `ticket` and may still append to its batch this visit.
+    #[inline]
+    pub(crate) fn can_push_local(&self, ticket: usize) -> bool {
+        self.current.get() == ticket && self.budget.get() > 0
+    }
+
+    /// A send for queue `ticket` went to its shared queue: if this worker holds that queue,
+    /// no later send may be appended to the batch in this visit (it would overtake).
+    #[inline]
+    pub(crate) fn close_local(&self, ticket: usize) {
+        if self.current.get() == ticket {
+            self.budget.set(0);
+        }
     }
 
     /// Appends to the batch being processed.
@@ -113,7 +127,8 @@ impl Worker {
         self.current.get() == ticket
     }
 
-    /// Appends to the batch being processed without spending budget (a spawn's start envelope).
+    /// Appends to the batch being processed without spending budget (a reclaim envelope, which
+    /// creates no further work).
     ///
     /// # Safety
     /// `is_current` holds for the envelope target's queue, on this thread.
@@ -154,7 +169,7 @@ impl Worker {
                 idle_passes = 0;
                 continue;
             }
-            if exec.draining() {
+            if exec.exit_ready() {
                 // Every actor is terminal: leave once a locked pass finds nothing left (dead
                 // letters and reclaim envelopes are still disposed of by the loop above).
                 if !self.locked_search() {
@@ -177,7 +192,7 @@ impl Worker {
             }
             // Idle sleep: announce, search exhaustively (under each queue's lock), then sleep.
             exec.idle.announce(self.index);
-            if self.locked_search() || exec.closed() {
+            if self.locked_search() || exec.exit_ready() {
                 exec.idle.retire(self.index);
                 idle_since = None;
                 idle_passes = 0;
