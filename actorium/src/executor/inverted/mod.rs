@@ -191,22 +191,25 @@ impl Executor {
             }
             g.push(env);
         }
-        let owner = q.owner();
-        match me {
-            Some(w) if w.index == owner => {}
-            _ => {
-                if self.idle.notify(owner) {
-                    self.count(|c, owned| {
-                        if owned {
-                            c.wakeups.bump(1)
-                        } else {
-                            c.wakeups.add(1)
-                        }
-                    });
-                }
-            }
-        }
+        self.notify_owner(q, me);
         Ok(())
+    }
+
+    /// Step two of the notifier's side of the idle-sleep handshake, after an envelope was
+    /// published under `q`'s lock: wake `q`'s owner unless it is the calling worker (which is
+    /// running, and will reach `q` before it could sleep).
+    #[inline]
+    fn notify_owner(&self, q: &WorkQueue, me: Option<&worker::Worker>) {
+        let owner = q.owner();
+        if me.is_none_or(|w| w.index != owner) && self.idle.notify(owner) {
+            self.count(|c, owned| {
+                if owned {
+                    c.wakeups.bump(1)
+                } else {
+                    c.wakeups.add(1)
+                }
+            });
+        }
     }
 
     /// Registers a newly spawned actor (live count, the queue's actor list) and queues its
@@ -253,11 +256,7 @@ impl Executor {
         match (start, me) {
             // SAFETY: `can_push_local` held, on this thread.
             (Some(start), Some(w)) => unsafe { w.push_local(start) },
-            (_, me) => {
-                if me.is_none_or(|w| w.index != q.owner()) {
-                    self.idle.notify(q.owner());
-                }
-            }
+            _ => self.notify_owner(q, me),
         }
         Ok(())
     }
@@ -287,9 +286,7 @@ impl Executor {
             unsafe { g.link(&hdr.link) };
             g.push(install);
         }
-        if worker::current_of(self).is_none_or(|w| w.index != q.owner()) {
-            self.idle.notify(q.owner());
-        }
+        self.notify_owner(q, worker::current_of(self));
         Ok(())
     }
 
@@ -319,11 +316,7 @@ impl Executor {
         match (local, me) {
             // SAFETY: `is_current` held under the lock, on this thread.
             (Some(reclaim), Some(w)) => unsafe { w.push_local_unbudgeted(reclaim) },
-            (_, me) => {
-                if me.is_none_or(|w| w.index != q.owner()) {
-                    self.idle.notify(q.owner());
-                }
-            }
+            _ => self.notify_owner(q, me),
         }
         let joinable = hdr.joinable();
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 || joinable {
