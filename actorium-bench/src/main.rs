@@ -1,289 +1,322 @@
-//! actorium-bench: micro-benchmarks of actorium's message-centric executor.
+//! actorium-bench: the Cforall-thesis and Savina workloads on actorium and its peers, side by
+//! side, in one run. See `BENCHMARKS.md` for the workloads and `README.md` (repository root)
+//! for the latest results.
 //!
-//! `cargo run --release -p actorium-bench -- [static-send|dynamic-send|ping-pong|thread-ring|idle|all] [--workers N] [--scale F]`
-//!
-//! Every benchmark checks a checksum and exits non-zero when it is wrong.
+//! ```text
+//! cargo run --release -p actorium-bench -- [--quick] [--only a,b] [--systems x,y] \
+//!     [--threads N] [--runs R] [--json FILE] [--out DIR]
+//! ```
 
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive};
-use std::sync::atomic::{AtomicU64, Ordering};
+mod actorium_impl;
+mod harness;
+mod report;
+mod suite;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use report::Record;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use suite::{Params, BENCHES, SYSTEMS};
 
-fn system(workers: usize) -> ActorSystem {
-    ActorSystem::builder()
-        .workers(workers)
-        .build()
-        .expect("actor system")
-}
-
-fn check(name: &str, got: u64, want: u64) {
-    if got != want {
-        eprintln!("{name}: checksum mismatch: got {got}, expected {want}");
-        std::process::exit(1);
-    }
-}
-
-fn report(name: &str, ops: u64, unit: &str, elapsed: Duration) {
-    let ns = elapsed.as_nanos() as f64 / ops as f64;
-    println!(
-        "{name:<14} {ops:>11} {unit:<6} {:>9.3} s {ns:>9.1} ns/{unit}",
-        elapsed.as_secs_f64()
-    );
-}
-
-// ---- static send: one actor re-sends one message to itself --------------------------------
-struct SelfSender {
-    me: Option<Addr<SelfSender>>,
-    left: u64,
-    count: u64,
-}
-struct Tick;
-impl Actor for SelfSender {
-    fn started(&mut self, ctx: &mut Context<'_, Self>) {
-        self.me = Some(ctx.address());
-    }
-}
-impl Receive<Tick> for SelfSender {
-    fn receive(&mut self, t: Tick, _: &mut Context<'_, Self>) -> Allocation {
-        self.count += 1;
-        if self.count == self.left {
-            self.me = None;
-            return Allocation::Finished;
-        }
-        self.me.as_ref().unwrap().send(t).unwrap();
-        Allocation::Nodelete
-    }
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "actorium side by side with CAF, Erlang/OTP, actix, ractor and kameo"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+    /// Smaller parameters and 3 runs each, so the whole suite finishes in a few minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Only these benchmarks (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Only these systems (comma-separated names).
+    #[arg(long, value_delimiter = ',')]
+    systems: Vec<String>,
+    /// Threads for every system (default: available parallelism).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Runs per (benchmark, system); the median is reported (default 5, or 3 with --quick).
+    #[arg(long)]
+    runs: Option<usize>,
+    /// Write machine-readable results to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Directory for results.md and the chart.
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// Seconds one run may take before it is killed and reported as failed.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
 }
 
-fn static_send(workers: usize, n: u64) {
-    let sys = system(workers);
-    let (a, h) = sys.spawn_joinable(SelfSender {
-        me: None,
-        left: n,
-        count: 0,
-    });
-    let t = Instant::now();
-    a.send(Tick).unwrap();
-    let fin = h.join().unwrap();
-    let el = t.elapsed();
-    sys.stop();
-    check("static-send", fin.count, n);
-    report("static-send", n, "send", el);
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Runs one workload once in this process and prints `RESULT seconds=.. checksum=..`
+    /// (what the harness runs in a child process for every Rust system).
+    #[command(hide = true)]
+    Exec {
+        bench: String,
+        system: String,
+        threads: usize,
+        params: Vec<String>,
+    },
+    /// Measures the CPU an idle actorium system uses.
+    Idle {
+        #[arg(long, default_value_t = 10)]
+        secs: u64,
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Lists the benchmarks and systems.
+    List,
 }
 
-// ---- dynamic send: each receive spawns a new actor and sends it one message ----------------
-static DYN_LAST: AtomicU64 = AtomicU64::new(0);
-struct Hop;
-struct Go(u64, u64);
-impl Actor for Hop {}
-impl Receive<Go> for Hop {
-    fn receive(&mut self, Go(k, n): Go, ctx: &mut Context<'_, Self>) -> Allocation {
-        if k < n {
-            ctx.spawn(Hop).send(Go(k + 1, n)).unwrap();
-        } else {
-            DYN_LAST.store(k, Ordering::Relaxed);
-        }
-        Allocation::Delete
-    }
-}
-
-fn dynamic_send(workers: usize, n: u64) {
-    let sys = system(workers);
-    let t = Instant::now();
-    sys.spawn(Hop).send(Go(1, n)).unwrap();
-    sys.stop();
-    let el = t.elapsed();
-    check("dynamic-send", DYN_LAST.load(Ordering::Relaxed), n);
-    report("dynamic-send", n, "send", el);
-}
-
-// ---- ping-pong -------------------------------------------------------------------------------
-struct Ping {
-    pong: Option<Addr<Pong>>,
-    left: u64,
-    count: u64,
-}
-struct Pong {
-    ping: Option<Addr<Ping>>,
-}
-struct Ball;
-struct Meet(Addr<Pong>);
-struct MeetBack(Addr<Ping>);
-impl Actor for Ping {}
-impl Actor for Pong {}
-impl Receive<Meet> for Ping {
-    fn receive(&mut self, Meet(p): Meet, ctx: &mut Context<'_, Self>) -> Allocation {
-        p.send(MeetBack(ctx.address())).unwrap();
-        p.send(Ball).unwrap();
-        self.pong = Some(p);
-        Allocation::Nodelete
-    }
-}
-impl Receive<Ball> for Ping {
-    fn receive(&mut self, b: Ball, _: &mut Context<'_, Self>) -> Allocation {
-        self.count += 1;
-        let pong = self.pong.as_ref().unwrap();
-        if self.count == self.left {
-            pong.send(actorium::DeleteMsg).unwrap();
-            self.pong = None;
-            return Allocation::Finished;
-        }
-        pong.send(b).unwrap();
-        Allocation::Nodelete
-    }
-}
-impl Receive<MeetBack> for Pong {
-    fn receive(&mut self, MeetBack(p): MeetBack, _: &mut Context<'_, Self>) -> Allocation {
-        self.ping = Some(p);
-        Allocation::Nodelete
-    }
-}
-impl Receive<Ball> for Pong {
-    fn receive(&mut self, b: Ball, _: &mut Context<'_, Self>) -> Allocation {
-        self.ping.as_ref().unwrap().send(b).unwrap();
-        Allocation::Nodelete
-    }
-}
-impl Drop for Pong {
-    fn drop(&mut self) {
-        self.ping = None;
-    }
-}
-
-fn ping_pong(workers: usize, n: u64) {
-    let sys = system(workers);
-    let (ping, h) = sys.spawn_joinable(Ping {
-        pong: None,
-        left: n,
-        count: 0,
-    });
-    let pong = sys.spawn(Pong { ping: None });
-    let t = Instant::now();
-    ping.send(Meet(pong)).unwrap();
-    let fin = h.join().unwrap();
-    let el = t.elapsed();
-    sys.stop();
-    check("ping-pong", fin.count, n);
-    report("ping-pong", n, "trip", el);
-}
-
-// ---- thread ring -----------------------------------------------------------------------------
-struct Node {
-    next: Option<Addr<Node>>,
-    passes: u64,
-}
-struct Link(Addr<Node>);
-struct Token(u64);
-impl Actor for Node {}
-impl Receive<Link> for Node {
-    fn receive(&mut self, Link(n): Link, _: &mut Context<'_, Self>) -> Allocation {
-        self.next = Some(n);
-        Allocation::Nodelete
-    }
-}
-static RING_DONE: AtomicU64 = AtomicU64::new(0);
-impl Receive<Token> for Node {
-    fn receive(&mut self, Token(left): Token, _: &mut Context<'_, Self>) -> Allocation {
-        self.passes += 1;
-        let next = self.next.take().unwrap();
-        if left == 0 {
-            RING_DONE.fetch_add(1, Ordering::Relaxed);
-            // Tell the ring to end: every node ends when it sees a token with u64::MAX.
-            let _ = next.send(Token(u64::MAX));
-            return Allocation::Delete;
-        }
-        if left == u64::MAX {
-            let _ = next.send(Token(u64::MAX));
-            return Allocation::Delete;
-        }
-        next.send(Token(left - 1)).unwrap();
-        self.next = Some(next);
-        Allocation::Nodelete
-    }
-}
-
-fn thread_ring(workers: usize, actors: usize, hops: u64) {
-    let sys = system(workers);
-    let nodes: Vec<_> = (0..actors)
-        .map(|_| {
-            sys.spawn(Node {
-                next: None,
-                passes: 0,
-            })
-        })
-        .collect();
-    for (i, node) in nodes.iter().enumerate() {
-        node.send(Link(nodes[(i + 1) % actors].clone())).unwrap();
-    }
-    let first = nodes[0].clone();
-    drop(nodes);
-    let t = Instant::now();
-    first.send(Token(hops)).unwrap();
-    sys.stop();
-    let el = t.elapsed();
-    check("thread-ring", RING_DONE.swap(0, Ordering::Relaxed), 1);
-    report("thread-ring", hops, "hop", el);
-}
-
-// ---- idle CPU --------------------------------------------------------------------------------
-fn cpu_time() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct we own.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer to a rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-fn idle(workers: usize, secs: u64) {
-    let sys = system(workers);
-    std::thread::sleep(Duration::from_millis(200));
-    let (c0, t0) = (cpu_time(), Instant::now());
-    std::thread::sleep(Duration::from_secs(secs));
-    let (c1, el) = (cpu_time(), t0.elapsed());
-    sys.stop();
-    let pct = (c1 - c0).as_secs_f64() / el.as_secs_f64() * 100.0;
-    println!(
-        "idle           {workers} workers, {secs} s: {:.4} % of one core ({:?} CPU)",
-        pct,
-        c1 - c0
-    );
+fn available_parallelism() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut which = "all".to_string();
-    let mut workers = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut scale = 1.0f64;
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--workers" => {
-                workers = args[i + 1].parse().expect("--workers N");
-                i += 1;
-            }
-            "--scale" => {
-                scale = args[i + 1].parse().expect("--scale F");
-                i += 1;
-            }
-            w => which = w.to_string(),
+    let cli = Cli::parse();
+    match cli.cmd {
+        Some(Cmd::Exec {
+            ref bench,
+            ref system,
+            threads,
+            ref params,
+        }) => exec(bench, system, threads, params),
+        Some(Cmd::Idle { secs, threads }) => {
+            idle(threads.unwrap_or_else(available_parallelism), secs)
         }
-        i += 1;
+        Some(Cmd::List) => {
+            for b in BENCHES {
+                println!(
+                    "{:<22} {:<15} default: {}",
+                    b.name,
+                    b.source,
+                    b.params(false).display()
+                );
+            }
+            for s in SYSTEMS {
+                println!("{:<22} {}", s.name, s.threads_note);
+            }
+        }
+        None => std::process::exit(suite_main(&cli)),
     }
-    let n = |base: f64| (base * scale).max(1.0) as u64;
-    let all = which == "all";
-    if all || which == "static-send" {
-        static_send(workers, n(10_000_000.0));
+}
+
+/// Child mode: run one workload, print the result line.
+fn exec(bench: &str, system: &str, threads: usize, params: &[String]) {
+    let fail = |code: i32, msg: String| -> ! {
+        eprintln!("{msg}");
+        std::process::exit(code)
+    };
+    let params = Params::parse(params).unwrap_or_else(|e| fail(2, e));
+    let result = if let Some(variant) = system.strip_prefix("actorium-") {
+        actorium_impl::run(variant, bench, threads, &params)
+    } else {
+        Err(format!("unknown in-process system `{system}`"))
+    };
+    match result {
+        Ok((secs, sum)) => println!("RESULT seconds={secs:.9} checksum={sum}"),
+        Err(e) if e.starts_with("n/a") => fail(harness::EXIT_NOT_APPLICABLE, e),
+        Err(e) => fail(1, e),
     }
-    if all || which == "dynamic-send" {
-        dynamic_send(workers, n(1_000_000.0));
+}
+
+fn select<T>(
+    names: &[String],
+    all: &'static [T],
+    name: fn(&T) -> &str,
+    what: &str,
+) -> Result<Vec<&'static T>, String> {
+    if names.is_empty() {
+        return Ok(all.iter().collect());
     }
-    if all || which == "ping-pong" {
-        ping_pong(workers, n(1_000_000.0));
+    names
+        .iter()
+        .map(|n| {
+            all.iter().find(|x| name(x) == n).ok_or_else(|| {
+                let valid: Vec<&str> = all.iter().map(name).collect();
+                format!("unknown {what} `{n}`; valid: {}", valid.join(", "))
+            })
+        })
+        .collect()
+}
+
+fn suite_main(cli: &Cli) -> i32 {
+    let benches = match select(&cli.only, BENCHES, |b| b.name, "benchmark") {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("actorium-bench: {e}");
+            return 2;
+        }
+    };
+    let systems = match select(&cli.systems, SYSTEMS, |s| s.name, "system") {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("actorium-bench: {e}");
+            return 2;
+        }
+    };
+    let threads = cli.threads.unwrap_or_else(available_parallelism);
+    if threads == 0 {
+        eprintln!("actorium-bench: --threads must be at least 1");
+        return 2;
     }
-    if all || which == "thread-ring" {
-        thread_ring(workers, 100, n(10_000_000.0));
+    let runs = cli.runs.unwrap_or(if cli.quick { 3 } else { 5 }).max(1);
+    let timeout = Duration::from_secs(cli.timeout);
+
+    // Build (or find) the foreign peers once.
+    let ready: Vec<Result<(), String>> = systems.iter().map(|s| suite::prepare(s)).collect();
+    for (s, r) in systems.iter().zip(&ready) {
+        if let Err(e) = r {
+            eprintln!("{}: {e}", s.name);
+        }
     }
-    if which == "idle" || (all && scale >= 1.0) {
-        idle(workers, if all { 10 } else { n(10.0) });
+
+    let total = (benches.len() * systems.len() * runs) as u64;
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+            .unwrap()
+            .progress_chars("=> "),
+    );
+    let started = Instant::now();
+    let mut records = Vec::new();
+    for b in &benches {
+        let params = b.params(cli.quick);
+        for (s, ready) in systems.iter().zip(&ready) {
+            if let Err(why) = ready {
+                records.push(Record::unavailable(b, s.name, threads, &params, why));
+                bar.inc(runs as u64);
+                continue;
+            }
+            let mut results = Vec::with_capacity(runs);
+            for i in 0..runs {
+                bar.set_message(format!("{} on {} (run {}/{runs})", b.name, s.name, i + 1));
+                let r = harness::run_once(s, b, threads, &params, timeout);
+                let stop = r.is_err();
+                results.push(r);
+                bar.inc(1);
+                if stop {
+                    bar.inc((runs - i - 1) as u64);
+                    break;
+                }
+            }
+            let rec = Record::from_runs(b, s.name, threads, &params, &results);
+            if rec.status != "ok" {
+                bar.println(format!(
+                    "{} on {}: {} {}",
+                    b.name,
+                    s.name,
+                    rec.status,
+                    rec.note.as_deref().unwrap_or("")
+                ));
+            }
+            records.push(rec);
+        }
     }
+    bar.finish_and_clear();
+
+    let bench_names: Vec<String> = benches.iter().map(|b| b.name.to_string()).collect();
+    let sys_names: Vec<String> = systems.iter().map(|s| s.name.to_string()).collect();
+    let table = report::markdown(&records, &bench_names, &sys_names);
+    println!("{table}");
+    println!(
+        "{} benchmarks × {} systems × {runs} runs, {threads} threads{} in {:.0} s",
+        benches.len(),
+        systems.len(),
+        if cli.quick { ", --quick" } else { "" },
+        started.elapsed().as_secs_f64()
+    );
+    if let Err(e) = write_outputs(
+        cli,
+        &records,
+        &bench_names,
+        &sys_names,
+        &table,
+        threads,
+        runs,
+    ) {
+        eprintln!("actorium-bench: {e}");
+        return 1;
+    }
+    let errors: Vec<_> = records.iter().filter(|r| r.is_error()).collect();
+    for r in &errors {
+        eprintln!(
+            "error: {} on {}: {} {}",
+            r.benchmark,
+            r.system,
+            r.status,
+            r.note.as_deref().unwrap_or("")
+        );
+    }
+    i32::from(!errors.is_empty())
+}
+
+fn write_outputs(
+    cli: &Cli,
+    records: &[Record],
+    benches: &[String],
+    systems: &[String],
+    table: &str,
+    threads: usize,
+    runs: usize,
+) -> Result<(), String> {
+    std::fs::create_dir_all(&cli.out).map_err(|e| format!("{}: {e}", cli.out.display()))?;
+    let md =
+        format!(
+        "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}.\n\n{table}\n\
+         Systems: {}.\n",
+        if cli.quick { ", --quick parameters" } else { "" },
+        SYSTEMS
+            .iter()
+            .filter(|s| systems.iter().any(|n| n == s.name))
+            .map(|s| format!("{} ({})", s.name, s.threads_note))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    let md_path = cli.out.join("results.md");
+    std::fs::write(&md_path, md).map_err(|e| format!("{}: {e}", md_path.display()))?;
+    report::chart(records, benches, systems, &cli.out.join("ratios.svg"))?;
+    if let Some(path) = &cli.json {
+        let json = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
+        std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    eprintln!(
+        "wrote {} and {}",
+        md_path.display(),
+        cli.out.join("ratios.svg").display()
+    );
+    Ok(())
+}
+
+/// CPU used by an idle actorium system over `secs` seconds.
+fn idle(threads: usize, secs: u64) {
+    fn cpu() -> f64 {
+        // SAFETY: a zeroed rusage is valid for getrusage to overwrite.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer.
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        tv(ru.ru_utime) + tv(ru.ru_stime)
+    }
+    let system = actorium::ActorSystem::builder()
+        .workers(threads)
+        .build()
+        .expect("actor system");
+    std::thread::sleep(Duration::from_millis(200));
+    let (c0, t0) = (cpu(), Instant::now());
+    std::thread::sleep(Duration::from_secs(secs));
+    let (c1, el) = (cpu(), t0.elapsed().as_secs_f64());
+    system.stop();
+    println!(
+        "idle: {threads} workers for {el:.1} s used {:.3} ms of CPU = {:.4} % of one core",
+        (c1 - c0) * 1e3,
+        (c1 - c0) / el * 100.0
+    );
 }

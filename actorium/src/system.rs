@@ -228,6 +228,18 @@ impl SystemHandle {
         (Addr::from_cell(cell.clone()), JoinHandle::new(cell))
     }
 
+    /// The worker that currently owns message queue `queue` (see [`Addr::queue`]).
+    ///
+    /// # Panics
+    /// If `queue` is not below the system's number of queues.
+    pub fn worker_of_queue(&self, queue: usize) -> usize {
+        assert!(
+            queue < self.exec.queue_count(),
+            "queue {queue} does not exist"
+        );
+        self.exec.queue_owner(queue)
+    }
+
     /// Actors spawned and not yet terminal.
     pub fn live_actors(&self) -> usize {
         self.exec.live()

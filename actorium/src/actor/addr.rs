@@ -48,6 +48,27 @@ impl<A: Actor> Addr<A> {
         cell::send(&self.cell, msg).map_err(SendError)
     }
 
+    /// The actor's queue ticket: the index of the message queue that carries all its messages.
+    /// Tickets are handed out round-robin over all queues in spawn order, so the `k`-th actor
+    /// spawned on a system gets queue `k % queues` (when nothing else spawns concurrently).
+    /// With [`crate::SystemHandle::worker_of_queue`] this lets a program place actors on
+    /// workers, as the seed's balance benchmarks do.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem};
+    /// struct A;
+    /// impl Actor for A {}
+    /// let system = ActorSystem::builder().workers(2).queues_per_worker(4).build().unwrap();
+    /// let a: Vec<_> = (0..9).map(|_| system.spawn(A)).collect();
+    /// assert_eq!(a[0].queue(), 0);
+    /// assert_eq!(a[8].queue(), 0); // 8 queues, round-robin
+    /// assert_eq!(system.worker_of_queue(a[5].queue()), 1);
+    /// # drop(system);
+    /// ```
+    pub fn queue(&self) -> usize {
+        self.cell.header.queue
+    }
+
     /// Whether the actor still accepts messages.
     pub fn is_alive(&self) -> bool {
         self.cell.header.status() == Status::Alive

@@ -98,6 +98,10 @@ impl Executor {
         self.queues.len()
     }
 
+    pub(crate) fn queue_owner(&self, ticket: usize) -> usize {
+        self.queues[ticket].owner()
+    }
+
     /// The queue in worker slot `slot`.
     #[inline]
     pub(crate) fn slot(&self, slot: usize) -> &WorkQueue {

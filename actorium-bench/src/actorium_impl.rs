@@ -1,0 +1,766 @@
+//! The workloads of `BENCHMARKS.md` on actorium.
+
+use crate::suite::Params;
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Instant;
+
+/// Completion: actors report values; main waits until `expected` reports arrived.
+struct Done {
+    sum: AtomicU64,
+    remaining: AtomicU64,
+    flag: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Done {
+    fn new(reports: u64) -> Arc<Self> {
+        Arc::new(Self {
+            sum: AtomicU64::new(0),
+            remaining: AtomicU64::new(reports),
+            flag: Mutex::new(false),
+            cv: Condvar::new(),
+        })
+    }
+
+    fn report(&self, v: u64) {
+        self.sum.fetch_add(v, Ordering::Relaxed);
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            *self.flag.lock().unwrap() = true;
+            self.cv.notify_all();
+        }
+    }
+
+    fn wait(&self) -> u64 {
+        let mut g = self.flag.lock().unwrap();
+        while !*g {
+            g = self.cv.wait(g).unwrap();
+        }
+        self.sum.load(Ordering::Acquire)
+    }
+}
+
+/// The tiny computation of the fork-join workloads.
+#[inline]
+fn tiny(x: u64, r: u64) -> u64 {
+    (x.wrapping_mul(31) + r) % 1_000_003
+}
+
+/// Runs `bench` on an actorium system with `threads` workers; returns (seconds, checksum).
+pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f64, u64), String> {
+    if variant != "inverted" {
+        return Err(format!("unknown actorium executor `{variant}`"));
+    }
+    let system = ActorSystem::builder()
+        .workers(threads)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let t0 = Instant::now();
+    let checksum = match bench {
+        "static-send" => static_send(&system, p.get("n")),
+        "dynamic-send" => dynamic_send(&system, p.get("n")),
+        "executor" => executor(&system, p, None),
+        "balance-one" => executor(&system, p, Some(Balance::One)),
+        "balance-multi" => executor(&system, p, Some(Balance::Multi)),
+        "repeat" => repeat(&system, p.get("servers"), p.get("reps")),
+        "matrix" => return matrix(system, p.get("n") as usize),
+        "ping-pong" => ping_pong(&system, p.get("n")),
+        "counting" => counting(&system, p.get("n")),
+        "fork-join-throughput" => fj_throughput(&system, p.get("actors"), p.get("msgs")),
+        "fork-join-creation" => fj_creation(&system, p.get("n")),
+        "thread-ring" => thread_ring(&system, p.get("actors"), p.get("passes")),
+        "chameneos" => chameneos(&system, p.get("creatures"), p.get("meetings")),
+        "big" => big(&system, p.get("actors"), p.get("pings")),
+        other => return Err(format!("unknown benchmark `{other}`")),
+    };
+    let secs = t0.elapsed().as_secs_f64();
+    system.stop();
+    Ok((secs, checksum))
+}
+
+// ---- static-send ---------------------------------------------------------------------------
+struct SelfSender {
+    me: Option<Addr<SelfSender>>,
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+struct Tick;
+impl Actor for SelfSender {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        self.me = Some(ctx.address());
+    }
+}
+impl Receive<Tick> for SelfSender {
+    fn receive(&mut self, t: Tick, _: &mut Context<'_, Self>) -> Allocation {
+        self.count += 1;
+        if self.count < self.n {
+            self.me.as_ref().unwrap().send(t).unwrap();
+            return Allocation::Nodelete;
+        }
+        self.me = None;
+        self.done.report(self.count);
+        Allocation::Delete
+    }
+}
+
+fn static_send(s: &ActorSystem, n: u64) -> u64 {
+    let done = Done::new(1);
+    let a = s.spawn(SelfSender {
+        me: None,
+        n,
+        count: 0,
+        done: done.clone(),
+    });
+    a.send(Tick).unwrap();
+    done.wait()
+}
+
+// ---- dynamic-send --------------------------------------------------------------------------
+struct Hop(Arc<Done>);
+struct Go(u64, u64);
+impl Actor for Hop {}
+impl Receive<Go> for Hop {
+    fn receive(&mut self, Go(k, n): Go, ctx: &mut Context<'_, Self>) -> Allocation {
+        if k < n {
+            ctx.spawn(Hop(self.0.clone())).send(Go(k + 1, n)).unwrap();
+        } else {
+            self.0.report(k);
+        }
+        Allocation::Delete
+    }
+}
+
+fn dynamic_send(s: &ActorSystem, n: u64) -> u64 {
+    let done = Done::new(1);
+    s.spawn(Hop(done.clone())).send(Go(1, n)).unwrap();
+    done.wait()
+}
+
+// ---- executor, balance-one, balance-multi ---------------------------------------------------
+#[derive(Clone, Copy)]
+enum Balance {
+    One,
+    Multi,
+}
+
+type Group = Arc<OnceLock<Vec<Addr<Member>>>>;
+
+struct Member {
+    group: Group,
+    local: u64,
+    size: u64,
+    total: u64, // R = rounds * group
+    sent: u64,
+    recv: u64,
+    done: Arc<Done>,
+}
+struct Msg;
+impl Actor for Member {}
+impl Receive<Msg> for Member {
+    fn receive(&mut self, _: Msg, _: &mut Context<'_, Self>) -> Allocation {
+        self.recv += 1;
+        if self.sent < self.total {
+            let to = (self.local + self.sent) % self.size;
+            self.group.get().unwrap()[to as usize].send(Msg).unwrap();
+            self.sent += 1;
+        }
+        if self.recv == self.total + 1 {
+            self.done.report(self.recv);
+            return Allocation::Delete;
+        }
+        Allocation::Nodelete
+    }
+}
+
+/// Receives one message and terminates (the balance benchmarks' filler).
+struct Dummy;
+impl Actor for Dummy {}
+impl Receive<Msg> for Dummy {
+    fn receive(&mut self, _: Msg, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Delete
+    }
+}
+
+fn executor(s: &ActorSystem, p: &Params, balance: Option<Balance>) -> u64 {
+    let (actors, size, rounds) = (p.get("actors"), p.get("group"), p.get("rounds"));
+    let done = Done::new(actors);
+    // Which workers carry the load; the others get dummies (placement by queue ticket).
+    let loaded = |w: usize| match balance {
+        None => true,
+        Some(Balance::One) => w == 0,
+        Some(Balance::Multi) => w % 2 == 0,
+    };
+    let mut all = Vec::with_capacity(actors as usize);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut dummies = Vec::new();
+    // Tickets are round-robin in spawn order, and nothing else spawns on this fresh system:
+    // the k-th spawn lands on queue k % queues.
+    let mut ticket = 0usize;
+    while (all.len() as u64) < actors {
+        let q = ticket % s.queues();
+        ticket += 1;
+        if !loaded(s.worker_of_queue(q)) {
+            let d = s.spawn(Dummy);
+            debug_assert_eq!(d.queue(), q);
+            dummies.push(d);
+            continue;
+        }
+        let i = all.len() as u64;
+        if i % size == 0 {
+            groups.push(Arc::new(OnceLock::new()));
+        }
+        let a = s.spawn(Member {
+            group: groups.last().unwrap().clone(),
+            local: i % size,
+            size,
+            total: rounds * size,
+            sent: 0,
+            recv: 0,
+            done: done.clone(),
+        });
+        debug_assert_eq!(a.queue(), q);
+        all.push(a);
+    }
+    for (g, lock) in groups.iter().enumerate() {
+        let members = all[g * size as usize..(g + 1) * size as usize].to_vec();
+        assert!(lock.set(members).is_ok());
+    }
+    for d in &dummies {
+        d.send(Msg).unwrap();
+    }
+    for a in &all {
+        a.send(Msg).unwrap();
+    }
+    drop(all);
+    drop(groups);
+    done.wait()
+}
+
+// ---- repeat ---------------------------------------------------------------------------------
+struct Client {
+    servers: Vec<Addr<Server>>,
+    reps_left: u64,
+    pending: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Server {
+    index: u64,
+    client: Addr<Client>,
+}
+struct Servers(Vec<Addr<Server>>);
+struct Start;
+struct Req;
+struct Rep(u64);
+impl Actor for Client {}
+impl Actor for Server {}
+impl Client {
+    fn scatter(&mut self) {
+        self.pending = self.servers.len() as u64;
+        for s in &self.servers {
+            s.send(Req).unwrap();
+        }
+    }
+}
+impl Receive<Servers> for Client {
+    fn receive(&mut self, s: Servers, _: &mut Context<'_, Self>) -> Allocation {
+        self.servers = s.0;
+        Allocation::Nodelete
+    }
+}
+impl Receive<Start> for Client {
+    fn receive(&mut self, _: Start, _: &mut Context<'_, Self>) -> Allocation {
+        self.scatter();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Rep> for Client {
+    fn receive(&mut self, r: Rep, _: &mut Context<'_, Self>) -> Allocation {
+        self.sum += r.0 + 1;
+        self.pending -= 1;
+        if self.pending == 0 {
+            self.reps_left -= 1;
+            if self.reps_left == 0 {
+                for s in self.servers.drain(..) {
+                    s.send(actorium::DeleteMsg).unwrap();
+                }
+                self.done.report(self.sum);
+                return Allocation::Delete;
+            }
+            self.scatter();
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<Req> for Server {
+    fn receive(&mut self, _: Req, _: &mut Context<'_, Self>) -> Allocation {
+        self.client.send(Rep(self.index)).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+fn repeat(s: &ActorSystem, servers: u64, reps: u64) -> u64 {
+    let done = Done::new(1);
+    let client = s.spawn(Client {
+        servers: Vec::new(),
+        reps_left: reps,
+        pending: 0,
+        sum: 0,
+        done: done.clone(),
+    });
+    let list = (0..servers)
+        .map(|index| {
+            s.spawn(Server {
+                index,
+                client: client.clone(),
+            })
+        })
+        .collect();
+    client.send(Servers(list)).unwrap();
+    client.send(Start).unwrap();
+    done.wait()
+}
+
+// ---- matrix ---------------------------------------------------------------------------------
+struct RowWorker {
+    x: Arc<Vec<u64>>,
+    y: Arc<Vec<u64>>,
+    n: usize,
+    done: Arc<Done>,
+}
+struct Row(usize);
+impl Actor for RowWorker {}
+impl Receive<Row> for RowWorker {
+    fn receive(&mut self, Row(i): Row, _: &mut Context<'_, Self>) -> Allocation {
+        let n = self.n;
+        let mut z = vec![0u64; n];
+        let xi = &self.x[i * n..(i + 1) * n];
+        for (k, &xik) in xi.iter().enumerate() {
+            let yk = &self.y[k * n..(k + 1) * n];
+            for (zj, &ykj) in z.iter_mut().zip(yk) {
+                *zj += xik * ykj;
+            }
+        }
+        self.done.report(z.iter().sum());
+        Allocation::Delete
+    }
+}
+
+/// Matrix builds its data before the clock, so it times itself.
+fn matrix(system: ActorSystem, n: usize) -> Result<(f64, u64), String> {
+    let x: Arc<Vec<u64>> = Arc::new(
+        (0..n * n)
+            .map(|e| ((e / n + 2 * (e % n)) % 7) as u64)
+            .collect(),
+    );
+    let y: Arc<Vec<u64>> = Arc::new(
+        (0..n * n)
+            .map(|e| ((3 * (e / n) + e % n) % 5) as u64)
+            .collect(),
+    );
+    let t0 = Instant::now();
+    let done = Done::new(n as u64);
+    for i in 0..n {
+        let w = RowWorker {
+            x: x.clone(),
+            y: y.clone(),
+            n,
+            done: done.clone(),
+        };
+        system.spawn(w).send(Row(i)).unwrap();
+    }
+    let sum = done.wait();
+    let secs = t0.elapsed().as_secs_f64();
+    system.stop();
+    Ok((secs, sum))
+}
+
+// ---- ping-pong ------------------------------------------------------------------------------
+struct Ping {
+    pong: Option<Addr<Pong>>,
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+struct Pong {
+    ping: Option<Addr<Ping>>,
+}
+struct Ball;
+struct Meet(Addr<Pong>);
+struct MeetBack(Addr<Ping>);
+impl Actor for Ping {}
+impl Actor for Pong {}
+impl Receive<Meet> for Ping {
+    fn receive(&mut self, Meet(p): Meet, ctx: &mut Context<'_, Self>) -> Allocation {
+        p.send(MeetBack(ctx.address())).unwrap();
+        p.send(Ball).unwrap();
+        self.pong = Some(p);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Ball> for Ping {
+    fn receive(&mut self, b: Ball, _: &mut Context<'_, Self>) -> Allocation {
+        self.count += 1;
+        let pong = self.pong.as_ref().unwrap();
+        if self.count == self.n {
+            pong.send(actorium::DeleteMsg).unwrap();
+            self.pong = None;
+            self.done.report(self.count);
+            return Allocation::Delete;
+        }
+        pong.send(b).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<MeetBack> for Pong {
+    fn receive(&mut self, MeetBack(p): MeetBack, _: &mut Context<'_, Self>) -> Allocation {
+        self.ping = Some(p);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Ball> for Pong {
+    fn receive(&mut self, b: Ball, _: &mut Context<'_, Self>) -> Allocation {
+        self.ping.as_ref().unwrap().send(b).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+fn ping_pong(s: &ActorSystem, n: u64) -> u64 {
+    let done = Done::new(1);
+    let ping = s.spawn(Ping {
+        pong: None,
+        n,
+        count: 0,
+        done: done.clone(),
+    });
+    let pong = s.spawn(Pong { ping: None });
+    ping.send(Meet(pong)).unwrap();
+    done.wait()
+}
+
+// ---- counting -------------------------------------------------------------------------------
+struct Counter(u64);
+struct Producer {
+    counter: Addr<Counter>,
+    n: u64,
+    done: Arc<Done>,
+}
+struct Increment;
+struct Get(Addr<Producer>);
+struct Total(u64);
+impl Actor for Counter {}
+impl Actor for Producer {}
+impl Receive<Increment> for Counter {
+    fn receive(&mut self, _: Increment, _: &mut Context<'_, Self>) -> Allocation {
+        self.0 += 1;
+        Allocation::Nodelete
+    }
+}
+impl Receive<Get> for Counter {
+    fn receive(&mut self, Get(p): Get, _: &mut Context<'_, Self>) -> Allocation {
+        p.send(Total(self.0)).unwrap();
+        Allocation::Delete
+    }
+}
+impl Receive<Start> for Producer {
+    fn receive(&mut self, _: Start, ctx: &mut Context<'_, Self>) -> Allocation {
+        for _ in 0..self.n {
+            self.counter.send(Increment).unwrap();
+        }
+        self.counter.send(Get(ctx.address())).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Total> for Producer {
+    fn receive(&mut self, t: Total, _: &mut Context<'_, Self>) -> Allocation {
+        self.done.report(t.0);
+        Allocation::Delete
+    }
+}
+
+fn counting(s: &ActorSystem, n: u64) -> u64 {
+    let done = Done::new(1);
+    let counter = s.spawn(Counter(0));
+    let producer = s.spawn(Producer {
+        counter,
+        n,
+        done: done.clone(),
+    });
+    producer.send(Start).unwrap();
+    done.wait()
+}
+
+// ---- fork-join throughput / creation -------------------------------------------------------
+struct FjWorker {
+    x: u64,
+    count: u64,
+    msgs: u64,
+    done: Arc<Done>,
+}
+struct Work(u64);
+impl Actor for FjWorker {}
+impl Receive<Work> for FjWorker {
+    fn receive(&mut self, Work(r): Work, _: &mut Context<'_, Self>) -> Allocation {
+        self.x = tiny(self.x, r);
+        self.count += 1;
+        if self.count == self.msgs {
+            std::hint::black_box(self.x);
+            self.done.report(self.count);
+            return Allocation::Delete;
+        }
+        Allocation::Nodelete
+    }
+}
+
+fn fj_throughput(s: &ActorSystem, actors: u64, msgs: u64) -> u64 {
+    let done = Done::new(actors);
+    let workers: Vec<_> = (0..actors)
+        .map(|_| {
+            s.spawn(FjWorker {
+                x: 1,
+                count: 0,
+                msgs,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    for r in 0..msgs {
+        for w in &workers {
+            w.send(Work(r)).unwrap();
+        }
+    }
+    done.wait()
+}
+
+fn fj_creation(s: &ActorSystem, n: u64) -> u64 {
+    let done = Done::new(n);
+    for i in 0..n {
+        s.spawn(FjWorker {
+            x: 1,
+            count: 0,
+            msgs: 1,
+            done: done.clone(),
+        })
+        .send(Work(i))
+        .unwrap();
+    }
+    done.wait()
+}
+
+// ---- thread-ring ----------------------------------------------------------------------------
+struct Node {
+    next: Option<Addr<Node>>,
+    done: Arc<Done>,
+}
+struct SetNext(Addr<Node>);
+struct Token(u64);
+impl Actor for Node {}
+impl Receive<SetNext> for Node {
+    fn receive(&mut self, SetNext(n): SetNext, _: &mut Context<'_, Self>) -> Allocation {
+        self.next = Some(n);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Token> for Node {
+    fn receive(&mut self, Token(k): Token, _: &mut Context<'_, Self>) -> Allocation {
+        if k > 0 {
+            self.next.as_ref().unwrap().send(Token(k - 1)).unwrap();
+        } else {
+            self.done.report(0);
+        }
+        Allocation::Nodelete
+    }
+}
+
+fn thread_ring(s: &ActorSystem, actors: u64, passes: u64) -> u64 {
+    let done = Done::new(1);
+    let nodes: Vec<_> = (0..actors)
+        .map(|_| {
+            s.spawn(Node {
+                next: None,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    for (i, n) in nodes.iter().enumerate() {
+        n.send(SetNext(nodes[(i + 1) % nodes.len()].clone()))
+            .unwrap();
+    }
+    nodes[0].send(Token(passes)).unwrap();
+    done.wait();
+    for n in &nodes {
+        n.send(actorium::DeleteMsg).unwrap();
+    }
+    passes
+}
+
+// ---- chameneos ------------------------------------------------------------------------------
+struct Mall {
+    waiting: Option<(Addr<Creature>, u8)>,
+    meetings: u64,
+    limit: u64,
+}
+struct Creature {
+    mall: Addr<Mall>,
+    colour: u8,
+    met: u64,
+    done: Arc<Done>,
+}
+struct MeetReq(Addr<Creature>, u8);
+struct Paired(u8);
+struct Stop;
+impl Actor for Mall {}
+impl Actor for Creature {}
+impl Receive<MeetReq> for Mall {
+    fn receive(&mut self, MeetReq(c, colour): MeetReq, _: &mut Context<'_, Self>) -> Allocation {
+        if self.meetings >= self.limit {
+            c.send(Stop).unwrap();
+            if let Some((w, _)) = self.waiting.take() {
+                w.send(Stop).unwrap();
+            }
+            return Allocation::Nodelete;
+        }
+        match self.waiting.take() {
+            None => self.waiting = Some((c, colour)),
+            Some((w, wc)) => {
+                self.meetings += 1;
+                w.send(Paired(colour)).unwrap();
+                c.send(Paired(wc)).unwrap();
+            }
+        }
+        Allocation::Nodelete
+    }
+}
+fn complement(a: u8, b: u8) -> u8 {
+    if a == b {
+        a
+    } else {
+        3 - a - b
+    }
+}
+impl Receive<Paired> for Creature {
+    fn receive(&mut self, Paired(other): Paired, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.met += 1;
+        self.colour = complement(self.colour, other);
+        self.mall.send(MeetReq(ctx.address(), self.colour)).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Stop> for Creature {
+    fn receive(&mut self, _: Stop, _: &mut Context<'_, Self>) -> Allocation {
+        self.done.report(self.met);
+        Allocation::Delete
+    }
+}
+impl Receive<Start> for Creature {
+    fn receive(&mut self, _: Start, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.mall.send(MeetReq(ctx.address(), self.colour)).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+fn chameneos(s: &ActorSystem, creatures: u64, meetings: u64) -> u64 {
+    let done = Done::new(creatures);
+    let mall = s.spawn(Mall {
+        waiting: None,
+        meetings: 0,
+        limit: meetings,
+    });
+    let cs: Vec<_> = (0..creatures)
+        .map(|i| {
+            s.spawn(Creature {
+                mall: mall.clone(),
+                colour: (i % 3) as u8,
+                met: 0,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    for c in &cs {
+        c.send(Start).unwrap();
+    }
+    let total = done.wait();
+    mall.send(actorium::DeleteMsg).unwrap();
+    total
+}
+
+// ---- big ------------------------------------------------------------------------------------
+type Peers = Arc<OnceLock<Vec<Addr<BigActor>>>>;
+struct BigActor {
+    peers: Peers,
+    me: u64,
+    rng: u64,
+    sent: u64,
+    pongs: u64,
+    pings: u64,
+    done: Arc<Done>,
+}
+struct BigPing(u64);
+struct BigPong;
+impl Actor for BigActor {}
+impl BigActor {
+    fn ping(&mut self) {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let peers = self.peers.get().unwrap();
+        let to = (self.rng % peers.len() as u64) as usize;
+        peers[to].send(BigPing(self.me)).unwrap();
+        self.sent += 1;
+    }
+}
+impl Receive<Start> for BigActor {
+    fn receive(&mut self, _: Start, _: &mut Context<'_, Self>) -> Allocation {
+        self.ping();
+        Allocation::Nodelete
+    }
+}
+impl Receive<BigPing> for BigActor {
+    fn receive(&mut self, BigPing(from): BigPing, _: &mut Context<'_, Self>) -> Allocation {
+        self.peers.get().unwrap()[from as usize]
+            .send(BigPong)
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<BigPong> for BigActor {
+    fn receive(&mut self, _: BigPong, _: &mut Context<'_, Self>) -> Allocation {
+        self.pongs += 1;
+        if self.sent < self.pings {
+            self.ping();
+        } else if self.pongs == self.pings {
+            self.done.report(self.pongs);
+        }
+        Allocation::Nodelete
+    }
+}
+
+fn big(s: &ActorSystem, actors: u64, pings: u64) -> u64 {
+    let done = Done::new(actors);
+    let peers: Peers = Arc::new(OnceLock::new());
+    let all: Vec<_> = (0..actors)
+        .map(|i| {
+            s.spawn(BigActor {
+                peers: peers.clone(),
+                me: i,
+                rng: 0x9E37_79B9_7F4A_7C15 ^ (i + 1),
+                sent: 0,
+                pongs: 0,
+                pings,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    assert!(peers.set(all.clone()).is_ok());
+    for a in &all {
+        a.send(Start).unwrap();
+    }
+    let total = done.wait();
+    // Actors hold the peer list (a cycle through `peers`): end them explicitly.
+    for a in &all {
+        a.send(actorium::DeleteMsg).unwrap();
+    }
+    total
+}

@@ -1,0 +1,346 @@
+//! The benchmark suite: workloads, their parameters and expected checksums (see
+//! `BENCHMARKS.md`), and the systems they run on.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Parameters of one workload run: `name = value`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Params(pub BTreeMap<String, u64>);
+
+impl Params {
+    fn of(pairs: &[(&str, u64)]) -> Self {
+        Self(pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+    }
+
+    /// The value of `name`; a missing parameter is a bug in the suite definition.
+    pub fn get(&self, name: &str) -> u64 {
+        *self
+            .0
+            .get(name)
+            .unwrap_or_else(|| panic!("parameter `{name}` missing"))
+    }
+
+    /// `k=v` arguments for an implementation's command line.
+    pub fn args(&self) -> Vec<String> {
+        self.0.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    /// Parses `k=v` arguments.
+    pub fn parse(args: &[String]) -> Result<Self, String> {
+        let mut m = BTreeMap::new();
+        for a in args {
+            let (k, v) = a
+                .split_once('=')
+                .ok_or_else(|| format!("expected k=v, got `{a}`"))?;
+            let v = v
+                .parse()
+                .map_err(|_| format!("`{a}`: value is not a non-negative integer"))?;
+            m.insert(k.to_string(), v);
+        }
+        Ok(Self(m))
+    }
+
+    /// `k=v k=v` for display.
+    pub fn display(&self) -> String {
+        self.args().join(" ")
+    }
+}
+
+/// One workload of the suite.
+pub struct Bench {
+    pub name: &'static str,
+    pub source: &'static str,
+    default: &'static [(&'static str, u64)],
+    quick: &'static [(&'static str, u64)],
+    /// What one "operation" is, for `per_op_ns`.
+    pub op: &'static str,
+    ops: fn(&Params) -> u64,
+    expected: fn(&Params) -> u64,
+}
+
+impl Bench {
+    pub fn params(&self, quick: bool) -> Params {
+        Params::of(if quick { self.quick } else { self.default })
+    }
+
+    pub fn ops(&self, p: &Params) -> u64 {
+        (self.ops)(p)
+    }
+
+    /// The checksum a correct run must produce.
+    pub fn expected(&self, p: &Params) -> u64 {
+        (self.expected)(p)
+    }
+}
+
+fn executor_total(p: &Params) -> u64 {
+    p.get("actors") * (p.get("rounds") * p.get("group") + 1)
+}
+
+/// Σ Z for the matrix workload: Σ_k (Σ_i X[i][k]) (Σ_j Y[k][j]).
+fn matrix_sum(p: &Params) -> u64 {
+    let n = p.get("n");
+    (0..n)
+        .map(|k| {
+            let col_x: u64 = (0..n).map(|i| (i + 2 * k) % 7).sum();
+            let row_y: u64 = (0..n).map(|j| (3 * k + j) % 5).sum();
+            col_x * row_y
+        })
+        .sum()
+}
+
+/// The suite, in report order.
+pub const BENCHES: &[Bench] = &[
+    Bench {
+        name: "static-send",
+        source: "Cforall thesis",
+        default: &[("n", 10_000_000)],
+        quick: &[("n", 1_000_000)],
+        op: "send",
+        ops: |p| p.get("n"),
+        expected: |p| p.get("n"),
+    },
+    Bench {
+        name: "dynamic-send",
+        source: "Cforall thesis",
+        default: &[("n", 1_000_000)],
+        quick: &[("n", 100_000)],
+        op: "spawn+send",
+        ops: |p| p.get("n"),
+        expected: |p| p.get("n"),
+    },
+    Bench {
+        name: "executor",
+        source: "Cforall thesis",
+        default: &[("actors", 40_000), ("group", 100), ("rounds", 4)],
+        quick: &[("actors", 4_000), ("group", 100), ("rounds", 2)],
+        op: "message",
+        ops: executor_total,
+        expected: executor_total,
+    },
+    Bench {
+        name: "repeat",
+        source: "Cforall thesis",
+        default: &[("servers", 100_000), ("reps", 20)],
+        quick: &[("servers", 10_000), ("reps", 10)],
+        op: "message",
+        ops: |p| 2 * p.get("servers") * p.get("reps"),
+        expected: |p| {
+            let s = p.get("servers");
+            p.get("reps") * s * (s + 1) / 2
+        },
+    },
+    Bench {
+        name: "matrix",
+        source: "Cforall thesis",
+        default: &[("n", 1024)],
+        quick: &[("n", 256)],
+        op: "row",
+        ops: |p| p.get("n"),
+        expected: matrix_sum,
+    },
+    Bench {
+        name: "balance-one",
+        source: "Cforall thesis",
+        default: &[("actors", 20_000), ("group", 100), ("rounds", 4)],
+        quick: &[("actors", 2_000), ("group", 100), ("rounds", 2)],
+        op: "message",
+        ops: executor_total,
+        expected: executor_total,
+    },
+    Bench {
+        name: "balance-multi",
+        source: "Cforall thesis",
+        default: &[("actors", 20_000), ("group", 100), ("rounds", 4)],
+        quick: &[("actors", 2_000), ("group", 100), ("rounds", 2)],
+        op: "message",
+        ops: executor_total,
+        expected: executor_total,
+    },
+    Bench {
+        name: "ping-pong",
+        source: "Savina",
+        default: &[("n", 40_000)],
+        quick: &[("n", 10_000)],
+        op: "round trip",
+        ops: |p| p.get("n"),
+        expected: |p| p.get("n"),
+    },
+    Bench {
+        name: "counting",
+        source: "Savina",
+        default: &[("n", 1_000_000)],
+        quick: &[("n", 100_000)],
+        op: "message",
+        ops: |p| p.get("n"),
+        expected: |p| p.get("n"),
+    },
+    Bench {
+        name: "fork-join-throughput",
+        source: "Savina",
+        default: &[("actors", 60), ("msgs", 10_000)],
+        quick: &[("actors", 60), ("msgs", 1_000)],
+        op: "message",
+        ops: |p| p.get("actors") * p.get("msgs"),
+        expected: |p| p.get("actors") * p.get("msgs"),
+    },
+    Bench {
+        name: "fork-join-creation",
+        source: "Savina",
+        default: &[("n", 40_000)],
+        quick: &[("n", 10_000)],
+        op: "actor",
+        ops: |p| p.get("n"),
+        expected: |p| p.get("n"),
+    },
+    Bench {
+        name: "thread-ring",
+        source: "Savina",
+        default: &[("actors", 100), ("passes", 100_000)],
+        quick: &[("actors", 100), ("passes", 10_000)],
+        op: "hop",
+        ops: |p| p.get("passes") + 1,
+        expected: |p| p.get("passes"),
+    },
+    Bench {
+        name: "chameneos",
+        source: "Savina",
+        default: &[("creatures", 100), ("meetings", 200_000)],
+        quick: &[("creatures", 100), ("meetings", 20_000)],
+        op: "meeting",
+        ops: |p| p.get("meetings"),
+        expected: |p| 2 * p.get("meetings"),
+    },
+    Bench {
+        name: "big",
+        source: "Savina",
+        default: &[("actors", 120), ("pings", 20_000)],
+        quick: &[("actors", 120), ("pings", 2_000)],
+        op: "ping",
+        ops: |p| p.get("actors") * p.get("pings"),
+        expected: |p| p.get("actors") * p.get("pings"),
+    },
+];
+
+#[cfg(test)]
+pub fn bench(name: &str) -> Option<&'static Bench> {
+    BENCHES.iter().find(|b| b.name == name)
+}
+
+/// How a system runs a workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// In this binary (`actorium-bench exec ...`).
+    InProcess,
+    /// CAF 0.17, C++ binary built from `peers/caf`.
+    Caf(&'static str),
+    /// Erlang/OTP, module built from `peers/erlang`.
+    Erlang,
+}
+
+pub struct System {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// How its threads are configured, for the report.
+    pub threads_note: &'static str,
+}
+
+/// Every system, in report order. Register new actorium executors here as they land.
+pub const SYSTEMS: &[System] = &[
+    System {
+        name: "actorium-inverted",
+        kind: Kind::InProcess,
+        threads_note: "`workers(T)`, 16 queues per worker",
+    },
+    System {
+        name: "actix",
+        kind: Kind::InProcess,
+        threads_note: "T arbiters, actors round-robin",
+    },
+    System {
+        name: "ractor",
+        kind: Kind::InProcess,
+        threads_note: "tokio, `worker_threads(T)`",
+    },
+    System {
+        name: "kameo",
+        kind: Kind::InProcess,
+        threads_note: "tokio, `worker_threads(T)`",
+    },
+    System {
+        name: "caf-stealing",
+        kind: Kind::Caf("stealing"),
+        threads_note: "`scheduler.max-threads = T`, policy stealing",
+    },
+    System {
+        name: "caf-sharing",
+        kind: Kind::Caf("sharing"),
+        threads_note: "`scheduler.max-threads = T`, policy sharing",
+    },
+    System {
+        name: "erlang",
+        kind: Kind::Erlang,
+        threads_note: "`erl +S T:T`",
+    },
+];
+
+/// The bench crate's directory (peers live under it).
+pub fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn caf_binary() -> PathBuf {
+    crate_dir().join("peers/caf/build/caf-bench")
+}
+
+pub fn erlang_ebin() -> PathBuf {
+    crate_dir().join("peers/erlang/ebin")
+}
+
+/// Whether a system can run here; for foreign peers, builds them (once) if their toolchain is
+/// installed. `Err` says why not ("not installed: ...").
+pub fn prepare(sys: &System) -> Result<(), String> {
+    match sys.kind {
+        Kind::InProcess => Ok(()),
+        Kind::Caf(_) => {
+            if !Path::new("/usr/include/caf/all.hpp").exists() {
+                return Err("not installed (libcaf-dev; run scripts/install-peers.sh)".into());
+            }
+            build_once("caf", &caf_binary())
+        }
+        Kind::Erlang => {
+            if Command::new("erl").arg("-version").output().is_err() {
+                return Err("not installed (erlang-nox; run scripts/install-peers.sh)".into());
+            }
+            build_once("erlang", &erlang_ebin().join("actorium_bench.beam"))
+        }
+    }
+}
+
+fn build_once(peer: &str, product: &Path) -> Result<(), String> {
+    let dir = crate_dir().join("peers").join(peer);
+    let src_newer = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .filter_map(|e| e.metadata().ok()?.modified().ok())
+        .max();
+    let built = product.metadata().and_then(|m| m.modified()).ok();
+    if matches!((built, src_newer), (Some(b), Some(s)) if b >= s) {
+        return Ok(());
+    }
+    let out = Command::new("bash")
+        .arg(dir.join("build.sh"))
+        .output()
+        .map_err(|e| format!("build of {peer} failed to start: {e}"))?;
+    if out.status.success() && product.exists() {
+        Ok(())
+    } else {
+        Err(format!(
+            "build failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}

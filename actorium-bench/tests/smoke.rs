@@ -1,0 +1,103 @@
+//! End to end: the harness runs real child processes, checks checksums, and writes the
+//! documented outputs.
+
+use std::process::Command;
+
+fn bench() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_actorium-bench"))
+}
+
+#[test]
+fn quick_run_writes_table_json_and_chart() {
+    let dir = std::env::temp_dir().join(format!("actorium-bench-smoke-{}", std::process::id()));
+    let json = dir.join("r.json");
+    let out = bench()
+        .args([
+            "--quick",
+            "--systems",
+            "actorium-inverted",
+            "--only",
+            "ping-pong,counting,matrix",
+        ])
+        .args(["--runs", "2", "--threads", "2", "--json"])
+        .arg(&json)
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("| ping-pong |") && stdout.contains("| matrix |"),
+        "{stdout}"
+    );
+    let records: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let records = records.as_array().unwrap();
+    assert_eq!(records.len(), 3);
+    for r in records {
+        assert_eq!(r["checksum_ok"], true, "{r}");
+        assert_eq!(r["runs"].as_array().unwrap().len(), 2);
+        assert!(r["median_s"].as_f64().unwrap() > 0.0);
+        assert!(r["peak_rss_mb"].as_f64().unwrap() > 0.0);
+        assert!(r["cpu_s"].as_f64().is_some() && r["per_op_ns"].as_f64().is_some());
+        assert_eq!(r["threads"], 2);
+    }
+    assert!(std::fs::read_to_string(dir.join("results.md"))
+        .unwrap()
+        .contains("| counting |"));
+    assert!(std::fs::read_to_string(dir.join("ratios.svg"))
+        .unwrap()
+        .contains("<svg"));
+}
+
+#[test]
+fn unknown_names_are_refused_with_the_valid_ones() {
+    let out = bench().args(["--only", "no-such-bench"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown benchmark `no-such-bench`") && err.contains("ping-pong"),
+        "{err}"
+    );
+    let out = bench().args(["--systems", "akka"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn exec_prints_one_result_line() {
+    let out = bench()
+        .args([
+            "exec",
+            "thread-ring",
+            "actorium-inverted",
+            "2",
+            "actors=10",
+            "passes=1000",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("RESULT "))
+            .count(),
+        1
+    );
+    let out = bench()
+        .args([
+            "exec",
+            "thread-ring",
+            "actorium-inverted",
+            "2",
+            "actors=ten",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
