@@ -551,6 +551,7 @@ fn fj_creation(s: &ActorSystem, n: u64) -> u64 {
 
 // ---- thread-ring ----------------------------------------------------------------------------
 struct Node {
+    index: u64,
     next: Option<Addr<Node>>,
     done: Arc<Done>,
 }
@@ -568,7 +569,7 @@ impl Receive<Token> for Node {
         if k > 0 {
             self.next.as_ref().unwrap().send(Token(k - 1)).unwrap();
         } else {
-            self.done.report(0);
+            self.done.report(self.index);
         }
         Allocation::Nodelete
     }
@@ -577,8 +578,9 @@ impl Receive<Token> for Node {
 fn thread_ring(s: &ActorSystem, actors: u64, passes: u64) -> u64 {
     let done = Done::new(1);
     let nodes: Vec<_> = (0..actors)
-        .map(|_| {
+        .map(|index| {
             s.spawn(Node {
+                index,
                 next: None,
                 done: done.clone(),
             })
@@ -589,11 +591,16 @@ fn thread_ring(s: &ActorSystem, actors: u64, passes: u64) -> u64 {
             .unwrap();
     }
     nodes[0].send(Token(passes)).unwrap();
-    done.wait();
+    let last = done.wait();
     for n in &nodes {
         n.send(actorium::DeleteMsg).unwrap();
     }
-    passes
+    // The token made `passes` hops iff it stopped at actor `passes % actors`.
+    if last == passes % actors {
+        passes
+    } else {
+        last
+    }
 }
 
 // ---- chameneos ------------------------------------------------------------------------------
@@ -706,7 +713,11 @@ impl BigActor {
         self.rng ^= self.rng >> 7;
         self.rng ^= self.rng << 17;
         let peers = self.peers.get().unwrap();
-        let to = (self.rng % peers.len() as u64) as usize;
+        // Uniform among the other actors.
+        let mut to = (self.rng % (peers.len() as u64 - 1)) as usize;
+        if to >= self.me as usize {
+            to += 1;
+        }
         peers[to].send(BigPing(self.me)).unwrap();
         self.sent += 1;
     }

@@ -1,0 +1,599 @@
+%% actorium-bench workloads on Erlang/OTP (plain processes: spawn + receive loops).
+%%
+%% The contract is actorium-bench/BENCHMARKS.md. Invocation:
+%%
+%%   erl +S T:T -noshell -pa peers/erlang/ebin -run actorium_bench main <bench> k=v k=v ...
+%%
+%% Prints exactly one line `RESULT seconds=<float> checksum=<integer>` to stdout and halts
+%% with 0. Errors go to stderr with exit status 1, an unknown benchmark exits 2, and the
+%% placement benchmarks (balance-one, balance-multi) exit 3 with "n/a" on stderr.
+%%
+%% "main" of the contract is the process that runs main/1: it starts the clock after the
+%% arguments are parsed (and, for matrix, after X and Y are built), creates the actors, and
+%% stops the clock when it has received the final message(s).
+%%
+%% Actors whose termination the contract does not specify (repeat's servers,
+%% ping-pong's Pong, thread-ring's ring, big's actors) are left idle in `receive` when the work
+%% is done; erlang:halt/1 ends them. No work is left running when the clock stops.
+-module(actorium_bench).
+-export([main/0, main/1]).
+
+-define(FJ_MOD, 1000003).
+
+%% ---- entry point -----------------------------------------------------------------------------
+
+main([Bench | Args]) ->
+    case bench_fun(Bench) of
+        unknown ->
+            io:format(standard_error, "unknown benchmark: ~s~n", [Bench]),
+            erlang:halt(2);
+        na ->
+            io:format(standard_error, "n/a: Erlang cannot place processes on chosen schedulers~n", []),
+            erlang:halt(3);
+        Fun ->
+            try Fun(parse(Args)) of
+                {Seconds, Checksum} ->
+                    io:format("RESULT seconds=~.6f checksum=~B~n", [Seconds, Checksum]),
+                    erlang:halt(0)
+            catch
+                throw:{fail, Msg} ->
+                    io:format(standard_error, "~s: ~s~n", [Bench, Msg]),
+                    erlang:halt(1);
+                Class:Reason:Stack ->
+                    io:format(standard_error, "~s: ~p:~p~n~p~n", [Bench, Class, Reason, Stack]),
+                    erlang:halt(1)
+            end
+    end;
+main([]) ->
+    main().
+
+%% `-run actorium_bench main` without arguments calls main/0.
+main() ->
+    io:format(standard_error, "usage: -run actorium_bench main <bench> k=v ...~n", []),
+    erlang:halt(1).
+
+bench_fun("static-send") -> fun static_send/1;
+bench_fun("dynamic-send") -> fun dynamic_send/1;
+bench_fun("executor") -> fun executor/1;
+bench_fun("repeat") -> fun repeat/1;
+bench_fun("matrix") -> fun matrix/1;
+bench_fun("balance-one") -> na;
+bench_fun("balance-multi") -> na;
+bench_fun("ping-pong") -> fun ping_pong/1;
+bench_fun("counting") -> fun counting/1;
+bench_fun("fork-join-throughput") -> fun fj_throughput/1;
+bench_fun("fork-join-creation") -> fun fj_creation/1;
+bench_fun("thread-ring") -> fun thread_ring/1;
+bench_fun("chameneos") -> fun chameneos/1;
+bench_fun("big") -> fun big/1;
+bench_fun(_) -> unknown.
+
+%% name=value pairs of non-negative integers -> #{Name => Value}.
+parse(Args) ->
+    maps:from_list([parse_one(A) || A <- Args]).
+
+parse_one(A) ->
+    case string:split(A, "=") of
+        [K, V] when K =/= "" ->
+            try list_to_integer(V) of
+                I when I >= 0 -> {K, I};
+                _ -> fail("bad parameter ~s (not a non-negative integer)", [A])
+            catch
+                error:badarg -> fail("bad parameter ~s (not a non-negative integer)", [A])
+            end;
+        _ ->
+            fail("bad parameter ~s (expected name=value)", [A])
+    end.
+
+fail(Fmt, Args) ->
+    throw({fail, lists:flatten(io_lib:format(Fmt, Args))}).
+
+param(Params, Name) ->
+    case maps:find(Name, Params) of
+        {ok, V} -> V;
+        error -> fail("missing parameter ~s", [Name])
+    end.
+
+%% The clock: monotonic time in native units, reported as seconds.
+now_ns() -> erlang:monotonic_time().
+
+seconds_since(T0) ->
+    erlang:convert_time_unit(erlang:monotonic_time() - T0, native, nanosecond) / 1.0e9.
+
+%% main receives `Count` reports `{done, V}` and returns the sum of the V.
+collect(0, Acc) -> Acc;
+collect(Count, Acc) ->
+    receive
+        {done, V} -> collect(Count - 1, Acc + V)
+    end.
+
+%% ---- static-send (n) -------------------------------------------------------------------------
+
+static_send(P) ->
+    N = param(P, "n"),
+    T0 = now_ns(),
+    Main = self(),
+    A = spawn(fun() -> ss_loop(0, N, Main) end),
+    A ! tick,
+    Count = collect(1, 0),
+    {seconds_since(T0), Count}.
+
+ss_loop(Count, N, Main) ->
+    receive
+        tick ->
+            C = Count + 1,
+            if
+                C < N ->
+                    self() ! tick,
+                    ss_loop(C, N, Main);
+                true ->
+                    Main ! {done, C}
+            end
+    end.
+
+%% ---- dynamic-send (n) ------------------------------------------------------------------------
+
+dynamic_send(P) ->
+    N = param(P, "n"),
+    T0 = now_ns(),
+    Main = self(),
+    A = spawn(fun() -> ds_actor(N, Main) end),
+    A ! {go, 1},
+    Last = collect(1, 0),
+    {seconds_since(T0), Last}.
+
+ds_actor(N, Main) ->
+    receive
+        {go, K} when K < N ->
+            Next = spawn(fun() -> ds_actor(N, Main) end),
+            Next ! {go, K + 1};
+        {go, K} ->
+            Main ! {done, K}
+    end.
+%% ...and the actor terminates (the function returns).
+
+%% ---- executor (actors, group, rounds) --------------------------------------------------------
+
+executor(P) ->
+    Actors = param(P, "actors"),
+    Group = param(P, "group"),
+    Rounds = param(P, "rounds"),
+    Group > 0 andalso Actors rem Group =:= 0 orelse
+        fail("actors (~B) must be a multiple of group (~B > 0)", [Actors, Group]),
+    R = Rounds * Group,
+    T0 = now_ns(),
+    Main = self(),
+    %% Each group: spawn its members (they wait for the group's addresses), tell them the
+    %% group, then main sends every actor one `msg`.
+    Groups =
+        [begin
+             Members = list_to_tuple(
+                 [spawn(fun() -> ex_init(Local, Group, R, Main) end)
+                  || Local <- lists:seq(0, Group - 1)]),
+             [M ! {group, Members} || M <- tuple_to_list(Members)],
+             Members
+         end
+         || _ <- lists:seq(1, Actors div Group)],
+    [M ! msg || Members <- Groups, M <- tuple_to_list(Members)],
+    Total = collect(Actors, 0),
+    {seconds_since(T0), Total}.
+
+ex_init(Local, Group, R, Main) ->
+    receive
+        {group, Members} -> ex_loop(Members, Local, Group, R, 0, 0, Main)
+    end.
+
+ex_loop(Members, Local, Group, R, Sent, Recv, Main) ->
+    receive
+        msg ->
+            Recv1 = Recv + 1,
+            Sent1 =
+                if
+                    Sent < R ->
+                        element((Local + Sent) rem Group + 1, Members) ! msg,
+                        Sent + 1;
+                    true ->
+                        Sent
+                end,
+            if
+                Recv1 =:= R + 1 -> Main ! {done, Recv1};
+                true -> ex_loop(Members, Local, Group, R, Sent1, Recv1, Main)
+            end
+    end.
+
+%% ---- repeat (servers, reps) ------------------------------------------------------------------
+
+repeat(P) ->
+    Servers = param(P, "servers"),
+    Reps = param(P, "reps"),
+    T0 = now_ns(),
+    Main = self(),
+    Client = spawn(fun() -> rp_client_init(Servers, Reps, Main) end),
+    ServerPids = [spawn(fun() -> rp_server(Idx, Client) end) || Idx <- lists:seq(0, Servers - 1)],
+    Client ! {start, ServerPids},
+    Sum = collect(1, 0),
+    {seconds_since(T0), Sum}.
+
+rp_client_init(Servers, Reps, Main) ->
+    receive
+        {start, ServerPids} -> rp_client_rep(ServerPids, Servers, Reps, 0, Main)
+    end.
+
+rp_client_rep(_ServerPids, _Servers, 0, Sum, Main) ->
+    Main ! {done, Sum};
+rp_client_rep(ServerPids, Servers, RepsLeft, Sum, Main) ->
+    rp_send(ServerPids),
+    Sum1 = rp_gather(Servers, Sum),
+    rp_client_rep(ServerPids, Servers, RepsLeft - 1, Sum1, Main).
+
+rp_send([]) -> ok;
+rp_send([S | Ss]) ->
+    S ! req,
+    rp_send(Ss).
+
+rp_gather(0, Sum) -> Sum;
+rp_gather(Left, Sum) ->
+    receive
+        {rep, Idx} -> rp_gather(Left - 1, Sum + Idx + 1)
+    end.
+
+rp_server(Idx, Client) ->
+    receive
+        req ->
+            Client ! {rep, Idx},
+            rp_server(Idx, Client)
+    end.
+
+%% ---- matrix (n) ------------------------------------------------------------------------------
+%%
+%% X and Y are built before the clock and stored with persistent_term: persistent_term:get/1
+%% returns the stored term without copying it to the caller's heap, so every row actor reads
+%% the one shared copy. X is a tuple of rows (each row a list of integers); Y is stored column
+%% by column (a list of its n columns, each a list), so that Z[i][j] = X[i] . Y[:,j] is a walk
+%% over two lists -- the fastest layout on BEAM that we measured (faster than tuples with
+%% element/2 and than binaries of u64). Every actor still computes its full row of Z (n dot
+%% products of length n) and sends back the row sum.
+
+matrix(P) ->
+    N = param(P, "n"),
+    Seq = lists:seq(0, N - 1),
+    X = list_to_tuple([[(I + 2 * J) rem 7 || J <- Seq] || I <- Seq]),
+    YCols = [[(3 * K + J) rem 5 || K <- Seq] || J <- Seq],
+    persistent_term:put({?MODULE, matrix_x}, X),
+    persistent_term:put({?MODULE, matrix_ycols}, YCols),
+    T0 = now_ns(),
+    Main = self(),
+    [spawn(fun() -> mx_actor(Main) end) ! {row, I} || I <- Seq],
+    Sum = collect(N, 0),
+    {seconds_since(T0), Sum}.
+
+mx_actor(Main) ->
+    receive
+        {row, I} ->
+            Xi = element(I + 1, persistent_term:get({?MODULE, matrix_x})),
+            YCols = persistent_term:get({?MODULE, matrix_ycols}),
+            Main ! {done, mx_row(Xi, YCols, 0)}
+    end.
+
+%% Sum over j of Z[i][j], each Z[i][j] computed as a dot product.
+mx_row(_Xi, [], Sum) -> Sum;
+mx_row(Xi, [Col | Cols], Sum) -> mx_row(Xi, Cols, Sum + mx_dot(Xi, Col, 0)).
+
+mx_dot([A | As], [B | Bs], Acc) -> mx_dot(As, Bs, Acc + A * B);
+mx_dot([], [], Acc) -> Acc.
+
+%% ---- ping-pong (n) ---------------------------------------------------------------------------
+
+ping_pong(P) ->
+    N = param(P, "n"),
+    T0 = now_ns(),
+    Main = self(),
+    Pong = spawn(fun pong_init/0),
+    Ping = spawn(fun() -> ping_init(Pong, N, Main) end),
+    Pong ! {ping, Ping},
+    Ping ! start,
+    Count = collect(1, 0),
+    {seconds_since(T0), Count}.
+
+ping_init(Pong, N, Main) ->
+    receive
+        start ->
+            if
+                N > 0 ->
+                    Pong ! ball,
+                    ping_loop(Pong, 0, N, Main);
+                true ->
+                    Main ! {done, 0}
+            end
+    end.
+
+ping_loop(Pong, Count, N, Main) ->
+    receive
+        ball ->
+            C = Count + 1,
+            if
+                C < N ->
+                    Pong ! ball,
+                    ping_loop(Pong, C, N, Main);
+                true ->
+                    Main ! {done, C}
+            end
+    end.
+
+pong_init() ->
+    receive
+        {ping, Ping} -> pong_loop(Ping)
+    end.
+
+pong_loop(Ping) ->
+    receive
+        ball ->
+            Ping ! ball,
+            pong_loop(Ping)
+    end.
+
+%% ---- counting (n) ----------------------------------------------------------------------------
+
+counting(P) ->
+    N = param(P, "n"),
+    T0 = now_ns(),
+    Main = self(),
+    Counter = spawn(fun() -> counter_loop(0) end),
+    Producer = spawn(fun() -> producer(Counter, N, Main) end),
+    Producer ! start,
+    Total = collect(1, 0),
+    {seconds_since(T0), Total}.
+
+producer(Counter, N, Main) ->
+    receive
+        start ->
+            producer_send(Counter, N),
+            Counter ! {get, self()},
+            receive
+                {total, Total} -> Main ! {done, Total}
+            end
+    end.
+
+producer_send(_Counter, 0) -> ok;
+producer_send(Counter, Left) ->
+    Counter ! increment,
+    producer_send(Counter, Left - 1).
+
+counter_loop(Count) ->
+    receive
+        increment -> counter_loop(Count + 1);
+        {get, From} -> From ! {total, Count}
+    end.
+
+%% ---- fork-join-throughput (actors, msgs) -----------------------------------------------------
+
+fj_throughput(P) ->
+    Actors = param(P, "actors"),
+    Msgs = param(P, "msgs"),
+    T0 = now_ns(),
+    Main = self(),
+    Workers = [spawn(fun() -> fjt_loop(0, 0, Msgs, Main) end) || _ <- lists:seq(1, Actors)],
+    fjt_rounds(Workers, 0, Msgs),
+    Total = fjt_collect(Actors, 0),
+    {seconds_since(T0), Total}.
+
+fjt_rounds(_Workers, R, Msgs) when R >= Msgs -> ok;
+fjt_rounds(Workers, R, Msgs) ->
+    fjt_send(Workers, {work, R}),
+    fjt_rounds(Workers, R + 1, Msgs).
+
+fjt_send([], _M) -> ok;
+fjt_send([W | Ws], M) ->
+    W ! M,
+    fjt_send(Ws, M).
+
+fjt_loop(Count, X, Msgs, Main) when Count >= Msgs ->
+    %% X travels along so that the computation is not dead code; main ignores it.
+    Main ! {done, Count, X};
+fjt_loop(Count, X, Msgs, Main) ->
+    receive
+        {work, R} -> fjt_loop(Count + 1, (X * 31 + R) rem ?FJ_MOD, Msgs, Main)
+    end.
+
+%% main's receive for fork-join-throughput carries x as well.
+fjt_collect(0, Acc) -> Acc;
+fjt_collect(Count, Acc) ->
+    receive
+        {done, V, _X} -> fjt_collect(Count - 1, Acc + V)
+    end.
+
+%% ---- fork-join-creation (n) ------------------------------------------------------------------
+
+fj_creation(P) ->
+    N = param(P, "n"),
+    T0 = now_ns(),
+    Main = self(),
+    fjc_spawn(0, N, Main),
+    Total = fjt_collect(N, 0),
+    {seconds_since(T0), Total}.
+
+fjc_spawn(I, N, _Main) when I >= N -> ok;
+fjc_spawn(I, N, Main) ->
+    A = spawn(fun() -> fjc_actor(Main) end),
+    A ! {work, I},
+    fjc_spawn(I + 1, N, Main).
+
+fjc_actor(Main) ->
+    receive
+        {work, I} ->
+            X = (0 * 31 + I) rem ?FJ_MOD,
+            Main ! {done, 1, X}
+    end.
+
+%% ---- thread-ring (actors, passes) ------------------------------------------------------------
+%%
+%% Actor i knows actor (i+1) % actors. Actor 0 is spawned first and told its successor once
+%% the others exist; actors-1 .. 1 are spawned in reverse, each with its successor's address.
+%% The actor that receives Token(0) reports its own index; main checks that it is
+%% passes % actors (the token really went passes hops round the ring) and reports `passes`.
+
+thread_ring(P) ->
+    Actors = param(P, "actors"),
+    Passes = param(P, "passes"),
+    Actors > 0 orelse fail("actors must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    First = spawn(fun() -> tr_init(0, Main) end),
+    Second = tr_spawn(Actors - 1, First, Main),
+    First ! {next, Second},
+    First ! {token, Passes},
+    Last = collect(1, 0),
+    Seconds = seconds_since(T0),
+    Last =:= Passes rem Actors orelse
+        fail("token stopped at actor ~B, expected ~B", [Last, Passes rem Actors]),
+    {Seconds, Passes}.
+
+%% Spawns actors Idx, Idx-1, ..., 1; returns actor 1 (or First if there is only one actor).
+tr_spawn(0, Next, _Main) -> Next;
+tr_spawn(Idx, Next, Main) ->
+    A = spawn(fun() -> tr_loop(Idx, Next, Main) end),
+    tr_spawn(Idx - 1, A, Main).
+
+tr_init(Idx, Main) ->
+    receive
+        {next, Next} -> tr_loop(Idx, Next, Main)
+    end.
+
+tr_loop(Idx, Next, Main) ->
+    receive
+        {token, K} when K > 0 ->
+            Next ! {token, K - 1},
+            tr_loop(Idx, Next, Main);
+        {token, _} ->
+            Main ! {done, Idx},
+            tr_loop(Idx, Next, Main)
+    end.
+
+%% ---- chameneos (creatures, meetings) ---------------------------------------------------------
+%%
+%% The mall stops (terminates) once it has sent `stop` to every creature.
+
+chameneos(P) ->
+    Creatures = param(P, "creatures"),
+    Meetings = param(P, "meetings"),
+    T0 = now_ns(),
+    Main = self(),
+    Mall = spawn(fun() -> mall_loop(none, 0, Meetings, 0, Creatures) end),
+    [spawn(fun() -> creature_start(Mall, I rem 3, Main) end) || I <- lists:seq(0, Creatures - 1)],
+    Total = collect(Creatures, 0),
+    {seconds_since(T0), Total}.
+
+mall_loop(_Waiting, _Done, _Meetings, Stopped, Creatures) when Stopped >= Creatures ->
+    ok;
+mall_loop(Waiting, Done, Meetings, Stopped, Creatures) ->
+    receive
+        {meet, From, Colour} when Done < Meetings ->
+            case Waiting of
+                none ->
+                    mall_loop({From, Colour}, Done, Meetings, Stopped, Creatures);
+                {Other, OtherColour} ->
+                    From ! {paired, OtherColour},
+                    Other ! {paired, Colour},
+                    mall_loop(none, Done + 1, Meetings, Stopped, Creatures)
+            end;
+        {meet, From, _Colour} ->
+            From ! stop,
+            case Waiting of
+                none ->
+                    mall_loop(none, Done, Meetings, Stopped + 1, Creatures);
+                {Other, _} ->
+                    Other ! stop,
+                    mall_loop(none, Done, Meetings, Stopped + 2, Creatures)
+            end
+    end.
+
+creature_start(Mall, Colour, Main) ->
+    Mall ! {meet, self(), Colour},
+    creature_loop(Mall, Colour, 0, Main).
+
+creature_loop(Mall, Colour, Count, Main) ->
+    receive
+        {paired, Other} ->
+            NewColour = complement(Colour, Other),
+            Mall ! {meet, self(), NewColour},
+            creature_loop(Mall, NewColour, Count + 1, Main);
+        stop ->
+            Main ! {done, Count}
+    end.
+
+complement(A, A) -> A;
+complement(A, B) -> 3 - A - B.
+
+%% ---- big (actors, pings) ---------------------------------------------------------------------
+%%
+%% Peer choice: a per-process xorshift32 (Marsaglia 13/17/5; 32 bits so that every value stays
+%% a BEAM small integer), seeded from the actor's index, picks uniformly among the other
+%% actors-1 actors (an actor never pings itself; with one actor it pings itself).
+
+big(P) ->
+    Actors = param(P, "actors"),
+    Pings = param(P, "pings"),
+    Actors > 0 orelse fail("actors must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    Pids = list_to_tuple(
+        [spawn(fun() -> big_init(Idx, Pings, Main) end) || Idx <- lists:seq(0, Actors - 1)]),
+    [A ! {start, Pids} || A <- tuple_to_list(Pids)],
+    Total = collect(Actors, 0),
+    {seconds_since(T0), Total}.
+
+big_init(Idx, Pings, Main) ->
+    receive
+        {start, Peers} ->
+            Rng0 = xorshift_seed(Idx),
+            if
+                Pings > 0 ->
+                    Rng = big_ping(Peers, Idx, Rng0),
+                    big_loop(Peers, Idx, Rng, 1, 0, Pings, Main);
+                true ->
+                    Main ! {done, 0},
+                    big_loop(Peers, Idx, Rng0, 0, 0, Pings, Main)
+            end
+    end.
+
+big_loop(Peers, Idx, Rng, Sent, Pongs, Pings, Main) ->
+    receive
+        {ping, From} ->
+            From ! pong,
+            big_loop(Peers, Idx, Rng, Sent, Pongs, Pings, Main);
+        pong ->
+            Pongs1 = Pongs + 1,
+            if
+                Pongs1 =:= Pings ->
+                    Main ! {done, Pongs1},
+                    %% Keeps answering the other actors' pings.
+                    big_loop(Peers, Idx, Rng, Sent, Pongs1, Pings, Main);
+                Sent < Pings ->
+                    Rng1 = big_ping(Peers, Idx, Rng),
+                    big_loop(Peers, Idx, Rng1, Sent + 1, Pongs1, Pings, Main);
+                true ->
+                    big_loop(Peers, Idx, Rng, Sent, Pongs1, Pings, Main)
+            end
+    end.
+
+%% Sends Ping(self) to a random other actor; returns the new generator state.
+big_ping(Peers, Idx, Rng) ->
+    Rng1 = xorshift32(Rng),
+    case tuple_size(Peers) of
+        1 ->
+            element(1, Peers) ! {ping, self()};
+        Size ->
+            J = Rng1 rem (Size - 1),
+            Peer = if J >= Idx -> J + 1; true -> J end,
+            element(Peer + 1, Peers) ! {ping, self()}
+    end,
+    Rng1.
+
+xorshift_seed(Idx) ->
+    %% Spread small indices over the 32-bit state; never zero.
+    ((Idx + 1) * 16#9E3779B9) band 16#FFFFFFFF bor 1.
+
+xorshift32(X0) ->
+    X1 = X0 bxor ((X0 bsl 13) band 16#FFFFFFFF),
+    X2 = X1 bxor (X1 bsr 17),
+    X2 bxor ((X2 bsl 5) band 16#FFFFFFFF).
