@@ -1,0 +1,771 @@
+// actorium-bench workloads on CAF 0.17 (the C++ Actor Framework).
+//
+// Usage: caf-bench <bench> <stealing|sharing> <threads> k=v k=v ...
+//
+// Implements the workloads of actorium-bench/BENCHMARKS.md with event-based actors. Prints
+// exactly one line `RESULT seconds=<float> checksum=<integer>` to stdout and exits 0; errors go
+// to stderr with a non-zero exit (2: unknown benchmark, 3: workload not available on CAF).
+//
+// Timed region: from just after the actor_system (and main's scoped_actor) is up until main has
+// received the final report(s). Actors whose end the contract names quit there; actors the
+// contract never ends (servers, Pong, ring nodes, mall, big's peers) are told to exit by main
+// after the clock has stopped, so that the actor_system shuts down cleanly at the end of main.
+
+#include <caf/all.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+using u64 = std::uint64_t;
+
+// Atoms (CAF 0.17: at most 10 characters).
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+using go_atom = caf::atom_constant<caf::atom("go")>;
+using msg_atom = caf::atom_constant<caf::atom("msg")>;
+using start_atom = caf::atom_constant<caf::atom("start")>;
+using req_atom = caf::atom_constant<caf::atom("req")>;
+using rep_atom = caf::atom_constant<caf::atom("rep")>;
+using row_atom = caf::atom_constant<caf::atom("row")>;
+using ball_atom = caf::atom_constant<caf::atom("ball")>;
+using inc_atom = caf::atom_constant<caf::atom("increment")>;
+using get_atom = caf::atom_constant<caf::atom("get")>;
+using total_atom = caf::atom_constant<caf::atom("total")>;
+using work_atom = caf::atom_constant<caf::atom("work")>;
+using token_atom = caf::atom_constant<caf::atom("token")>;
+using meet_atom = caf::atom_constant<caf::atom("meet")>;
+using paired_atom = caf::atom_constant<caf::atom("paired")>;
+using stop_atom = caf::atom_constant<caf::atom("stop")>;
+using ping_atom = caf::atom_constant<caf::atom("ping")>;
+using pong_atom = caf::atom_constant<caf::atom("pong")>;
+
+using clock_type = std::chrono::steady_clock;
+
+struct params {
+  std::map<std::string, u64> kv;
+  u64 get(const std::string& key) const {
+    auto i = kv.find(key);
+    if (i == kv.end())
+      throw std::runtime_error("missing parameter " + key);
+    return i->second;
+  }
+};
+
+struct outcome {
+  double seconds;
+  u64 checksum;
+};
+
+double since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// Receives `count` reports `(done, v)` on main's scoped actor and returns their sum.
+u64 collect(caf::scoped_actor& self, u64 count) {
+  u64 total = 0;
+  for (u64 i = 0; i < count; ++i)
+    self->receive([&](done_atom, u64 v) { total += v; });
+  return total;
+}
+
+// Tells actors the contract never ends to exit (called after the clock has stopped).
+void shut(const std::vector<caf::actor>& xs) {
+  for (auto& x : xs)
+    caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+}
+
+// ---- static-send (n) ----------------------------------------------------------------------
+struct static_state {
+  u64 count = 0;
+};
+
+caf::behavior static_sender(caf::stateful_actor<static_state>* self, caf::actor main, u64 n) {
+  return {
+    [=](tick_atom t) {
+      auto c = ++self->state.count;
+      if (c < n) {
+        self->send(self, t);
+      } else {
+        self->send(main, done_atom::value, c);
+        self->quit();
+      }
+    },
+  };
+}
+
+outcome run_static_send(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("n");
+  auto t0 = clock_type::now();
+  auto a = sys.spawn(static_sender, caf::actor{self}, n);
+  self->send(a, tick_atom::value);
+  auto sum = collect(self, 1);
+  return {since(t0), sum};
+}
+
+// ---- dynamic-send (n) ---------------------------------------------------------------------
+caf::behavior hop(caf::event_based_actor* self, caf::actor main, u64 n) {
+  return {
+    [=](go_atom, u64 k) {
+      if (k < n) {
+        auto next = self->spawn(hop, main, n);
+        self->send(next, go_atom::value, k + 1);
+      } else {
+        self->send(main, done_atom::value, k);
+      }
+      self->quit();
+    },
+  };
+}
+
+outcome run_dynamic_send(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("n");
+  auto t0 = clock_type::now();
+  auto first = sys.spawn(hop, caf::actor{self}, n);
+  self->send(first, go_atom::value, u64{1});
+  first = nullptr;
+  u64 last = 0;
+  self->receive([&](done_atom, u64 k) { last = k; });
+  return {since(t0), last};
+}
+
+// ---- executor (actors, group, rounds) -----------------------------------------------------
+using group_ptr = std::shared_ptr<std::vector<caf::actor>>;
+
+struct exec_state {
+  u64 recv = 0;
+  u64 sent = 0;
+};
+
+caf::behavior exec_actor(caf::stateful_actor<exec_state>* self, caf::actor main, group_ptr grp,
+                         u64 local, u64 big_r) {
+  return {
+    [=](msg_atom m) {
+      auto& s = self->state;
+      s.recv += 1;
+      if (s.sent < big_r) {
+        auto& members = *grp;
+        self->send(members[(local + s.sent) % members.size()], m);
+        s.sent += 1;
+      }
+      if (s.recv == big_r + 1) {
+        self->send(main, done_atom::value, s.recv);
+        self->quit();
+      }
+    },
+  };
+}
+
+outcome run_executor(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto actors = p.get("actors");
+  auto group = p.get("group");
+  auto rounds = p.get("rounds");
+  if (group == 0 || actors % group != 0)
+    throw std::runtime_error("executor: actors must be a positive multiple of group");
+  auto big_r = rounds * group;
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  std::vector<group_ptr> groups;
+  groups.reserve(actors / group);
+  for (u64 g = 0; g < actors / group; ++g) {
+    auto grp = std::make_shared<std::vector<caf::actor>>();
+    grp->reserve(group);
+    for (u64 l = 0; l < group; ++l)
+      grp->push_back(sys.spawn(exec_actor, main, grp, l, big_r));
+    groups.push_back(std::move(grp));
+  }
+  // Every actor's group is complete before any actor gets its first message.
+  for (auto& grp : groups)
+    for (auto& a : *grp)
+      self->send(a, msg_atom::value);
+  groups.clear(); // the actors hold their groups; they release them when they quit
+  auto total = collect(self, actors);
+  return {since(t0), total};
+}
+
+// ---- repeat (servers, reps) ---------------------------------------------------------------
+caf::behavior server(caf::event_based_actor* self, u64 index) {
+  return {
+    [=](req_atom) {
+      self->send(caf::actor_cast<caf::actor>(self->current_sender()), rep_atom::value, index);
+    },
+  };
+}
+
+struct client_state {
+  u64 replies = 0;
+  u64 reps_done = 0;
+  u64 sum = 0;
+};
+
+caf::behavior client(caf::stateful_actor<client_state>* self, caf::actor main,
+                     std::shared_ptr<const std::vector<caf::actor>> servers, u64 reps) {
+  auto request_all = [=] {
+    for (auto& s : *servers)
+      self->send(s, req_atom::value);
+  };
+  auto finish = [=] {
+    self->send(main, done_atom::value, self->state.sum);
+    self->quit();
+  };
+  return {
+    [=](start_atom) {
+      if (reps == 0 || servers->empty())
+        finish();
+      else
+        request_all();
+    },
+    [=](rep_atom, u64 index) {
+      auto& s = self->state;
+      s.sum += index + 1;
+      if (++s.replies == servers->size()) {
+        s.replies = 0;
+        if (++s.reps_done == reps)
+          finish();
+        else
+          request_all();
+      }
+    },
+  };
+}
+
+outcome run_repeat(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n_servers = p.get("servers");
+  auto reps = p.get("reps");
+  auto t0 = clock_type::now();
+  auto servers = std::make_shared<std::vector<caf::actor>>();
+  servers->reserve(n_servers);
+  for (u64 i = 0; i < n_servers; ++i)
+    servers->push_back(sys.spawn(server, i));
+  auto c = sys.spawn(client, caf::actor{self},
+                     std::shared_ptr<const std::vector<caf::actor>>(servers), reps);
+  self->send(c, start_atom::value);
+  auto sum = collect(self, 1);
+  auto secs = since(t0);
+  shut(*servers);
+  return {secs, sum};
+}
+
+// ---- matrix (n) ---------------------------------------------------------------------------
+struct matrices {
+  u64 n;
+  std::vector<u64> x; // row-major n*n
+  std::vector<u64> y;
+};
+
+caf::behavior row_actor(caf::event_based_actor* self, caf::actor main,
+                        std::shared_ptr<const matrices> m) {
+  return {
+    [=](row_atom, u64 i) {
+      const u64 n = m->n;
+      const u64* xi = m->x.data() + i * n;
+      const u64* y = m->y.data();
+      std::vector<u64> z(n, 0); // row i of Z = X * Y
+      for (u64 k = 0; k < n; ++k) {
+        const u64 a = xi[k];
+        const u64* yk = y + k * n;
+        for (u64 j = 0; j < n; ++j)
+          z[j] += a * yk[j];
+      }
+      u64 sum = 0;
+      for (u64 j = 0; j < n; ++j)
+        sum += z[j];
+      self->send(main, done_atom::value, sum);
+      self->quit();
+    },
+  };
+}
+
+outcome run_matrix_impl(caf::actor_system& sys, caf::scoped_actor& self, u64 n,
+                        std::shared_ptr<const matrices> m) {
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  for (u64 i = 0; i < n; ++i) {
+    auto a = sys.spawn(row_actor, main, m);
+    self->send(a, row_atom::value, i);
+  }
+  auto sum = collect(self, n);
+  return {since(t0), sum};
+}
+
+std::shared_ptr<const matrices> make_matrices(u64 n) {
+  auto m = std::make_shared<matrices>();
+  m->n = n;
+  m->x.resize(n * n);
+  m->y.resize(n * n);
+  for (u64 i = 0; i < n; ++i)
+    for (u64 j = 0; j < n; ++j) {
+      m->x[i * n + j] = (i + 2 * j) % 7;
+      m->y[i * n + j] = (3 * i + j) % 5;
+    }
+  return m;
+}
+
+// ---- ping-pong (n) ------------------------------------------------------------------------
+caf::behavior pong(caf::event_based_actor* self) {
+  return {
+    [=](ball_atom b) { self->send(caf::actor_cast<caf::actor>(self->current_sender()), b); },
+  };
+}
+
+struct ping_state {
+  u64 trips = 0;
+};
+
+caf::behavior ping(caf::stateful_actor<ping_state>* self, caf::actor main, caf::actor pong_actor,
+                   u64 n) {
+  return {
+    [=](start_atom) {
+      if (n == 0) {
+        self->send(main, done_atom::value, u64{0});
+        self->quit();
+      } else {
+        self->send(pong_actor, ball_atom::value);
+      }
+    },
+    [=](ball_atom b) {
+      auto t = ++self->state.trips;
+      if (t == n) {
+        self->send(main, done_atom::value, t);
+        self->quit();
+      } else {
+        self->send(pong_actor, b);
+      }
+    },
+  };
+}
+
+outcome run_ping_pong(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("n");
+  auto t0 = clock_type::now();
+  auto po = sys.spawn(pong);
+  auto pi = sys.spawn(ping, caf::actor{self}, po, n);
+  self->send(pi, start_atom::value);
+  auto sum = collect(self, 1);
+  auto secs = since(t0);
+  shut({po});
+  return {secs, sum};
+}
+
+// ---- counting (n) -------------------------------------------------------------------------
+struct counter_state {
+  u64 total = 0;
+};
+
+caf::behavior counter(caf::stateful_actor<counter_state>* self) {
+  return {
+    [=](inc_atom) { self->state.total += 1; },
+    [=](get_atom) {
+      self->send(caf::actor_cast<caf::actor>(self->current_sender()), total_atom::value,
+                 self->state.total);
+      self->quit(); // Get is the last message the counter receives
+    },
+  };
+}
+
+caf::behavior producer(caf::event_based_actor* self, caf::actor main, caf::actor cnt, u64 n) {
+  return {
+    [=](start_atom) {
+      for (u64 i = 0; i < n; ++i)
+        self->send(cnt, inc_atom::value);
+      self->send(cnt, get_atom::value);
+    },
+    [=](total_atom, u64 total) {
+      self->send(main, done_atom::value, total);
+      self->quit();
+    },
+  };
+}
+
+outcome run_counting(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("n");
+  auto t0 = clock_type::now();
+  auto c = sys.spawn(counter);
+  auto pr = sys.spawn(producer, caf::actor{self}, c, n);
+  c = nullptr;
+  self->send(pr, start_atom::value);
+  auto sum = collect(self, 1);
+  return {since(t0), sum};
+}
+
+// ---- fork-join-throughput (actors, msgs) --------------------------------------------------
+struct fj_state {
+  u64 x = 0;
+  u64 count = 0;
+};
+
+caf::behavior fj_worker(caf::stateful_actor<fj_state>* self, caf::actor main, u64 msgs) {
+  return {
+    [=](work_atom, u64 r) {
+      auto& s = self->state;
+      s.x = (s.x * 31 + r) % 1000003;
+      if (++s.count == msgs) {
+        self->send(main, done_atom::value, s.count);
+        self->quit(); // no further messages are sent to it
+      }
+    },
+  };
+}
+
+outcome run_fj_throughput(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto actors = p.get("actors");
+  auto msgs = p.get("msgs");
+  auto t0 = clock_type::now();
+  if (msgs == 0)
+    return {since(t0), 0};
+  caf::actor main{self};
+  std::vector<caf::actor> ws;
+  ws.reserve(actors);
+  for (u64 i = 0; i < actors; ++i)
+    ws.push_back(sys.spawn(fj_worker, main, msgs));
+  for (u64 r = 0; r < msgs; ++r)
+    for (auto& w : ws)
+      self->send(w, work_atom::value, r);
+  ws.clear();
+  auto total = collect(self, actors);
+  return {since(t0), total};
+}
+
+// ---- fork-join-creation (n) ---------------------------------------------------------------
+struct fjc_state {
+  u64 x = 0;
+};
+
+caf::behavior fjc_worker(caf::stateful_actor<fjc_state>* self, caf::actor main) {
+  return {
+    [=](work_atom, u64 i) {
+      auto& s = self->state;
+      s.x = (s.x * 31 + i) % 1000003;
+      self->send(main, done_atom::value, u64{1});
+      self->quit();
+    },
+  };
+}
+
+outcome run_fj_creation(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("n");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  for (u64 i = 0; i < n; ++i) {
+    auto a = sys.spawn(fjc_worker, main);
+    self->send(a, work_atom::value, i);
+  }
+  auto total = collect(self, n);
+  return {since(t0), total};
+}
+
+// ---- thread-ring (actors, passes) ---------------------------------------------------------
+caf::behavior ring_node(caf::event_based_actor* self, caf::actor main,
+                        std::shared_ptr<const std::vector<caf::actor>> ring, u64 index,
+                        u64 actors) {
+  const u64 next = (index + 1) % actors;
+  return {
+    [=](token_atom t, u64 k) {
+      if (k > 0)
+        self->send((*ring)[next], t, k - 1);
+      else
+        self->send(main, done_atom::value, index); // main checks the index
+    },
+  };
+}
+
+outcome run_thread_ring(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto actors = p.get("actors");
+  auto passes = p.get("passes");
+  if (actors == 0)
+    throw std::runtime_error("thread-ring: actors must be positive");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto ring = std::make_shared<std::vector<caf::actor>>();
+  ring->reserve(actors);
+  // Node i reads its successor from the shared ring, which is complete before the token starts.
+  for (u64 i = 0; i < actors; ++i)
+    ring->push_back(sys.spawn(ring_node, main,
+                              std::shared_ptr<const std::vector<caf::actor>>(ring), i, actors));
+  self->send((*ring)[0], token_atom::value, passes);
+  u64 reporter = 0;
+  self->receive([&](done_atom, u64 idx) { reporter = idx; });
+  auto secs = since(t0);
+  shut(*ring);
+  // Token(passes) reaches node 0, Token(0) reaches node passes % actors.
+  if (reporter != passes % actors)
+    throw std::runtime_error("thread-ring: Token(0) reached node " + std::to_string(reporter)
+                             + ", expected " + std::to_string(passes % actors));
+  return {secs, passes};
+}
+
+// ---- chameneos (creatures, meetings) ------------------------------------------------------
+struct mall_state {
+  u64 meetings = 0;
+  caf::actor waiting; // at most one waiting creature
+  u64 waiting_colour = 0;
+};
+
+caf::behavior mall(caf::stateful_actor<mall_state>* self, u64 max_meetings) {
+  return {
+    [=](meet_atom, caf::actor& who, u64 colour) {
+      auto& s = self->state;
+      if (s.meetings < max_meetings) {
+        if (!s.waiting) {
+          s.waiting = std::move(who);
+          s.waiting_colour = colour;
+        } else {
+          s.meetings += 1;
+          self->send(s.waiting, paired_atom::value, colour);
+          self->send(who, paired_atom::value, s.waiting_colour);
+          s.waiting = nullptr;
+        }
+      } else {
+        self->send(who, stop_atom::value);
+        if (s.waiting) {
+          self->send(s.waiting, stop_atom::value);
+          s.waiting = nullptr;
+        }
+      }
+    },
+  };
+}
+
+struct creature_state {
+  u64 colour = 0;
+  u64 met = 0;
+};
+
+caf::behavior creature(caf::stateful_actor<creature_state>* self, caf::actor main,
+                       caf::actor mall_actor, u64 colour) {
+  self->state.colour = colour;
+  return {
+    [=](start_atom) {
+      self->send(mall_actor, meet_atom::value, caf::actor_cast<caf::actor>(self),
+                 self->state.colour);
+    },
+    [=](paired_atom, u64 other) {
+      auto& s = self->state;
+      s.met += 1;
+      if (s.colour != other)
+        s.colour = 3 - s.colour - other;
+      self->send(mall_actor, meet_atom::value, caf::actor_cast<caf::actor>(self), s.colour);
+    },
+    [=](stop_atom) {
+      self->send(main, done_atom::value, self->state.met);
+      self->quit();
+    },
+  };
+}
+
+outcome run_chameneos(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto creatures = p.get("creatures");
+  auto meetings = p.get("meetings");
+  if (creatures < 2 && meetings > 0)
+    throw std::runtime_error("chameneos: needs at least 2 creatures");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto m = sys.spawn(mall, meetings);
+  std::vector<caf::actor> cs;
+  cs.reserve(creatures);
+  for (u64 i = 0; i < creatures; ++i)
+    cs.push_back(sys.spawn(creature, main, m, i % 3));
+  for (auto& c : cs)
+    self->send(c, start_atom::value);
+  cs.clear();
+  auto total = collect(self, creatures);
+  auto secs = since(t0);
+  shut({m});
+  return {secs, total};
+}
+
+// ---- big (actors, pings) ------------------------------------------------------------------
+struct big_state {
+  u64 rng = 0;
+  u64 sent = 0;
+  u64 pongs = 0;
+};
+
+caf::behavior big_actor(caf::stateful_actor<big_state>* self, caf::actor main,
+                        std::shared_ptr<const std::vector<caf::actor>> peers, u64 index,
+                        u64 pings) {
+  // xorshift64, seeded with the actor's index (+1, as xorshift needs a non-zero state).
+  self->state.rng = index + 1;
+  auto send_ping = [=] {
+    auto& s = self->state;
+    s.rng ^= s.rng << 13;
+    s.rng ^= s.rng >> 7;
+    s.rng ^= s.rng << 17;
+    const u64 n = peers->size();
+    u64 to;
+    if (n > 1) { // uniformly among the other actors
+      to = s.rng % (n - 1);
+      if (to >= index)
+        to += 1;
+    } else {
+      to = 0;
+    }
+    self->send((*peers)[to], ping_atom::value, caf::actor_cast<caf::actor>(self));
+    s.sent += 1;
+  };
+  return {
+    [=](start_atom) {
+      if (pings == 0)
+        self->send(main, done_atom::value, u64{0});
+      else
+        send_ping();
+    },
+    [=](ping_atom, const caf::actor& from) { self->send(from, pong_atom::value); },
+    [=](pong_atom) {
+      auto& s = self->state;
+      s.pongs += 1;
+      if (s.sent < pings)
+        send_ping();
+      if (s.pongs == pings)
+        self->send(main, done_atom::value, s.pongs);
+    },
+  };
+}
+
+outcome run_big(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto actors = p.get("actors");
+  auto pings = p.get("pings");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto peers = std::make_shared<std::vector<caf::actor>>();
+  peers->reserve(actors);
+  for (u64 i = 0; i < actors; ++i)
+    peers->push_back(
+      sys.spawn(big_actor, main, std::shared_ptr<const std::vector<caf::actor>>(peers), i, pings));
+  // Every actor knows all others before any actor starts.
+  for (auto& a : *peers)
+    self->send(a, start_atom::value);
+  auto total = collect(self, actors);
+  auto secs = since(t0);
+  shut(*peers);
+  return {secs, total};
+}
+
+} // namespace bench
+
+namespace {
+
+bool known_bench(const std::string& b) {
+  static const char* names[] = {"static-send", "dynamic-send", "executor", "repeat",
+                                "matrix", "balance-one", "balance-multi", "ping-pong",
+                                "counting", "fork-join-throughput", "fork-join-creation",
+                                "thread-ring", "chameneos", "big"};
+  for (auto n : names)
+    if (b == n)
+      return true;
+  return false;
+}
+
+bool parse_u64(const std::string& s, std::uint64_t& out) {
+  if (s.empty())
+    return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9')
+      return false;
+    auto d = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return false;
+    v = v * 10 + d;
+  }
+  out = v;
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  using namespace bench;
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s <bench> <stealing|sharing> <threads> k=v ...\n", argv[0]);
+    return 1;
+  }
+  std::string name = argv[1];
+  std::string policy = argv[2];
+  if (!known_bench(name)) {
+    std::fprintf(stderr, "unknown benchmark: %s\n", name.c_str());
+    return 2;
+  }
+  if (name == "balance-one" || name == "balance-multi") {
+    std::fprintf(stderr, "n/a: CAF cannot place actors on chosen workers\n");
+    return 3;
+  }
+  if (policy != "stealing" && policy != "sharing") {
+    std::fprintf(stderr, "unknown scheduler policy: %s (stealing|sharing)\n", policy.c_str());
+    return 1;
+  }
+  u64 threads = 0;
+  if (!parse_u64(argv[3], threads) || threads == 0) {
+    std::fprintf(stderr, "bad thread count: %s\n", argv[3]);
+    return 1;
+  }
+  params p;
+  for (int i = 4; i < argc; ++i) {
+    std::string kv = argv[i];
+    auto eq = kv.find('=');
+    u64 v = 0;
+    if (eq == std::string::npos || eq == 0 || !parse_u64(kv.substr(eq + 1), v)) {
+      std::fprintf(stderr, "bad parameter: %s (expected name=non-negative integer)\n",
+                   kv.c_str());
+      return 1;
+    }
+    p.kv[kv.substr(0, eq)] = v;
+  }
+  try {
+    // Data set-up outside the timed region.
+    std::shared_ptr<const matrices> mats;
+    if (name == "matrix")
+      mats = make_matrices(p.get("n"));
+    caf::actor_system_config cfg;
+    cfg.set("scheduler.max-threads", static_cast<std::size_t>(threads));
+    cfg.set("scheduler.policy",
+            policy == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
+    outcome r{0, 0};
+    {
+      caf::actor_system sys{cfg};
+      {
+        caf::scoped_actor self{sys};
+        if (name == "static-send")
+          r = run_static_send(sys, self, p);
+        else if (name == "dynamic-send")
+          r = run_dynamic_send(sys, self, p);
+        else if (name == "executor")
+          r = run_executor(sys, self, p);
+        else if (name == "repeat")
+          r = run_repeat(sys, self, p);
+        else if (name == "matrix")
+          r = run_matrix_impl(sys, self, p.get("n"), mats);
+        else if (name == "ping-pong")
+          r = run_ping_pong(sys, self, p);
+        else if (name == "counting")
+          r = run_counting(sys, self, p);
+        else if (name == "fork-join-throughput")
+          r = run_fj_throughput(sys, self, p);
+        else if (name == "fork-join-creation")
+          r = run_fj_creation(sys, self, p);
+        else if (name == "thread-ring")
+          r = run_thread_ring(sys, self, p);
+        else if (name == "chameneos")
+          r = run_chameneos(sys, self, p);
+        else if (name == "big")
+          r = run_big(sys, self, p);
+      }
+      // ~actor_system waits until every actor has terminated.
+    }
+    std::printf("RESULT seconds=%.6f checksum=%llu\n", r.seconds,
+                static_cast<unsigned long long>(r.checksum));
+    std::fflush(stdout);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    return 1;
+  }
+  return 0;
+}
