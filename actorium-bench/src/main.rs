@@ -117,6 +117,8 @@ fn exec(bench: &str, system: &str, threads: usize, params: &[String]) {
     let params = Params::parse(params).unwrap_or_else(|e| fail(2, e));
     let result = if let Some(variant) = system.strip_prefix("actorium-") {
         actorium_impl::run(variant, bench, threads, &params)
+    } else if actorium_peers::SYSTEMS.contains(&system) {
+        actorium_peers::run(system, bench, threads, &params.0)
     } else {
         Err(format!("unknown in-process system `{system}`"))
     };

@@ -143,7 +143,7 @@ pub fn fmt_time(s: f64) -> String {
 }
 
 /// The reference system for ratios: the first actorium system present.
-fn reference<'a>(systems: &'a [String]) -> Option<&'a str> {
+fn reference(systems: &[String]) -> Option<&str> {
     systems
         .iter()
         .find(|s| s.starts_with("actorium"))
@@ -232,7 +232,7 @@ pub fn chart(
         .margin(12)
         .x_label_area_size(110)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..benches.len() as f64, (lo / 1.5..hi * 1.5).log_scale())
+        .build_cartesian_2d(0f64..benches.len() as f64, (lo / 1.5..hi * 8.0).log_scale())
         .map_err(|e| e.to_string())?;
     let names = benches.to_vec();
     c.configure_mesh()
@@ -276,6 +276,7 @@ pub fn chart(
     ))
     .map_err(|e| e.to_string())?;
     c.configure_series_labels()
+        .position(SeriesLabelPosition::UpperMiddle)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()

@@ -36,6 +36,9 @@ pub(crate) const VISIT_BUDGET: u32 = 1024;
 
 const NO_QUEUE: usize = usize::MAX;
 
+/// While spinning idle, yield the CPU every this many passes over the queue range.
+const YIELD_EVERY: u32 = 4;
+
 thread_local! {
     static CURRENT: Cell<*const Worker> = const { Cell::new(ptr::null()) };
 }
@@ -181,7 +184,10 @@ impl Worker {
             idle_passes += 1;
             let since = *idle_since.get_or_insert_with(Instant::now);
             if idle_passes % 16 != 0 || since.elapsed() < exec.spin {
-                if idle_passes % 64 == 0 {
+                if idle_passes % YIELD_EVERY == 0 {
+                    // Let a worker that shares our CPU run: it may be the one about to hand us
+                    // work (measured on a 10k-hop ring when the kernel co-locates both workers:
+                    // 12 ms yielding every 64th pass, 2.2 ms every 4th; 0.5-0.8 ms otherwise).
                     std::thread::yield_now();
                 } else {
                     for _ in 0..8 {

@@ -1,0 +1,848 @@
+//! The workloads on actix 0.13: `T` arbiters (one OS thread each) inside an `actix::System`
+//! whose runner drives the workload from the calling thread; every actor is started with
+//! `start_in_arbiter` on the next arbiter in round-robin order of creation (across the whole
+//! run, also for actors created by actors); messages are sent with `do_send`; actors end with
+//! `ctx.stop()` (from outside: a `Stop` message whose handler calls it).
+
+use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
+use actix::prelude::*;
+use actix::{ActorContext, Arbiter, ArbiterHandle, AsyncContext, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// Runs one workload on a fresh system with `threads` arbiters; the clock starts once the
+/// arbiters run.
+pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
+    let sys = System::new();
+    let arbiters: Vec<Arbiter> = (0..threads).map(|_| Arbiter::new()).collect();
+    let placer = Arc::new(Placer {
+        arbiters: arbiters.iter().map(Arbiter::handle).collect(),
+        next: AtomicUsize::new(0),
+    });
+    let result = sys.block_on(async move {
+        let p = placer;
+        let t0 = Instant::now();
+        let sum = match work {
+            Bench::StaticSend { n } => static_send(&p, n).await,
+            Bench::DynamicSend { n } => dynamic_send(&p, n).await,
+            Bench::Executor {
+                actors,
+                group,
+                rounds,
+            } => executor(&p, actors, group, rounds).await,
+            Bench::Repeat { servers, reps } => repeat(&p, servers, reps).await,
+            Bench::Matrix { n, x, y } => matrix(&p, n, x, y).await,
+            Bench::PingPong { n } => ping_pong(&p, n).await,
+            Bench::Counting { n } => counting(&p, n).await,
+            Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(&p, actors, msgs).await,
+            Bench::ForkJoinCreation { n } => fj_creation(&p, n).await,
+            Bench::ThreadRing { actors, passes } => thread_ring(&p, actors, passes).await,
+            Bench::Chameneos {
+                creatures,
+                meetings,
+            } => chameneos(&p, creatures, meetings).await,
+            Bench::Big { actors, pings } => big(&p, actors, pings).await,
+        }?;
+        Ok((t0.elapsed().as_secs_f64(), sum))
+    });
+    // Stop every arbiter (dropping what is left on it) and join its thread.
+    let mut panicked = false;
+    for arbiter in arbiters {
+        arbiter.stop();
+        panicked |= arbiter.join().is_err();
+    }
+    System::current().stop();
+    drop(sys);
+    if panicked {
+        return Err("actix: an arbiter thread panicked".into());
+    }
+    result
+}
+
+/// Starts actors on the arbiters round-robin, in creation order.
+struct Placer {
+    arbiters: Vec<ArbiterHandle>,
+    next: AtomicUsize,
+}
+
+impl Placer {
+    /// Starts the actor `make(its own address)` on the next arbiter.
+    ///
+    /// Every actor keeps its own `Addr`. Actix stops an actor once no `Addr` is left and its
+    /// mailbox looked empty, but it checks the address count *after* polling the mailbox: a
+    /// message pushed between that poll and the check by a sender that then drops the last
+    /// `Addr` (as in `start(..).do_send(..)` on a just-started actor) is lost with the actor.
+    /// Without the own `Addr`, counting and dynamic-send occasionally lost their first message
+    /// and never finished. Here actors end only through `ctx.stop()`, as the workloads say.
+    fn start<A, F>(&self, make: F) -> Addr<A>
+    where
+        A: Actor<Context = Context<A>>,
+        F: FnOnce(Addr<A>) -> A + Send + 'static,
+    {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.arbiters.len();
+        A::start_in_arbiter(&self.arbiters[i], move |ctx| make(ctx.address()))
+    }
+}
+
+/// Messages without a result.
+macro_rules! message {
+    ($($t:ty),* $(,)?) => {$(
+        impl Message for $t {
+            type Result = ();
+        }
+    )*};
+}
+
+/// Actors with the default context.
+macro_rules! actor {
+    ($($t:ty),* $(,)?) => {$(
+        impl Actor for $t {
+            type Context = Context<Self>;
+        }
+    )*};
+}
+
+/// Ends the receiving actor (`ctx.stop()`).
+struct Stop;
+message!(Stop);
+
+/// Implements `Handler<Stop>` for actors ended from outside.
+macro_rules! stoppable {
+    ($($t:ty),* $(,)?) => {$(
+        impl Handler<Stop> for $t {
+            type Result = ();
+
+            fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+                ctx.stop();
+            }
+        }
+    )*};
+}
+
+// ---- static-send ----------------------------------------------------------------------------
+struct SelfSender {
+    me: Addr<SelfSender>,
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+struct Tick;
+actor!(SelfSender);
+message!(Tick);
+
+impl Handler<Tick> for SelfSender {
+    type Result = ();
+
+    fn handle(&mut self, t: Tick, ctx: &mut Context<Self>) {
+        self.count += 1;
+        if self.count < self.n {
+            self.me.do_send(t);
+        } else {
+            self.done.report(self.count);
+            ctx.stop();
+        }
+    }
+}
+
+async fn static_send(p: &Placer, n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let a = p.start(move |me| SelfSender {
+        me,
+        n,
+        count: 0,
+        done,
+    });
+    a.do_send(Tick);
+    drop(a);
+    common::wait(rx).await
+}
+
+// ---- dynamic-send ---------------------------------------------------------------------------
+struct Hop {
+    _me: Addr<Hop>,
+    placer: Arc<Placer>,
+    done: Arc<Done>,
+}
+/// `Go(k, n)`.
+struct Go(u64, u64);
+actor!(Hop);
+message!(Go);
+
+impl Handler<Go> for Hop {
+    type Result = ();
+
+    fn handle(&mut self, Go(k, n): Go, ctx: &mut Context<Self>) {
+        if k < n {
+            let (placer, done) = (self.placer.clone(), self.done.clone());
+            let next = self.placer.start(move |_me| Hop { _me, placer, done });
+            next.do_send(Go(k + 1, n));
+        } else {
+            self.done.report(k);
+        }
+        ctx.stop();
+    }
+}
+
+async fn dynamic_send(p: &Arc<Placer>, n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let placer = p.clone();
+    let first = p.start(move |_me| Hop { _me, placer, done });
+    first.do_send(Go(1, n));
+    drop(first);
+    common::wait(rx).await
+}
+
+// ---- executor -------------------------------------------------------------------------------
+type Group = Arc<OnceLock<Vec<Addr<Member>>>>;
+
+struct Member {
+    _me: Addr<Member>,
+    group: Group,
+    local: u64,
+    size: u64,
+    /// R = rounds * group.
+    total: u64,
+    sent: u64,
+    recv: u64,
+    done: Arc<Done>,
+}
+struct ExecMsg;
+actor!(Member);
+message!(ExecMsg);
+
+impl Handler<ExecMsg> for Member {
+    type Result = ();
+
+    fn handle(&mut self, m: ExecMsg, ctx: &mut Context<Self>) {
+        self.recv += 1;
+        if self.sent < self.total {
+            let to = (self.local + self.sent) % self.size;
+            self.group.get().expect("group set")[to as usize].do_send(m);
+            self.sent += 1;
+        }
+        if self.recv == self.total + 1 {
+            self.done.report(self.recv);
+            ctx.stop();
+        }
+    }
+}
+
+async fn executor(p: &Placer, actors: u64, size: u64, rounds: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let mut all = Vec::with_capacity(actors as usize);
+    let mut groups: Vec<Group> = Vec::new();
+    for i in 0..actors {
+        if i % size == 0 {
+            groups.push(Arc::new(OnceLock::new()));
+        }
+        let (group, done) = (groups.last().expect("a group").clone(), done.clone());
+        all.push(p.start(move |_me| Member {
+            _me,
+            group,
+            local: i % size,
+            size,
+            total: rounds * size,
+            sent: 0,
+            recv: 0,
+            done,
+        }));
+    }
+    drop(done);
+    let size = size as usize;
+    for (g, lock) in groups.iter().enumerate() {
+        let _ = lock.set(all[g * size..(g + 1) * size].to_vec());
+    }
+    for a in &all {
+        a.do_send(ExecMsg);
+    }
+    drop((all, groups));
+    common::wait(rx).await
+}
+
+// ---- repeat ---------------------------------------------------------------------------------
+struct Client {
+    _me: Addr<Client>,
+    servers: Vec<Addr<Server>>,
+    reps_left: u64,
+    pending: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Server {
+    _me: Addr<Server>,
+    index: u64,
+    client: Addr<Client>,
+}
+struct Servers(Vec<Addr<Server>>);
+struct Start;
+struct Req;
+struct Rep(u64);
+actor!(Client, Server);
+message!(Servers, Start, Req, Rep);
+stoppable!(Server);
+
+impl Client {
+    fn scatter(&mut self) {
+        self.pending = self.servers.len() as u64;
+        for s in &self.servers {
+            s.do_send(Req);
+        }
+    }
+}
+
+impl Handler<Servers> for Client {
+    type Result = ();
+
+    fn handle(&mut self, Servers(list): Servers, _: &mut Context<Self>) {
+        self.servers = list;
+    }
+}
+
+impl Handler<Start> for Client {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        self.scatter();
+    }
+}
+
+impl Handler<Rep> for Client {
+    type Result = ();
+
+    fn handle(&mut self, Rep(index): Rep, ctx: &mut Context<Self>) {
+        self.sum += index + 1;
+        self.pending -= 1;
+        if self.pending == 0 {
+            self.reps_left -= 1;
+            if self.reps_left == 0 {
+                for s in self.servers.drain(..) {
+                    s.do_send(Stop);
+                }
+                self.done.report(self.sum);
+                ctx.stop();
+            } else {
+                self.scatter();
+            }
+        }
+    }
+}
+
+impl Handler<Req> for Server {
+    type Result = ();
+
+    fn handle(&mut self, _: Req, _: &mut Context<Self>) {
+        self.client.do_send(Rep(self.index));
+    }
+}
+
+async fn repeat(p: &Placer, servers: u64, reps: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let client = p.start(move |_me| Client {
+        _me,
+        servers: Vec::new(),
+        reps_left: reps,
+        pending: 0,
+        sum: 0,
+        done,
+    });
+    let list = (0..servers)
+        .map(|index| {
+            let client = client.clone();
+            p.start(move |_me| Server { _me, index, client })
+        })
+        .collect();
+    client.do_send(Servers(list));
+    client.do_send(Start);
+    drop(client);
+    common::wait(rx).await
+}
+
+// ---- matrix ---------------------------------------------------------------------------------
+struct RowWorker {
+    _me: Addr<RowWorker>,
+    x: Arc<Vec<u64>>,
+    y: Arc<Vec<u64>>,
+    n: usize,
+    done: Arc<Done>,
+}
+struct Row(usize);
+actor!(RowWorker);
+message!(Row);
+
+impl Handler<Row> for RowWorker {
+    type Result = ();
+
+    fn handle(&mut self, Row(i): Row, ctx: &mut Context<Self>) {
+        self.done.report(row_sum(&self.x, &self.y, self.n, i));
+        ctx.stop();
+    }
+}
+
+async fn matrix(p: &Placer, n: usize, x: Arc<Vec<u64>>, y: Arc<Vec<u64>>) -> Result<u64, String> {
+    let (done, rx) = Done::new(n as u64);
+    for i in 0..n {
+        let (x, y, done) = (x.clone(), y.clone(), done.clone());
+        let w = p.start(move |_me| RowWorker { _me, x, y, n, done });
+        w.do_send(Row(i));
+    }
+    drop(done);
+    common::wait(rx).await
+}
+
+// ---- ping-pong ------------------------------------------------------------------------------
+struct Ping {
+    me: Addr<Ping>,
+    pong: Addr<Pong>,
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+struct Pong {
+    _me: Addr<Pong>,
+    ping: Option<Addr<Ping>>,
+}
+struct Hello(Addr<Ping>);
+struct Ball;
+actor!(Ping, Pong);
+message!(Hello, Ball);
+stoppable!(Pong);
+
+impl Handler<Start> for Ping {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        self.pong.do_send(Hello(self.me.clone()));
+        self.pong.do_send(Ball);
+    }
+}
+
+impl Handler<Ball> for Ping {
+    type Result = ();
+
+    fn handle(&mut self, b: Ball, ctx: &mut Context<Self>) {
+        self.count += 1;
+        if self.count == self.n {
+            self.pong.do_send(Stop);
+            self.done.report(self.count);
+            ctx.stop();
+        } else {
+            self.pong.do_send(b);
+        }
+    }
+}
+
+impl Handler<Hello> for Pong {
+    type Result = ();
+
+    fn handle(&mut self, Hello(p): Hello, _: &mut Context<Self>) {
+        self.ping = Some(p);
+    }
+}
+
+impl Handler<Ball> for Pong {
+    type Result = ();
+
+    fn handle(&mut self, b: Ball, _: &mut Context<Self>) {
+        self.ping.as_ref().expect("hello first").do_send(b);
+    }
+}
+
+async fn ping_pong(p: &Placer, n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let pong = p.start(|_me| Pong { _me, ping: None });
+    let ping = p.start(move |me| Ping {
+        me,
+        pong,
+        n,
+        count: 0,
+        done,
+    });
+    ping.do_send(Start);
+    drop(ping);
+    common::wait(rx).await
+}
+
+// ---- counting -------------------------------------------------------------------------------
+struct Counter {
+    _me: Addr<Counter>,
+    total: u64,
+}
+struct Producer {
+    me: Addr<Producer>,
+    counter: Addr<Counter>,
+    n: u64,
+    done: Arc<Done>,
+}
+struct Increment;
+struct Get(Addr<Producer>);
+struct Total(u64);
+actor!(Counter, Producer);
+message!(Increment, Get, Total);
+
+impl Handler<Increment> for Counter {
+    type Result = ();
+
+    fn handle(&mut self, _: Increment, _: &mut Context<Self>) {
+        self.total += 1;
+    }
+}
+
+impl Handler<Get> for Counter {
+    type Result = ();
+
+    fn handle(&mut self, Get(p): Get, ctx: &mut Context<Self>) {
+        p.do_send(Total(self.total));
+        ctx.stop();
+    }
+}
+
+impl Handler<Start> for Producer {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        for _ in 0..self.n {
+            self.counter.do_send(Increment);
+        }
+        self.counter.do_send(Get(self.me.clone()));
+    }
+}
+
+impl Handler<Total> for Producer {
+    type Result = ();
+
+    fn handle(&mut self, Total(t): Total, ctx: &mut Context<Self>) {
+        self.done.report(t);
+        ctx.stop();
+    }
+}
+
+async fn counting(p: &Placer, n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let counter = p.start(|_me| Counter { _me, total: 0 });
+    let producer = p.start(move |me| Producer {
+        me,
+        counter,
+        n,
+        done,
+    });
+    producer.do_send(Start);
+    drop(producer);
+    common::wait(rx).await
+}
+
+// ---- fork-join throughput / creation ------------------------------------------------------
+struct FjWorker {
+    _me: Addr<FjWorker>,
+    x: u64,
+    count: u64,
+    msgs: u64,
+    done: Arc<Done>,
+}
+struct Work(u64);
+actor!(FjWorker);
+message!(Work);
+
+impl FjWorker {
+    fn start(p: &Placer, msgs: u64, done: &Arc<Done>) -> Addr<FjWorker> {
+        let done = done.clone();
+        p.start(move |_me| FjWorker {
+            _me,
+            x: 1,
+            count: 0,
+            msgs,
+            done,
+        })
+    }
+}
+
+impl Handler<Work> for FjWorker {
+    type Result = ();
+
+    fn handle(&mut self, Work(r): Work, ctx: &mut Context<Self>) {
+        self.x = tiny(self.x, r);
+        self.count += 1;
+        if self.count == self.msgs {
+            std::hint::black_box(self.x);
+            self.done.report(self.count);
+            ctx.stop();
+        }
+    }
+}
+
+async fn fj_throughput(p: &Placer, actors: u64, msgs: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let workers: Vec<_> = (0..actors)
+        .map(|_| FjWorker::start(p, msgs, &done))
+        .collect();
+    drop(done);
+    for r in 0..msgs {
+        for w in &workers {
+            w.do_send(Work(r));
+        }
+    }
+    drop(workers);
+    common::wait(rx).await
+}
+
+async fn fj_creation(p: &Placer, n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(n);
+    for i in 0..n {
+        FjWorker::start(p, 1, &done).do_send(Work(i));
+    }
+    drop(done);
+    common::wait(rx).await
+}
+
+// ---- thread-ring ----------------------------------------------------------------------------
+struct Node {
+    _me: Addr<Node>,
+    next: Option<Addr<Node>>,
+    done: Arc<Done>,
+}
+struct SetNext(Addr<Node>);
+struct Token(u64);
+actor!(Node);
+message!(SetNext, Token);
+stoppable!(Node);
+
+impl Handler<SetNext> for Node {
+    type Result = ();
+
+    fn handle(&mut self, SetNext(next): SetNext, _: &mut Context<Self>) {
+        self.next = Some(next);
+    }
+}
+
+impl Handler<Token> for Node {
+    type Result = ();
+
+    fn handle(&mut self, Token(k): Token, _: &mut Context<Self>) {
+        if k > 0 {
+            self.next
+                .as_ref()
+                .expect("ring closed")
+                .do_send(Token(k - 1));
+        } else {
+            self.done.report(0);
+        }
+    }
+}
+
+async fn thread_ring(p: &Placer, actors: u64, passes: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let nodes: Vec<_> = (0..actors)
+        .map(|_| {
+            let done = done.clone();
+            p.start(move |_me| Node {
+                _me,
+                next: None,
+                done,
+            })
+        })
+        .collect();
+    drop(done);
+    for (i, node) in nodes.iter().enumerate() {
+        node.do_send(SetNext(nodes[(i + 1) % nodes.len()].clone()));
+    }
+    nodes[0].do_send(Token(passes));
+    common::wait(rx).await?;
+    for node in &nodes {
+        node.do_send(Stop);
+    }
+    Ok(passes)
+}
+
+// ---- chameneos ------------------------------------------------------------------------------
+struct Mall {
+    _me: Addr<Mall>,
+    waiting: Option<(Addr<Creature>, u8)>,
+    meetings: u64,
+    limit: u64,
+    creatures: u64,
+    stops: u64,
+}
+struct Creature {
+    me: Addr<Creature>,
+    mall: Addr<Mall>,
+    colour: u8,
+    met: u64,
+    done: Arc<Done>,
+}
+/// `Meet(creature, colour)`.
+struct Meet(Addr<Creature>, u8);
+struct Paired(u8);
+actor!(Mall, Creature);
+message!(Meet, Paired);
+
+impl Handler<Meet> for Mall {
+    type Result = ();
+
+    fn handle(&mut self, Meet(c, colour): Meet, ctx: &mut Context<Self>) {
+        if self.meetings >= self.limit {
+            c.do_send(Stop);
+            self.stops += 1;
+            if let Some((w, _)) = self.waiting.take() {
+                w.do_send(Stop);
+                self.stops += 1;
+            }
+            if self.stops == self.creatures {
+                ctx.stop();
+            }
+            return;
+        }
+        match self.waiting.take() {
+            None => self.waiting = Some((c, colour)),
+            Some((w, wc)) => {
+                self.meetings += 1;
+                w.do_send(Paired(colour));
+                c.do_send(Paired(wc));
+            }
+        }
+    }
+}
+
+impl Handler<Start> for Creature {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        self.mall.do_send(Meet(self.me.clone(), self.colour));
+    }
+}
+
+impl Handler<Paired> for Creature {
+    type Result = ();
+
+    fn handle(&mut self, Paired(other): Paired, _: &mut Context<Self>) {
+        self.met += 1;
+        self.colour = complement(self.colour, other);
+        self.mall.do_send(Meet(self.me.clone(), self.colour));
+    }
+}
+
+impl Handler<Stop> for Creature {
+    type Result = ();
+
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        self.done.report(self.met);
+        ctx.stop();
+    }
+}
+
+async fn chameneos(p: &Placer, creatures: u64, meetings: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(creatures);
+    let mall = p.start(move |_me| Mall {
+        _me,
+        waiting: None,
+        meetings: 0,
+        limit: meetings,
+        creatures,
+        stops: 0,
+    });
+    let all: Vec<_> = (0..creatures)
+        .map(|i| {
+            let (mall, done) = (mall.clone(), done.clone());
+            p.start(move |me| Creature {
+                me,
+                mall,
+                colour: (i % 3) as u8,
+                met: 0,
+                done,
+            })
+        })
+        .collect();
+    drop((done, mall));
+    for c in &all {
+        c.do_send(Start);
+    }
+    drop(all);
+    common::wait(rx).await
+}
+
+// ---- big ------------------------------------------------------------------------------------
+type Peers = Arc<OnceLock<Vec<Addr<BigActor>>>>;
+
+struct BigActor {
+    _me: Addr<BigActor>,
+    peers: Peers,
+    me: u64,
+    rng: XorShift,
+    sent: u64,
+    pongs: u64,
+    pings: u64,
+    done: Arc<Done>,
+}
+struct BigPing(u64);
+struct BigPong;
+actor!(BigActor);
+message!(BigPing, BigPong);
+stoppable!(BigActor);
+
+impl BigActor {
+    fn ping(&mut self) {
+        let peers = self.peers.get().expect("peers set");
+        let to = self.rng.below(peers.len() as u64);
+        peers[to as usize].do_send(BigPing(self.me));
+        self.sent += 1;
+    }
+}
+
+impl Handler<Start> for BigActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        self.ping();
+    }
+}
+
+impl Handler<BigPing> for BigActor {
+    type Result = ();
+
+    fn handle(&mut self, BigPing(from): BigPing, _: &mut Context<Self>) {
+        self.peers.get().expect("peers set")[from as usize].do_send(BigPong);
+    }
+}
+
+impl Handler<BigPong> for BigActor {
+    type Result = ();
+
+    fn handle(&mut self, _: BigPong, _: &mut Context<Self>) {
+        self.pongs += 1;
+        if self.sent < self.pings {
+            self.ping();
+        } else if self.pongs == self.pings {
+            self.done.report(self.pongs);
+        }
+    }
+}
+
+async fn big(p: &Placer, actors: u64, pings: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let peers: Peers = Arc::new(OnceLock::new());
+    let all: Vec<_> = (0..actors)
+        .map(|me| {
+            let (peers, done) = (peers.clone(), done.clone());
+            p.start(move |_me| BigActor {
+                _me,
+                peers,
+                me,
+                rng: XorShift::new(me),
+                sent: 0,
+                pongs: 0,
+                pings,
+                done,
+            })
+        })
+        .collect();
+    drop(done);
+    let _ = peers.set(all.clone());
+    for a in &all {
+        a.do_send(Start);
+    }
+    let total = common::wait(rx).await?;
+    // Every actor answers pings until all are done: end them now.
+    for a in &all {
+        a.do_send(Stop);
+    }
+    Ok(total)
+}

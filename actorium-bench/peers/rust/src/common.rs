@@ -1,0 +1,258 @@
+//! What the three frameworks share: the parsed workload, parameter lookup, the tiny
+//! computation, xorshift, the matrices and the completion latch.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// How long the driver waits for completion before giving up (a lost message or a panicked
+/// actor would otherwise hang the process).
+pub const WAIT_LIMIT: Duration = Duration::from_secs(600);
+
+/// One workload with its parameters; `Matrix` carries its data, built before the clock.
+pub enum Bench {
+    StaticSend {
+        n: u64,
+    },
+    DynamicSend {
+        n: u64,
+    },
+    Executor {
+        actors: u64,
+        group: u64,
+        rounds: u64,
+    },
+    Repeat {
+        servers: u64,
+        reps: u64,
+    },
+    Matrix {
+        n: usize,
+        x: Arc<Vec<u64>>,
+        y: Arc<Vec<u64>>,
+    },
+    PingPong {
+        n: u64,
+    },
+    Counting {
+        n: u64,
+    },
+    ForkJoinThroughput {
+        actors: u64,
+        msgs: u64,
+    },
+    ForkJoinCreation {
+        n: u64,
+    },
+    ThreadRing {
+        actors: u64,
+        passes: u64,
+    },
+    Chameneos {
+        creatures: u64,
+        meetings: u64,
+    },
+    Big {
+        actors: u64,
+        pings: u64,
+    },
+}
+
+/// Looks up parameter `name`.
+pub fn param(params: &BTreeMap<String, u64>, name: &str) -> Result<u64, String> {
+    params
+        .get(name)
+        .copied()
+        .ok_or_else(|| format!("missing parameter `{name}`"))
+}
+
+fn positive(params: &BTreeMap<String, u64>, name: &str) -> Result<u64, String> {
+    match param(params, name)? {
+        0 => Err(format!("parameter `{name}` must be positive")),
+        v => Ok(v),
+    }
+}
+
+impl Bench {
+    /// Parses `bench` for `framework` (named in the n/a message of the balance workloads).
+    /// Builds the matrices of `matrix`, so call it before starting the runtime.
+    pub fn parse(framework: &str, bench: &str, p: &BTreeMap<String, u64>) -> Result<Bench, String> {
+        Ok(match bench {
+            "static-send" => Bench::StaticSend {
+                n: positive(p, "n")?,
+            },
+            "dynamic-send" => Bench::DynamicSend {
+                n: positive(p, "n")?,
+            },
+            "executor" => {
+                let (actors, group, rounds) = (
+                    param(p, "actors")?,
+                    positive(p, "group")?,
+                    param(p, "rounds")?,
+                );
+                if actors % group != 0 {
+                    return Err(format!(
+                        "actors={actors} is not a multiple of group={group}"
+                    ));
+                }
+                Bench::Executor {
+                    actors,
+                    group,
+                    rounds,
+                }
+            }
+            "balance-one" | "balance-multi" => {
+                return Err(format!(
+                    "n/a: {framework} has no control over which thread runs an actor"
+                ))
+            }
+            "repeat" => Bench::Repeat {
+                servers: positive(p, "servers")?,
+                reps: positive(p, "reps")?,
+            },
+            "matrix" => {
+                let n = param(p, "n")? as usize;
+                let (x, y) = matrices(n);
+                Bench::Matrix { n, x, y }
+            }
+            "ping-pong" => Bench::PingPong {
+                n: positive(p, "n")?,
+            },
+            "counting" => Bench::Counting { n: param(p, "n")? },
+            "fork-join-throughput" => Bench::ForkJoinThroughput {
+                actors: param(p, "actors")?,
+                msgs: positive(p, "msgs")?,
+            },
+            "fork-join-creation" => Bench::ForkJoinCreation { n: param(p, "n")? },
+            "thread-ring" => Bench::ThreadRing {
+                actors: positive(p, "actors")?,
+                passes: param(p, "passes")?,
+            },
+            "chameneos" => {
+                let creatures = param(p, "creatures")?;
+                if creatures < 2 {
+                    return Err("chameneos needs at least 2 creatures".into());
+                }
+                Bench::Chameneos {
+                    creatures,
+                    meetings: param(p, "meetings")?,
+                }
+            }
+            "big" => Bench::Big {
+                actors: positive(p, "actors")?,
+                pings: positive(p, "pings")?,
+            },
+            other => return Err(format!("unknown benchmark `{other}`")),
+        })
+    }
+}
+
+/// The tiny computation of the fork-join workloads.
+#[inline]
+pub fn tiny(x: u64, r: u64) -> u64 {
+    (x.wrapping_mul(31).wrapping_add(r)) % 1_000_003
+}
+
+/// The chameneos colour change: the complement of two different colours, else unchanged.
+#[inline]
+pub fn complement(a: u8, b: u8) -> u8 {
+    if a == b {
+        a
+    } else {
+        3 - a - b
+    }
+}
+
+/// The per-actor random generator of `big` (xorshift64, seeded with the actor's index).
+pub struct XorShift(u64);
+
+impl XorShift {
+    pub fn new(index: u64) -> Self {
+        XorShift(0x9E37_79B9_7F4A_7C15 ^ (index + 1))
+    }
+
+    /// A peer index in `0..bound`.
+    #[inline]
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound
+    }
+}
+
+/// `X[i][j] = (i + 2j) % 7` and `Y[i][j] = (3i + j) % 5`, row-major `n × n`.
+pub fn matrices(n: usize) -> (Arc<Vec<u64>>, Arc<Vec<u64>>) {
+    let x = (0..n * n)
+        .map(|e| ((e / n + 2 * (e % n)) % 7) as u64)
+        .collect();
+    let y = (0..n * n)
+        .map(|e| ((3 * (e / n) + e % n) % 5) as u64)
+        .collect();
+    (Arc::new(x), Arc::new(y))
+}
+
+/// The sum of row `i` of `X·Y`.
+pub fn row_sum(x: &[u64], y: &[u64], n: usize, i: usize) -> u64 {
+    let mut z = vec![0u64; n];
+    let xi = &x[i * n..(i + 1) * n];
+    for (k, &xik) in xi.iter().enumerate() {
+        let yk = &y[k * n..(k + 1) * n];
+        for (zj, &ykj) in z.iter_mut().zip(yk) {
+            *zj += xik * ykj;
+        }
+    }
+    z.iter().sum()
+}
+
+/// Completion latch: actors `report` values (summed); the `reports`-th report sends the sum
+/// to the driver over a oneshot channel.
+pub struct Done {
+    sum: AtomicU64,
+    remaining: AtomicU64,
+    tx: Mutex<Option<oneshot::Sender<u64>>>,
+}
+
+impl Done {
+    /// A latch waiting for `reports` reports, and the receiver the driver awaits.
+    pub fn new(reports: u64) -> (Arc<Done>, oneshot::Receiver<u64>) {
+        let (tx, rx) = oneshot::channel();
+        let done = Arc::new(Done {
+            sum: AtomicU64::new(0),
+            remaining: AtomicU64::new(reports),
+            tx: Mutex::new(Some(tx)),
+        });
+        if reports == 0 {
+            done.finish();
+        }
+        (done, rx)
+    }
+
+    /// Adds `v` to the total; the last expected report completes the latch.
+    pub fn report(&self, v: u64) {
+        self.sum.fetch_add(v, Ordering::Relaxed);
+        if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.finish();
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(tx) = self.tx.lock().unwrap().take() {
+            let _ = tx.send(self.sum.load(Ordering::Acquire));
+        }
+    }
+}
+
+/// Awaits the latch's receiver (with [`WAIT_LIMIT`]).
+pub async fn wait(rx: oneshot::Receiver<u64>) -> Result<u64, String> {
+    match tokio::time::timeout(WAIT_LIMIT, rx).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(_)) => Err("completion channel closed before the workload finished".into()),
+        Err(_) => Err(format!(
+            "workload did not finish within {} s",
+            WAIT_LIMIT.as_secs()
+        )),
+    }
+}

@@ -1,0 +1,758 @@
+//! The workloads on kameo 0.22: a tokio multi-thread runtime with `worker_threads(T)`, actors
+//! spawned with `spawn_with_mailbox(.., mailbox::unbounded())`, messages sent with
+//! `tell(..).try_send()`, actors ended with `ctx.stop()` from inside or `stop_gracefully()` from
+//! outside.
+//!
+//! Unbounded mailboxes: kameo's default is a bounded mailbox of 64, whose `tell` waits for room;
+//! the workloads (and the other systems) assume fire-and-forget sends that never block, and
+//! actors that send to their own group (executor) or to themselves could deadlock on a full
+//! bounded mailbox.
+
+use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
+use kameo::actor::{ActorRef, Spawn};
+use kameo::error::Infallible;
+use kameo::mailbox;
+use kameo::message::{Context, Message};
+use kameo::Actor;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// Runs one workload on a fresh runtime; the clock starts once the runtime is up.
+pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let result = rt.block_on(async move {
+        let t0 = Instant::now();
+        let sum = match work {
+            Bench::StaticSend { n } => static_send(n).await,
+            Bench::DynamicSend { n } => dynamic_send(n).await,
+            Bench::Executor {
+                actors,
+                group,
+                rounds,
+            } => executor(actors, group, rounds).await,
+            Bench::Repeat { servers, reps } => repeat(servers, reps).await,
+            Bench::Matrix { n, x, y } => matrix(n, x, y).await,
+            Bench::PingPong { n } => ping_pong(n).await,
+            Bench::Counting { n } => counting(n).await,
+            Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(actors, msgs).await,
+            Bench::ForkJoinCreation { n } => fj_creation(n).await,
+            Bench::ThreadRing { actors, passes } => thread_ring(actors, passes).await,
+            Bench::Chameneos {
+                creatures,
+                meetings,
+            } => chameneos(creatures, meetings).await,
+            Bench::Big { actors, pings } => big(actors, pings).await,
+        }?;
+        Ok((t0.elapsed().as_secs_f64(), sum))
+    });
+    // Dropping the runtime cancels what is left and joins its worker threads.
+    drop(rt);
+    result
+}
+
+/// Every actor here is its own start argument.
+macro_rules! actor {
+    ($($t:ty),* $(,)?) => {$(
+        impl Actor for $t {
+            type Args = Self;
+            type Error = Infallible;
+
+            async fn on_start(args: Self, _: ActorRef<Self>) -> Result<Self, Infallible> {
+                Ok(args)
+            }
+        }
+    )*};
+}
+
+/// Spawns an actor with an unbounded mailbox.
+fn spawn<A: Actor<Args = A>>(actor: A) -> ActorRef<A> {
+    A::spawn_with_mailbox(actor, mailbox::unbounded())
+}
+
+/// Fire-and-forget send; every workload sends only to live actors.
+#[inline]
+fn send<A: Message<M>, M: Send + 'static>(to: &ActorRef<A>, msg: M) {
+    if to.tell(msg).try_send().is_err() {
+        panic!("kameo: message sent to a stopped actor");
+    }
+}
+
+/// Asks `a` to stop once its mailbox is drained.
+async fn stop<A: Actor>(a: &ActorRef<A>) {
+    let _ = a.stop_gracefully().await;
+}
+
+// ---- static-send ----------------------------------------------------------------------------
+struct SelfSender {
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+struct Tick;
+actor!(SelfSender);
+
+impl Message<Tick> for SelfSender {
+    type Reply = ();
+
+    async fn handle(&mut self, t: Tick, ctx: &mut Context<Self, ()>) {
+        self.count += 1;
+        if self.count < self.n {
+            send(ctx.actor_ref(), t);
+        } else {
+            self.done.report(self.count);
+            ctx.stop();
+        }
+    }
+}
+
+async fn static_send(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let a = spawn(SelfSender { n, count: 0, done });
+    send(&a, Tick);
+    drop(a);
+    common::wait(rx).await
+}
+
+// ---- dynamic-send ---------------------------------------------------------------------------
+struct Hop(Arc<Done>);
+/// `Go(k, n)`.
+struct Go(u64, u64);
+actor!(Hop);
+
+impl Message<Go> for Hop {
+    type Reply = ();
+
+    async fn handle(&mut self, Go(k, n): Go, ctx: &mut Context<Self, ()>) {
+        if k < n {
+            send(&spawn(Hop(self.0.clone())), Go(k + 1, n));
+        } else {
+            self.0.report(k);
+        }
+        ctx.stop();
+    }
+}
+
+async fn dynamic_send(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    send(&spawn(Hop(done)), Go(1, n));
+    common::wait(rx).await
+}
+
+// ---- executor -------------------------------------------------------------------------------
+type Group = Arc<OnceLock<Vec<ActorRef<Member>>>>;
+
+struct Member {
+    group: Group,
+    local: u64,
+    size: u64,
+    /// R = rounds * group.
+    total: u64,
+    sent: u64,
+    recv: u64,
+    done: Arc<Done>,
+}
+struct ExecMsg;
+actor!(Member);
+
+impl Message<ExecMsg> for Member {
+    type Reply = ();
+
+    async fn handle(&mut self, m: ExecMsg, ctx: &mut Context<Self, ()>) {
+        self.recv += 1;
+        if self.sent < self.total {
+            let to = (self.local + self.sent) % self.size;
+            send(&self.group.get().expect("group set")[to as usize], m);
+            self.sent += 1;
+        }
+        if self.recv == self.total + 1 {
+            self.done.report(self.recv);
+            ctx.stop();
+        }
+    }
+}
+
+async fn executor(actors: u64, size: u64, rounds: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let mut all = Vec::with_capacity(actors as usize);
+    let mut groups: Vec<Group> = Vec::new();
+    for i in 0..actors {
+        if i % size == 0 {
+            groups.push(Arc::new(OnceLock::new()));
+        }
+        all.push(spawn(Member {
+            group: groups.last().expect("a group").clone(),
+            local: i % size,
+            size,
+            total: rounds * size,
+            sent: 0,
+            recv: 0,
+            done: done.clone(),
+        }));
+    }
+    drop(done);
+    let size = size as usize;
+    for (g, lock) in groups.iter().enumerate() {
+        let _ = lock.set(all[g * size..(g + 1) * size].to_vec());
+    }
+    for a in &all {
+        send(a, ExecMsg);
+    }
+    drop((all, groups));
+    common::wait(rx).await
+}
+
+// ---- repeat ---------------------------------------------------------------------------------
+struct Client {
+    servers: Vec<ActorRef<Server>>,
+    reps_left: u64,
+    pending: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Server {
+    index: u64,
+    client: ActorRef<Client>,
+}
+struct Servers(Vec<ActorRef<Server>>);
+struct Start;
+struct Req;
+struct Rep(u64);
+actor!(Client, Server);
+
+impl Client {
+    fn scatter(&mut self) {
+        self.pending = self.servers.len() as u64;
+        for s in &self.servers {
+            send(s, Req);
+        }
+    }
+}
+
+impl Message<Servers> for Client {
+    type Reply = ();
+
+    async fn handle(&mut self, Servers(list): Servers, _: &mut Context<Self, ()>) {
+        self.servers = list;
+    }
+}
+
+impl Message<Start> for Client {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, _: &mut Context<Self, ()>) {
+        self.scatter();
+    }
+}
+
+impl Message<Rep> for Client {
+    type Reply = ();
+
+    async fn handle(&mut self, Rep(index): Rep, ctx: &mut Context<Self, ()>) {
+        self.sum += index + 1;
+        self.pending -= 1;
+        if self.pending == 0 {
+            self.reps_left -= 1;
+            if self.reps_left == 0 {
+                for s in self.servers.drain(..) {
+                    stop(&s).await;
+                }
+                self.done.report(self.sum);
+                ctx.stop();
+            } else {
+                self.scatter();
+            }
+        }
+    }
+}
+
+impl Message<Req> for Server {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Req, _: &mut Context<Self, ()>) {
+        send(&self.client, Rep(self.index));
+    }
+}
+
+async fn repeat(servers: u64, reps: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let client = spawn(Client {
+        servers: Vec::new(),
+        reps_left: reps,
+        pending: 0,
+        sum: 0,
+        done,
+    });
+    let list = (0..servers)
+        .map(|index| {
+            spawn(Server {
+                index,
+                client: client.clone(),
+            })
+        })
+        .collect();
+    send(&client, Servers(list));
+    send(&client, Start);
+    drop(client);
+    common::wait(rx).await
+}
+
+// ---- matrix ---------------------------------------------------------------------------------
+struct RowWorker {
+    x: Arc<Vec<u64>>,
+    y: Arc<Vec<u64>>,
+    n: usize,
+    done: Arc<Done>,
+}
+struct Row(usize);
+actor!(RowWorker);
+
+impl Message<Row> for RowWorker {
+    type Reply = ();
+
+    async fn handle(&mut self, Row(i): Row, ctx: &mut Context<Self, ()>) {
+        self.done.report(row_sum(&self.x, &self.y, self.n, i));
+        ctx.stop();
+    }
+}
+
+async fn matrix(n: usize, x: Arc<Vec<u64>>, y: Arc<Vec<u64>>) -> Result<u64, String> {
+    let (done, rx) = Done::new(n as u64);
+    for i in 0..n {
+        let w = spawn(RowWorker {
+            x: x.clone(),
+            y: y.clone(),
+            n,
+            done: done.clone(),
+        });
+        send(&w, Row(i));
+    }
+    drop(done);
+    common::wait(rx).await
+}
+
+// ---- ping-pong ------------------------------------------------------------------------------
+struct Ping {
+    pong: ActorRef<Pong>,
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+struct Pong {
+    ping: Option<ActorRef<Ping>>,
+}
+struct Hello(ActorRef<Ping>);
+struct Ball;
+actor!(Ping, Pong);
+
+impl Message<Start> for Ping {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, ctx: &mut Context<Self, ()>) {
+        send(&self.pong, Hello(ctx.actor_ref().clone()));
+        send(&self.pong, Ball);
+    }
+}
+
+impl Message<Ball> for Ping {
+    type Reply = ();
+
+    async fn handle(&mut self, b: Ball, ctx: &mut Context<Self, ()>) {
+        self.count += 1;
+        if self.count == self.n {
+            stop(&self.pong).await;
+            self.done.report(self.count);
+            ctx.stop();
+        } else {
+            send(&self.pong, b);
+        }
+    }
+}
+
+impl Message<Hello> for Pong {
+    type Reply = ();
+
+    async fn handle(&mut self, Hello(p): Hello, _: &mut Context<Self, ()>) {
+        self.ping = Some(p);
+    }
+}
+
+impl Message<Ball> for Pong {
+    type Reply = ();
+
+    async fn handle(&mut self, b: Ball, _: &mut Context<Self, ()>) {
+        send(self.ping.as_ref().expect("hello first"), b);
+    }
+}
+
+async fn ping_pong(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let pong = spawn(Pong { ping: None });
+    let ping = spawn(Ping {
+        pong,
+        n,
+        count: 0,
+        done,
+    });
+    send(&ping, Start);
+    drop(ping);
+    common::wait(rx).await
+}
+
+// ---- counting -------------------------------------------------------------------------------
+struct Counter(u64);
+struct Producer {
+    counter: ActorRef<Counter>,
+    n: u64,
+    done: Arc<Done>,
+}
+struct Increment;
+struct Get(ActorRef<Producer>);
+struct Total(u64);
+actor!(Counter, Producer);
+
+impl Message<Increment> for Counter {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Increment, _: &mut Context<Self, ()>) {
+        self.0 += 1;
+    }
+}
+
+impl Message<Get> for Counter {
+    type Reply = ();
+
+    async fn handle(&mut self, Get(p): Get, ctx: &mut Context<Self, ()>) {
+        send(&p, Total(self.0));
+        ctx.stop();
+    }
+}
+
+impl Message<Start> for Producer {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, ctx: &mut Context<Self, ()>) {
+        for _ in 0..self.n {
+            send(&self.counter, Increment);
+        }
+        send(&self.counter, Get(ctx.actor_ref().clone()));
+    }
+}
+
+impl Message<Total> for Producer {
+    type Reply = ();
+
+    async fn handle(&mut self, Total(t): Total, ctx: &mut Context<Self, ()>) {
+        self.done.report(t);
+        ctx.stop();
+    }
+}
+
+async fn counting(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let counter = spawn(Counter(0));
+    let producer = spawn(Producer { counter, n, done });
+    send(&producer, Start);
+    drop(producer);
+    common::wait(rx).await
+}
+
+// ---- fork-join throughput / creation ------------------------------------------------------
+struct FjWorker {
+    x: u64,
+    count: u64,
+    msgs: u64,
+    done: Arc<Done>,
+}
+struct Work(u64);
+actor!(FjWorker);
+
+impl FjWorker {
+    fn new(msgs: u64, done: &Arc<Done>) -> Self {
+        FjWorker {
+            x: 1,
+            count: 0,
+            msgs,
+            done: done.clone(),
+        }
+    }
+}
+
+impl Message<Work> for FjWorker {
+    type Reply = ();
+
+    async fn handle(&mut self, Work(r): Work, ctx: &mut Context<Self, ()>) {
+        self.x = tiny(self.x, r);
+        self.count += 1;
+        if self.count == self.msgs {
+            std::hint::black_box(self.x);
+            self.done.report(self.count);
+            ctx.stop();
+        }
+    }
+}
+
+async fn fj_throughput(actors: u64, msgs: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let workers: Vec<_> = (0..actors)
+        .map(|_| spawn(FjWorker::new(msgs, &done)))
+        .collect();
+    drop(done);
+    for r in 0..msgs {
+        for w in &workers {
+            send(w, Work(r));
+        }
+    }
+    drop(workers);
+    common::wait(rx).await
+}
+
+async fn fj_creation(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(n);
+    for i in 0..n {
+        send(&spawn(FjWorker::new(1, &done)), Work(i));
+    }
+    drop(done);
+    common::wait(rx).await
+}
+
+// ---- thread-ring ----------------------------------------------------------------------------
+struct Node {
+    next: Option<ActorRef<Node>>,
+    done: Arc<Done>,
+}
+struct SetNext(ActorRef<Node>);
+struct Token(u64);
+actor!(Node);
+
+impl Message<SetNext> for Node {
+    type Reply = ();
+
+    async fn handle(&mut self, SetNext(next): SetNext, _: &mut Context<Self, ()>) {
+        self.next = Some(next);
+    }
+}
+
+impl Message<Token> for Node {
+    type Reply = ();
+
+    async fn handle(&mut self, Token(k): Token, _: &mut Context<Self, ()>) {
+        if k > 0 {
+            send(self.next.as_ref().expect("ring closed"), Token(k - 1));
+        } else {
+            self.done.report(0);
+        }
+    }
+}
+
+async fn thread_ring(actors: u64, passes: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let nodes: Vec<_> = (0..actors)
+        .map(|_| {
+            spawn(Node {
+                next: None,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    drop(done);
+    for (i, node) in nodes.iter().enumerate() {
+        send(node, SetNext(nodes[(i + 1) % nodes.len()].clone()));
+    }
+    send(&nodes[0], Token(passes));
+    common::wait(rx).await?;
+    for node in &nodes {
+        stop(node).await;
+    }
+    Ok(passes)
+}
+
+// ---- chameneos ------------------------------------------------------------------------------
+struct Mall {
+    waiting: Option<(ActorRef<Creature>, u8)>,
+    meetings: u64,
+    limit: u64,
+    creatures: u64,
+    stops: u64,
+}
+struct Creature {
+    mall: ActorRef<Mall>,
+    colour: u8,
+    met: u64,
+    done: Arc<Done>,
+}
+/// `Meet(creature, colour)`.
+struct Meet(ActorRef<Creature>, u8);
+struct Paired(u8);
+struct Stop;
+actor!(Mall, Creature);
+
+impl Message<Meet> for Mall {
+    type Reply = ();
+
+    async fn handle(&mut self, Meet(c, colour): Meet, ctx: &mut Context<Self, ()>) {
+        if self.meetings >= self.limit {
+            send(&c, Stop);
+            self.stops += 1;
+            if let Some((w, _)) = self.waiting.take() {
+                send(&w, Stop);
+                self.stops += 1;
+            }
+            if self.stops == self.creatures {
+                ctx.stop();
+            }
+            return;
+        }
+        match self.waiting.take() {
+            None => self.waiting = Some((c, colour)),
+            Some((w, wc)) => {
+                self.meetings += 1;
+                send(&w, Paired(colour));
+                send(&c, Paired(wc));
+            }
+        }
+    }
+}
+
+impl Message<Start> for Creature {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, ctx: &mut Context<Self, ()>) {
+        send(&self.mall, Meet(ctx.actor_ref().clone(), self.colour));
+    }
+}
+
+impl Message<Paired> for Creature {
+    type Reply = ();
+
+    async fn handle(&mut self, Paired(other): Paired, ctx: &mut Context<Self, ()>) {
+        self.met += 1;
+        self.colour = complement(self.colour, other);
+        send(&self.mall, Meet(ctx.actor_ref().clone(), self.colour));
+    }
+}
+
+impl Message<Stop> for Creature {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Stop, ctx: &mut Context<Self, ()>) {
+        self.done.report(self.met);
+        ctx.stop();
+    }
+}
+
+async fn chameneos(creatures: u64, meetings: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(creatures);
+    let mall = spawn(Mall {
+        waiting: None,
+        meetings: 0,
+        limit: meetings,
+        creatures,
+        stops: 0,
+    });
+    let all: Vec<_> = (0..creatures)
+        .map(|i| {
+            spawn(Creature {
+                mall: mall.clone(),
+                colour: (i % 3) as u8,
+                met: 0,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    drop((done, mall));
+    for c in &all {
+        send(c, Start);
+    }
+    drop(all);
+    common::wait(rx).await
+}
+
+// ---- big ------------------------------------------------------------------------------------
+type Peers = Arc<OnceLock<Vec<ActorRef<BigActor>>>>;
+
+struct BigActor {
+    peers: Peers,
+    me: u64,
+    rng: XorShift,
+    sent: u64,
+    pongs: u64,
+    pings: u64,
+    done: Arc<Done>,
+}
+struct BigPing(u64);
+struct BigPong;
+actor!(BigActor);
+
+impl BigActor {
+    fn ping(&mut self) {
+        let peers = self.peers.get().expect("peers set");
+        let to = self.rng.below(peers.len() as u64);
+        send(&peers[to as usize], BigPing(self.me));
+        self.sent += 1;
+    }
+}
+
+impl Message<Start> for BigActor {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, _: &mut Context<Self, ()>) {
+        self.ping();
+    }
+}
+
+impl Message<BigPing> for BigActor {
+    type Reply = ();
+
+    async fn handle(&mut self, BigPing(from): BigPing, _: &mut Context<Self, ()>) {
+        send(
+            &self.peers.get().expect("peers set")[from as usize],
+            BigPong,
+        );
+    }
+}
+
+impl Message<BigPong> for BigActor {
+    type Reply = ();
+
+    async fn handle(&mut self, _: BigPong, _: &mut Context<Self, ()>) {
+        self.pongs += 1;
+        if self.sent < self.pings {
+            self.ping();
+        } else if self.pongs == self.pings {
+            self.done.report(self.pongs);
+        }
+    }
+}
+
+async fn big(actors: u64, pings: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let peers: Peers = Arc::new(OnceLock::new());
+    let all: Vec<_> = (0..actors)
+        .map(|me| {
+            spawn(BigActor {
+                peers: peers.clone(),
+                me,
+                rng: XorShift::new(me),
+                sent: 0,
+                pongs: 0,
+                pings,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    drop(done);
+    let _ = peers.set(all.clone());
+    for a in &all {
+        send(a, Start);
+    }
+    let total = common::wait(rx).await?;
+    // Every actor answers pings until all are done: end them now.
+    for a in &all {
+        stop(a).await;
+    }
+    Ok(total)
+}

@@ -1,0 +1,842 @@
+//! The workloads on ractor 0.16: a tokio multi-thread runtime with `worker_threads(T)`,
+//! actors spawned with `Actor::spawn` (unsupervised, unnamed), messages sent with `cast`,
+//! actors ended with `stop(None)`.
+
+use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
+use ractor::{Actor, ActorProcessingErr, ActorRef, Message};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+type Handled = Result<(), ActorProcessingErr>;
+type Started<S> = Result<S, ActorProcessingErr>;
+
+/// Runs one workload on a fresh runtime; the clock starts once the runtime is up.
+pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let result = rt.block_on(async move {
+        let t0 = Instant::now();
+        let sum = match work {
+            Bench::StaticSend { n } => static_send(n).await,
+            Bench::DynamicSend { n } => dynamic_send(n).await,
+            Bench::Executor {
+                actors,
+                group,
+                rounds,
+            } => executor(actors, group, rounds).await,
+            Bench::Repeat { servers, reps } => repeat(servers, reps).await,
+            Bench::Matrix { n, x, y } => matrix(n, x, y).await,
+            Bench::PingPong { n } => ping_pong(n).await,
+            Bench::Counting { n } => counting(n).await,
+            Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(actors, msgs).await,
+            Bench::ForkJoinCreation { n } => fj_creation(n).await,
+            Bench::ThreadRing { actors, passes } => thread_ring(actors, passes).await,
+            Bench::Chameneos {
+                creatures,
+                meetings,
+            } => chameneos(creatures, meetings).await,
+            Bench::Big { actors, pings } => big(actors, pings).await,
+        }?;
+        Ok((t0.elapsed().as_secs_f64(), sum))
+    });
+    // Dropping the runtime cancels what is left and joins its worker threads.
+    drop(rt);
+    result
+}
+
+/// Spawns an unsupervised, unnamed actor and returns its reference.
+async fn spawn<A: Actor>(handler: A, args: A::Arguments) -> ActorRef<A::Msg> {
+    match A::spawn(None, handler, args).await {
+        Ok((actor, _join)) => actor,
+        Err(e) => panic!("ractor: spawn failed: {e}"),
+    }
+}
+
+/// Fire-and-forget send; every workload sends only to live actors.
+#[inline]
+fn send<M: Message>(to: &ActorRef<M>, msg: M) {
+    if to.cast(msg).is_err() {
+        panic!("ractor: message sent to a stopped actor");
+    }
+}
+
+// ---- static-send ----------------------------------------------------------------------------
+struct SelfSender;
+struct Tick;
+struct SelfSenderState {
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+
+impl Actor for SelfSender {
+    type Msg = Tick;
+    type State = SelfSenderState;
+    type Arguments = SelfSenderState;
+
+    async fn pre_start(&self, _: ActorRef<Tick>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, myself: ActorRef<Tick>, t: Tick, st: &mut Self::State) -> Handled {
+        st.count += 1;
+        if st.count < st.n {
+            send(&myself, t);
+        } else {
+            st.done.report(st.count);
+            myself.stop(None);
+        }
+        Ok(())
+    }
+}
+
+async fn static_send(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let a = spawn(SelfSender, SelfSenderState { n, count: 0, done }).await;
+    send(&a, Tick);
+    drop(a);
+    common::wait(rx).await
+}
+
+// ---- dynamic-send ---------------------------------------------------------------------------
+struct Hop;
+/// `Go(k, n)`.
+struct Go(u64, u64);
+
+impl Actor for Hop {
+    type Msg = Go;
+    type State = Arc<Done>;
+    type Arguments = Arc<Done>;
+
+    async fn pre_start(&self, _: ActorRef<Go>, done: Arc<Done>) -> Started<Arc<Done>> {
+        Ok(done)
+    }
+
+    async fn handle(&self, myself: ActorRef<Go>, Go(k, n): Go, done: &mut Arc<Done>) -> Handled {
+        if k < n {
+            let next = spawn(Hop, done.clone()).await;
+            send(&next, Go(k + 1, n));
+        } else {
+            done.report(k);
+        }
+        myself.stop(None);
+        Ok(())
+    }
+}
+
+async fn dynamic_send(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let first = spawn(Hop, done).await;
+    send(&first, Go(1, n));
+    drop(first);
+    common::wait(rx).await
+}
+
+// ---- executor -------------------------------------------------------------------------------
+type Group = Arc<OnceLock<Vec<ActorRef<ExecMsg>>>>;
+
+struct Member;
+struct ExecMsg;
+struct MemberState {
+    group: Group,
+    local: u64,
+    size: u64,
+    /// R = rounds * group.
+    total: u64,
+    sent: u64,
+    recv: u64,
+    done: Arc<Done>,
+}
+
+impl Actor for Member {
+    type Msg = ExecMsg;
+    type State = MemberState;
+    type Arguments = MemberState;
+
+    async fn pre_start(&self, _: ActorRef<ExecMsg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<ExecMsg>, m: ExecMsg, st: &mut Self::State) -> Handled {
+        st.recv += 1;
+        if st.sent < st.total {
+            let to = (st.local + st.sent) % st.size;
+            send(&st.group.get().expect("group set")[to as usize], m);
+            st.sent += 1;
+        }
+        if st.recv == st.total + 1 {
+            st.done.report(st.recv);
+            me.stop(None);
+        }
+        Ok(())
+    }
+}
+
+async fn executor(actors: u64, size: u64, rounds: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let mut all = Vec::with_capacity(actors as usize);
+    let mut groups: Vec<Group> = Vec::new();
+    for i in 0..actors {
+        if i % size == 0 {
+            groups.push(Arc::new(OnceLock::new()));
+        }
+        let state = MemberState {
+            group: groups.last().expect("a group").clone(),
+            local: i % size,
+            size,
+            total: rounds * size,
+            sent: 0,
+            recv: 0,
+            done: done.clone(),
+        };
+        all.push(spawn(Member, state).await);
+    }
+    drop(done);
+    let size = size as usize;
+    for (g, lock) in groups.iter().enumerate() {
+        let _ = lock.set(all[g * size..(g + 1) * size].to_vec());
+    }
+    for a in &all {
+        send(a, ExecMsg);
+    }
+    drop((all, groups));
+    common::wait(rx).await
+}
+
+// ---- repeat ---------------------------------------------------------------------------------
+struct Client;
+enum ClientMsg {
+    Servers(Vec<ActorRef<Req>>),
+    Start,
+    Rep(u64),
+}
+struct ClientState {
+    servers: Vec<ActorRef<Req>>,
+    reps_left: u64,
+    pending: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Server;
+struct Req;
+struct ServerState {
+    index: u64,
+    client: ActorRef<ClientMsg>,
+}
+
+impl ClientState {
+    fn scatter(&mut self) {
+        self.pending = self.servers.len() as u64;
+        for s in &self.servers {
+            send(s, Req);
+        }
+    }
+}
+
+impl Actor for Client {
+    type Msg = ClientMsg;
+    type State = ClientState;
+    type Arguments = ClientState;
+
+    async fn pre_start(&self, _: ActorRef<ClientMsg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<ClientMsg>, m: ClientMsg, st: &mut ClientState) -> Handled {
+        match m {
+            ClientMsg::Servers(list) => st.servers = list,
+            ClientMsg::Start => st.scatter(),
+            ClientMsg::Rep(index) => {
+                st.sum += index + 1;
+                st.pending -= 1;
+                if st.pending == 0 {
+                    st.reps_left -= 1;
+                    if st.reps_left == 0 {
+                        for s in st.servers.drain(..) {
+                            s.stop(None);
+                        }
+                        st.done.report(st.sum);
+                        me.stop(None);
+                    } else {
+                        st.scatter();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Server {
+    type Msg = Req;
+    type State = ServerState;
+    type Arguments = ServerState;
+
+    async fn pre_start(&self, _: ActorRef<Req>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, _: ActorRef<Req>, _: Req, st: &mut ServerState) -> Handled {
+        send(&st.client, ClientMsg::Rep(st.index));
+        Ok(())
+    }
+}
+
+async fn repeat(servers: u64, reps: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let client = spawn(
+        Client,
+        ClientState {
+            servers: Vec::new(),
+            reps_left: reps,
+            pending: 0,
+            sum: 0,
+            done,
+        },
+    )
+    .await;
+    let mut list = Vec::with_capacity(servers as usize);
+    for index in 0..servers {
+        let state = ServerState {
+            index,
+            client: client.clone(),
+        };
+        list.push(spawn(Server, state).await);
+    }
+    send(&client, ClientMsg::Servers(list));
+    send(&client, ClientMsg::Start);
+    drop(client);
+    common::wait(rx).await
+}
+
+// ---- matrix ---------------------------------------------------------------------------------
+struct RowWorker;
+struct Row(usize);
+struct RowState {
+    x: Arc<Vec<u64>>,
+    y: Arc<Vec<u64>>,
+    n: usize,
+    done: Arc<Done>,
+}
+
+impl Actor for RowWorker {
+    type Msg = Row;
+    type State = RowState;
+    type Arguments = RowState;
+
+    async fn pre_start(&self, _: ActorRef<Row>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<Row>, Row(i): Row, st: &mut RowState) -> Handled {
+        st.done.report(row_sum(&st.x, &st.y, st.n, i));
+        me.stop(None);
+        Ok(())
+    }
+}
+
+async fn matrix(n: usize, x: Arc<Vec<u64>>, y: Arc<Vec<u64>>) -> Result<u64, String> {
+    let (done, rx) = Done::new(n as u64);
+    for i in 0..n {
+        let state = RowState {
+            x: x.clone(),
+            y: y.clone(),
+            n,
+            done: done.clone(),
+        };
+        send(&spawn(RowWorker, state).await, Row(i));
+    }
+    drop(done);
+    common::wait(rx).await
+}
+
+// ---- ping-pong ------------------------------------------------------------------------------
+struct Ping;
+enum PingMsg {
+    Start,
+    Ball,
+}
+struct PingState {
+    pong: ActorRef<PongMsg>,
+    n: u64,
+    count: u64,
+    done: Arc<Done>,
+}
+struct Pong;
+enum PongMsg {
+    Hello(ActorRef<PingMsg>),
+    Ball,
+}
+
+impl Actor for Ping {
+    type Msg = PingMsg;
+    type State = PingState;
+    type Arguments = PingState;
+
+    async fn pre_start(&self, _: ActorRef<PingMsg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<PingMsg>, m: PingMsg, st: &mut PingState) -> Handled {
+        match m {
+            PingMsg::Start => {
+                send(&st.pong, PongMsg::Hello(me.clone()));
+                send(&st.pong, PongMsg::Ball);
+            }
+            PingMsg::Ball => {
+                st.count += 1;
+                if st.count == st.n {
+                    st.pong.stop(None);
+                    st.done.report(st.count);
+                    me.stop(None);
+                } else {
+                    send(&st.pong, PongMsg::Ball);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Pong {
+    type Msg = PongMsg;
+    type State = Option<ActorRef<PingMsg>>;
+    type Arguments = ();
+
+    async fn pre_start(&self, _: ActorRef<PongMsg>, _: ()) -> Started<Self::State> {
+        Ok(None)
+    }
+
+    async fn handle(&self, _: ActorRef<PongMsg>, m: PongMsg, ping: &mut Self::State) -> Handled {
+        match m {
+            PongMsg::Hello(p) => *ping = Some(p),
+            PongMsg::Ball => send(ping.as_ref().expect("hello first"), PingMsg::Ball),
+        }
+        Ok(())
+    }
+}
+
+async fn ping_pong(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let pong = spawn(Pong, ()).await;
+    let state = PingState {
+        pong,
+        n,
+        count: 0,
+        done,
+    };
+    let ping = spawn(Ping, state).await;
+    send(&ping, PingMsg::Start);
+    drop(ping);
+    common::wait(rx).await
+}
+
+// ---- counting -------------------------------------------------------------------------------
+struct Counter;
+enum CounterMsg {
+    Increment,
+    Get(ActorRef<ProducerMsg>),
+}
+struct Producer;
+enum ProducerMsg {
+    Start,
+    Total(u64),
+}
+struct ProducerState {
+    counter: ActorRef<CounterMsg>,
+    n: u64,
+    done: Arc<Done>,
+}
+
+impl Actor for Counter {
+    type Msg = CounterMsg;
+    type State = u64;
+    type Arguments = ();
+
+    async fn pre_start(&self, _: ActorRef<CounterMsg>, _: ()) -> Started<u64> {
+        Ok(0)
+    }
+
+    async fn handle(&self, me: ActorRef<CounterMsg>, m: CounterMsg, total: &mut u64) -> Handled {
+        match m {
+            CounterMsg::Increment => *total += 1,
+            CounterMsg::Get(p) => {
+                send(&p, ProducerMsg::Total(*total));
+                me.stop(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Producer {
+    type Msg = ProducerMsg;
+    type State = ProducerState;
+    type Arguments = ProducerState;
+
+    async fn pre_start(&self, _: ActorRef<ProducerMsg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<ProducerMsg>,
+        m: ProducerMsg,
+        st: &mut Self::State,
+    ) -> Handled {
+        match m {
+            ProducerMsg::Start => {
+                for _ in 0..st.n {
+                    send(&st.counter, CounterMsg::Increment);
+                }
+                send(&st.counter, CounterMsg::Get(me.clone()));
+            }
+            ProducerMsg::Total(t) => {
+                st.done.report(t);
+                me.stop(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn counting(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let counter = spawn(Counter, ()).await;
+    let producer = spawn(Producer, ProducerState { counter, n, done }).await;
+    send(&producer, ProducerMsg::Start);
+    drop(producer);
+    common::wait(rx).await
+}
+
+// ---- fork-join throughput / creation ------------------------------------------------------
+struct FjWorker;
+struct Work(u64);
+struct FjState {
+    x: u64,
+    count: u64,
+    msgs: u64,
+    done: Arc<Done>,
+}
+
+impl FjState {
+    fn new(msgs: u64, done: &Arc<Done>) -> Self {
+        FjState {
+            x: 1,
+            count: 0,
+            msgs,
+            done: done.clone(),
+        }
+    }
+}
+
+impl Actor for FjWorker {
+    type Msg = Work;
+    type State = FjState;
+    type Arguments = FjState;
+
+    async fn pre_start(&self, _: ActorRef<Work>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<Work>, Work(r): Work, st: &mut FjState) -> Handled {
+        st.x = tiny(st.x, r);
+        st.count += 1;
+        if st.count == st.msgs {
+            std::hint::black_box(st.x);
+            st.done.report(st.count);
+            me.stop(None);
+        }
+        Ok(())
+    }
+}
+
+async fn fj_throughput(actors: u64, msgs: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let mut workers = Vec::with_capacity(actors as usize);
+    for _ in 0..actors {
+        workers.push(spawn(FjWorker, FjState::new(msgs, &done)).await);
+    }
+    drop(done);
+    for r in 0..msgs {
+        for w in &workers {
+            send(w, Work(r));
+        }
+    }
+    drop(workers);
+    common::wait(rx).await
+}
+
+async fn fj_creation(n: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(n);
+    for i in 0..n {
+        send(&spawn(FjWorker, FjState::new(1, &done)).await, Work(i));
+    }
+    drop(done);
+    common::wait(rx).await
+}
+
+// ---- thread-ring ----------------------------------------------------------------------------
+struct Node;
+enum NodeMsg {
+    SetNext(ActorRef<NodeMsg>),
+    Token(u64),
+}
+struct NodeState {
+    next: Option<ActorRef<NodeMsg>>,
+    done: Arc<Done>,
+}
+
+impl Actor for Node {
+    type Msg = NodeMsg;
+    type State = NodeState;
+    type Arguments = Arc<Done>;
+
+    async fn pre_start(&self, _: ActorRef<NodeMsg>, done: Arc<Done>) -> Started<NodeState> {
+        Ok(NodeState { next: None, done })
+    }
+
+    async fn handle(&self, _: ActorRef<NodeMsg>, m: NodeMsg, st: &mut NodeState) -> Handled {
+        match m {
+            NodeMsg::SetNext(next) => st.next = Some(next),
+            NodeMsg::Token(k) if k > 0 => send(
+                st.next.as_ref().expect("ring closed"),
+                NodeMsg::Token(k - 1),
+            ),
+            NodeMsg::Token(_) => st.done.report(0),
+        }
+        Ok(())
+    }
+}
+
+async fn thread_ring(actors: u64, passes: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let mut nodes = Vec::with_capacity(actors as usize);
+    for _ in 0..actors {
+        nodes.push(spawn(Node, done.clone()).await);
+    }
+    drop(done);
+    for (i, node) in nodes.iter().enumerate() {
+        send(node, NodeMsg::SetNext(nodes[(i + 1) % nodes.len()].clone()));
+    }
+    send(&nodes[0], NodeMsg::Token(passes));
+    common::wait(rx).await?;
+    for node in &nodes {
+        node.stop(None);
+    }
+    Ok(passes)
+}
+
+// ---- chameneos ------------------------------------------------------------------------------
+struct Mall;
+/// `Meet(creature, colour)`.
+struct Meet(ActorRef<CreatureMsg>, u8);
+struct MallState {
+    waiting: Option<(ActorRef<CreatureMsg>, u8)>,
+    meetings: u64,
+    limit: u64,
+    creatures: u64,
+    stops: u64,
+}
+struct Creature;
+enum CreatureMsg {
+    Start,
+    Paired(u8),
+    Stop,
+}
+struct CreatureState {
+    mall: ActorRef<Meet>,
+    colour: u8,
+    met: u64,
+    done: Arc<Done>,
+}
+
+impl Actor for Mall {
+    type Msg = Meet;
+    type State = MallState;
+    type Arguments = MallState;
+
+    async fn pre_start(&self, _: ActorRef<Meet>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<Meet>,
+        Meet(c, colour): Meet,
+        st: &mut MallState,
+    ) -> Handled {
+        if st.meetings >= st.limit {
+            send(&c, CreatureMsg::Stop);
+            st.stops += 1;
+            if let Some((w, _)) = st.waiting.take() {
+                send(&w, CreatureMsg::Stop);
+                st.stops += 1;
+            }
+            if st.stops == st.creatures {
+                me.stop(None);
+            }
+            return Ok(());
+        }
+        match st.waiting.take() {
+            None => st.waiting = Some((c, colour)),
+            Some((w, wc)) => {
+                st.meetings += 1;
+                send(&w, CreatureMsg::Paired(colour));
+                send(&c, CreatureMsg::Paired(wc));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Creature {
+    type Msg = CreatureMsg;
+    type State = CreatureState;
+    type Arguments = CreatureState;
+
+    async fn pre_start(&self, _: ActorRef<CreatureMsg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<CreatureMsg>,
+        m: CreatureMsg,
+        st: &mut Self::State,
+    ) -> Handled {
+        match m {
+            CreatureMsg::Start => send(&st.mall, Meet(me, st.colour)),
+            CreatureMsg::Paired(other) => {
+                st.met += 1;
+                st.colour = complement(st.colour, other);
+                send(&st.mall, Meet(me, st.colour));
+            }
+            CreatureMsg::Stop => {
+                st.done.report(st.met);
+                me.stop(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn chameneos(creatures: u64, meetings: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(creatures);
+    let mall = spawn(
+        Mall,
+        MallState {
+            waiting: None,
+            meetings: 0,
+            limit: meetings,
+            creatures,
+            stops: 0,
+        },
+    )
+    .await;
+    let mut all = Vec::with_capacity(creatures as usize);
+    for i in 0..creatures {
+        let state = CreatureState {
+            mall: mall.clone(),
+            colour: (i % 3) as u8,
+            met: 0,
+            done: done.clone(),
+        };
+        all.push(spawn(Creature, state).await);
+    }
+    drop((done, mall));
+    for c in &all {
+        send(c, CreatureMsg::Start);
+    }
+    drop(all);
+    common::wait(rx).await
+}
+
+// ---- big ------------------------------------------------------------------------------------
+type Peers = Arc<OnceLock<Vec<ActorRef<BigMsg>>>>;
+
+struct BigActor;
+enum BigMsg {
+    Start,
+    Ping(u64),
+    Pong,
+}
+struct BigState {
+    peers: Peers,
+    me: u64,
+    rng: XorShift,
+    sent: u64,
+    pongs: u64,
+    pings: u64,
+    done: Arc<Done>,
+}
+
+impl BigState {
+    fn ping(&mut self) {
+        let peers = self.peers.get().expect("peers set");
+        let to = self.rng.below(peers.len() as u64);
+        send(&peers[to as usize], BigMsg::Ping(self.me));
+        self.sent += 1;
+    }
+}
+
+impl Actor for BigActor {
+    type Msg = BigMsg;
+    type State = BigState;
+    type Arguments = BigState;
+
+    async fn pre_start(&self, _: ActorRef<BigMsg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, _: ActorRef<BigMsg>, m: BigMsg, st: &mut BigState) -> Handled {
+        match m {
+            BigMsg::Start => st.ping(),
+            BigMsg::Ping(from) => send(
+                &st.peers.get().expect("peers set")[from as usize],
+                BigMsg::Pong,
+            ),
+            BigMsg::Pong => {
+                st.pongs += 1;
+                if st.sent < st.pings {
+                    st.ping();
+                } else if st.pongs == st.pings {
+                    st.done.report(st.pongs);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn big(actors: u64, pings: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(actors);
+    let peers: Peers = Arc::new(OnceLock::new());
+    let mut all = Vec::with_capacity(actors as usize);
+    for me in 0..actors {
+        let state = BigState {
+            peers: peers.clone(),
+            me,
+            rng: XorShift::new(me),
+            sent: 0,
+            pongs: 0,
+            pings,
+            done: done.clone(),
+        };
+        all.push(spawn(BigActor, state).await);
+    }
+    drop(done);
+    let _ = peers.set(all.clone());
+    for a in &all {
+        send(a, BigMsg::Start);
+    }
+    let total = common::wait(rx).await?;
+    // Every actor answers pings until all are done: end them now.
+    for a in &all {
+        a.stop(None);
+    }
+    Ok(total)
+}
