@@ -270,17 +270,21 @@ fn write_outputs(
     runs: usize,
 ) -> Result<(), String> {
     std::fs::create_dir_all(&cli.out).map_err(|e| format!("{}: {e}", cli.out.display()))?;
-    let md =
-        format!(
-        "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}.\n\n{table}\n\
-         Systems: {}.\n",
-        if cli.quick { ", --quick parameters" } else { "" },
-        SYSTEMS
-            .iter()
-            .filter(|s| systems.iter().any(|n| n == s.name))
-            .map(|s| format!("{} ({})", s.name, s.threads_note))
-            .collect::<Vec<_>>()
-            .join("; ")
+    let systems_note = SYSTEMS
+        .iter()
+        .filter(|s| systems.iter().any(|n| n == s.name))
+        .map(|s| format!("{} ({})", s.name, s.threads_note))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let md = format!(
+        "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}.\n\n\
+         {table}\n{}\nSystems: {systems_note}.\n",
+        if cli.quick {
+            ", --quick parameters"
+        } else {
+            ""
+        },
+        report::markdown_rss(records, benches, systems),
     );
     let md_path = cli.out.join("results.md");
     std::fs::write(&md_path, md).map_err(|e| format!("{}: {e}", md_path.display()))?;

@@ -181,7 +181,10 @@ pub fn markdown(records: &[Record], benches: &[String], systems: &[String]) -> S
                         format!("{} ({:.2}×)", fmt_time(m), m / base.unwrap())
                     }
                     Some(m) => fmt_time(m),
-                    None => r.status.clone(),
+                    None => match r.note.as_deref() {
+                        Some(n) if n.starts_with("timed out") => format!("timeout ({n})"),
+                        _ => r.status.clone(),
+                    },
                 },
             };
             s.push_str(&format!(" {cell} |"));
@@ -193,6 +196,33 @@ pub fn markdown(records: &[Record], benches: &[String], systems: &[String]) -> S
             "\nCells: median time of the runs; in parentheses, that system's time divided by \
              {r}'s (above 1×: {r} is faster). `n/a`: the system cannot express the workload.\n"
         ));
+    }
+    s
+}
+
+/// Markdown table of peak RSS (the memory high-water mark of the thesis) per run, MiB.
+pub fn markdown_rss(records: &[Record], benches: &[String], systems: &[String]) -> String {
+    let mut s = String::from("| peak RSS (MiB) |");
+    for sys in systems {
+        s.push_str(&format!(" {sys} |"));
+    }
+    s.push_str("\n|---|");
+    s.push_str(&"---|".repeat(systems.len()));
+    s.push('\n');
+    for b in benches {
+        s.push_str(&format!("| {b} |"));
+        for sys in systems {
+            let cell = match find(records, b, sys) {
+                Some(Record {
+                    peak_rss_mb: Some(m),
+                    ..
+                }) => format!("{m:.1}"),
+                Some(r) => r.status.clone(),
+                None => "—".into(),
+            };
+            s.push_str(&format!(" {cell} |"));
+        }
+        s.push('\n');
     }
     s
 }
