@@ -1,7 +1,7 @@
 //! The workloads of `BENCHMARKS.md` on actorium.
 
 use crate::suite::Params;
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
@@ -49,11 +49,18 @@ fn tiny(x: u64, r: u64) -> u64 {
 
 /// Runs `bench` on an actorium system with `threads` workers; returns (seconds, checksum).
 pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f64, u64), String> {
-    if variant != "inverted" {
-        return Err(format!("unknown actorium executor `{variant}`"));
-    }
+    let stealing = match variant {
+        "inverted" => Stealing::default(),
+        "inverted-none" => Stealing::None,
+        "inverted-random" => Stealing::Random,
+        "inverted-longest" => Stealing::LongestVictim,
+        other => return Err(format!("unknown actorium executor `{other}`")),
+    };
+    let stats = std::env::var_os("ACTORIUM_BENCH_STATS").is_some();
     let system = ActorSystem::builder()
         .workers(threads)
+        .stealing(stealing)
+        .stats(stats)
         .build()
         .map_err(|e| e.to_string())?;
     let t0 = Instant::now();
@@ -75,7 +82,9 @@ pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f6
         other => return Err(format!("unknown benchmark `{other}`")),
     };
     let secs = t0.elapsed().as_secs_f64();
-    system.stop();
+    if let Some(s) = system.stop() {
+        eprintln!("{s}");
+    }
     Ok((secs, checksum))
 }
 
@@ -373,7 +382,9 @@ fn matrix(system: ActorSystem, n: usize) -> Result<(f64, u64), String> {
     }
     let sum = done.wait();
     let secs = t0.elapsed().as_secs_f64();
-    system.stop();
+    if let Some(s) = system.stop() {
+        eprintln!("{s}");
+    }
     Ok((secs, sum))
 }
 

@@ -250,9 +250,19 @@ pub struct System {
 /// Every system, in report order. Register new actorium executors here as they land.
 pub const SYSTEMS: &[System] = &[
     System {
-        name: "actorium-inverted",
+        name: "actorium-inverted-longest",
         kind: Kind::InProcess,
-        threads_note: "`workers(T)`, 16 queues per worker",
+        threads_note: "`workers(T)`, 16 queues per worker, longest-victim queue stealing (default)",
+    },
+    System {
+        name: "actorium-inverted-random",
+        kind: Kind::InProcess,
+        threads_note: "as above, random-victim queue stealing",
+    },
+    System {
+        name: "actorium-inverted-none",
+        kind: Kind::InProcess,
+        threads_note: "as above, no stealing",
     },
     System {
         name: "actix",

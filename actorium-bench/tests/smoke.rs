@@ -15,7 +15,7 @@ fn quick_run_writes_table_json_and_chart() {
         .args([
             "--quick",
             "--systems",
-            "actorium-inverted",
+            "actorium-inverted-longest",
             "--only",
             "ping-pong,counting,matrix",
         ])
@@ -74,7 +74,7 @@ fn exec_prints_one_result_line() {
         .args([
             "exec",
             "thread-ring",
-            "actorium-inverted",
+            "actorium-inverted-longest",
             "2",
             "actors=10",
             "passes=1000",
@@ -93,7 +93,7 @@ fn exec_prints_one_result_line() {
         .args([
             "exec",
             "thread-ring",
-            "actorium-inverted",
+            "actorium-inverted-longest",
             "2",
             "actors=ten",
         ])

@@ -74,6 +74,7 @@ pub use actor::{
     Actor, ActorExit, Addr, Allocation, Context, DeleteMsg, DestroyMsg, FinishedMsg, JoinHandle,
     Receive, SendError,
 };
+pub use executor::inverted::Stealing;
 pub use stats::Stats;
 pub use system::{
     ActorSystem, ActorSystemBuilder, ConfigError, SystemHandle, DEFAULT_QUEUES_PER_WORKER,

@@ -11,7 +11,9 @@
 pub(crate) mod sync {
     pub(crate) use std::sync::{Arc, Condvar, Mutex};
     pub(crate) mod atomic {
-        pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+        pub(crate) use std::sync::atomic::{
+            AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
+        };
     }
 }
 
@@ -20,7 +22,9 @@ pub(crate) mod sync {
 pub(crate) mod sync {
     pub(crate) use loom::sync::{Arc, Condvar, Mutex};
     pub(crate) mod atomic {
-        pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+        pub(crate) use loom::sync::atomic::{
+            AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
+        };
     }
 }
 

@@ -35,9 +35,30 @@ pub struct Stats {
     pub sleeps: u64,
     /// Wake-ups that needed a system call.
     pub wakeups: u64,
+    /// Times a worker tried to steal a queue (queue stealing enabled).
+    pub steal_attempts: u64,
+    /// Queues stolen.
+    pub steals: u64,
+    /// Steal attempts that found no candidate queue at the victim.
+    pub steal_fail_no_candidate: u64,
+    /// Steal attempts whose wait-free swap failed (another thief raced).
+    pub steal_fail_swap: u64,
+    /// Steals of a queue that was empty by the time it was swapped.
+    pub empty_steals: u64,
+    /// Messages in the stolen queues when they were stolen.
+    pub messages_stolen: u64,
 }
 
 impl Stats {
+    /// Average number of messages in a stolen queue.
+    pub fn average_steal_size(&self) -> f64 {
+        if self.steals == 0 {
+            0.0
+        } else {
+            self.messages_stolen as f64 / self.steals as f64
+        }
+    }
+
     /// Average number of envelopes per gulp.
     pub fn average_gulp_size(&self) -> f64 {
         if self.gulps == 0 {
@@ -60,7 +81,22 @@ impl fmt::Display for Stats {
         writeln!(f, "  missed gulps         {}", self.missed_gulps)?;
         writeln!(f, "  panics               {}", self.panics)?;
         writeln!(f, "  sleeps               {}", self.sleeps)?;
-        write!(f, "  wake-ups (syscalls)  {}", self.wakeups)
+        writeln!(f, "  wake-ups (syscalls)  {}", self.wakeups)?;
+        writeln!(f, "  steal attempts       {}", self.steal_attempts)?;
+        writeln!(f, "  steals               {}", self.steals)?;
+        writeln!(
+            f,
+            "  steal failures (no candidate) {}",
+            self.steal_fail_no_candidate
+        )?;
+        writeln!(
+            f,
+            "  steal failures (swap)         {}",
+            self.steal_fail_swap
+        )?;
+        writeln!(f, "  empty steals         {}", self.empty_steals)?;
+        writeln!(f, "  messages stolen      {}", self.messages_stolen)?;
+        write!(f, "  average steal size   {:.2}", self.average_steal_size())
     }
 }
 
@@ -87,7 +123,13 @@ counters!(
     missed_gulps,
     panics,
     sleeps,
-    wakeups
+    wakeups,
+    steal_attempts,
+    steals,
+    steal_fail_no_candidate,
+    steal_fail_swap,
+    empty_steals,
+    messages_stolen
 );
 
 /// A counter: `bump` from the one thread that owns it, `add` from any thread, `get` from any.

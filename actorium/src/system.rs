@@ -3,7 +3,7 @@
 use crate::actor::cell;
 use crate::actor::{Actor, Addr, JoinHandle};
 use crate::executor::inverted::worker::Worker;
-use crate::executor::inverted::{Config, Executor};
+use crate::executor::inverted::{Config, Executor, Stealing};
 use crate::stats::Stats;
 use std::fmt;
 use std::sync::Arc;
@@ -89,6 +89,7 @@ pub struct ActorSystemBuilder {
     queues: Option<usize>,
     stats: bool,
     spin: Option<Duration>,
+    stealing: Stealing,
 }
 
 impl ActorSystemBuilder {
@@ -114,6 +115,15 @@ impl ActorSystemBuilder {
     /// Count statistics (default off); read them with [`ActorSystem::stats`].
     pub fn stats(mut self, on: bool) -> Self {
         self.stats = on;
+        self
+    }
+
+    /// Queue stealing between workers (default [`Stealing::LongestVictim`]): a worker that
+    /// passed over its queues twice without work steals a whole queue from a victim, so a
+    /// workload whose busy actors share one worker's queues still uses every worker. See
+    /// [`Stealing`] for the heuristics.
+    pub fn stealing(mut self, s: Stealing) -> Self {
+        self.stealing = s;
         self
     }
 
@@ -147,6 +157,7 @@ impl ActorSystemBuilder {
             queues,
             stats: self.stats,
             spin: self.spin.unwrap_or(DEFAULT_SPIN),
+            stealing: self.stealing,
         })
     }
 
@@ -228,7 +239,9 @@ impl SystemHandle {
         (Addr::from_cell(cell.clone()), JoinHandle::new(cell))
     }
 
-    /// The worker that currently owns message queue `queue` (see [`Addr::queue`]).
+    /// The home worker of message queue `queue` (see [`Addr::queue`]): the worker whose range
+    /// of queues it starts in. Queue stealing may move a queue to another worker while the
+    /// system runs; this is where placement by ticket puts an actor's work to begin with.
     ///
     /// # Panics
     /// If `queue` is not below the system's number of queues.
@@ -237,7 +250,7 @@ impl SystemHandle {
             queue < self.exec.queue_count(),
             "queue {queue} does not exist"
         );
-        self.exec.queue_owner(queue)
+        self.exec.set.owner_of(queue)
     }
 
     /// Actors spawned and not yet terminal.

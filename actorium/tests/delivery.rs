@@ -3,7 +3,7 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, FinishedMsg, Receive};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, FinishedMsg, Receive, Stealing};
 use common::{wait_for, watchdog, Rng};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -71,7 +71,18 @@ impl Receive<Msg> for Node {
     }
 }
 
-fn stress(builder: actorium::ActorSystemBuilder) {
+/// Takes a queue ticket and ends at once: used to leave other workers' queues empty.
+struct Filler;
+impl Actor for Filler {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        ctx.address().send(actorium::DeleteMsg).unwrap();
+    }
+}
+
+/// Runs the stress workload. With `on_worker_0`, every actor is placed on worker 0's queues
+/// (tickets are round-robin; the others are taken by fillers), so the other workers only get
+/// work by stealing queues.
+fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium::Stats {
     let system = builder.stats(true).build().unwrap();
     let shared = Arc::new(Shared {
         busy: (0..ACTORS).map(|_| AtomicBool::new(false)).collect(),
@@ -81,15 +92,25 @@ fn stress(builder: actorium::ActorSystemBuilder) {
         addrs: OnceLock::new(),
     });
     let senders = OUTSIDE_THREADS + ACTORS;
+    let mut fillers = 0u64;
+    let mut ticket = 0;
     let (addrs, handles): (Vec<_>, Vec<_>) = (0..ACTORS)
         .map(|id| {
-            system.spawn_joinable(Node {
+            while on_worker_0 && system.worker_of_queue(ticket % system.queues()) != 0 {
+                system.spawn(Filler);
+                fillers += 1;
+                ticket += 1;
+            }
+            ticket += 1;
+            let (a, h) = system.spawn_joinable(Node {
                 id,
                 shared: shared.clone(),
                 rng: Rng::new(1000 + id as u64),
                 expect: vec![1; senders],
                 sent: vec![0; ACTORS],
-            })
+            });
+            assert!(!on_worker_0 || system.worker_of_queue(a.queue()) == 0);
+            (a, h)
         })
         .unzip();
     assert!(shared.addrs.set(addrs.clone()).is_ok());
@@ -158,26 +179,67 @@ fn stress(builder: actorium::ActorSystemBuilder) {
             );
         }
     }
-    assert_eq!(stats.messages_processed, total + ACTORS as u64);
-    assert_eq!(stats.messages_sent, total + ACTORS as u64);
+    assert_eq!(stats.messages_processed, total + ACTORS as u64 + fillers);
+    assert_eq!(stats.messages_sent, total + ACTORS as u64 + fillers);
     assert_eq!(stats.dead_letters, 0);
-    assert_eq!(stats.actors_created, ACTORS as u64);
+    assert_eq!(stats.actors_created, ACTORS as u64 + fillers);
+    stats
 }
+
+const HEURISTICS: [Stealing; 3] = [Stealing::None, Stealing::Random, Stealing::LongestVictim];
 
 #[test]
 fn many_senders_default_sharding() {
-    watchdog(300, || stress(ActorSystem::builder().workers(2)));
+    for h in HEURISTICS {
+        watchdog(300, move || {
+            stress(ActorSystem::builder().workers(2).stealing(h), false)
+        });
+    }
 }
 
 /// Few queues: many actors share each queue, so behaviours send through the local fast path
 /// and the lock path alike.
 #[test]
 fn many_senders_few_queues_more_workers_than_cores() {
-    watchdog(300, || stress(ActorSystem::builder().workers(3).queues(3)));
+    for h in HEURISTICS {
+        watchdog(300, move || {
+            stress(
+                ActorSystem::builder().workers(3).queues(3).stealing(h),
+                false,
+            )
+        });
+    }
 }
 
 /// One worker, one queue (the seed's single-worker default).
 #[test]
 fn many_senders_single_worker() {
-    watchdog(300, || stress(ActorSystem::builder().workers(1)));
+    watchdog(300, || stress(ActorSystem::builder().workers(1), false));
+}
+
+/// All actors on worker 0's queues: the other workers can only help by stealing whole queues,
+/// which must keep exactly-once delivery, per-pair order and one behaviour at a time.
+#[test]
+fn stolen_queues_keep_every_guarantee() {
+    for h in HEURISTICS {
+        for workers in [2, 3] {
+            let stats = watchdog(300, move || {
+                stress(
+                    ActorSystem::builder()
+                        .workers(workers)
+                        .queues_per_worker(8)
+                        .stealing(h),
+                    true,
+                )
+            });
+            if h == Stealing::None {
+                assert_eq!(stats.steal_attempts, 0, "{h:?}: {stats}");
+            } else {
+                assert!(
+                    stats.steals > 0,
+                    "{h:?} with {workers} workers stole nothing: {stats}"
+                );
+            }
+        }
+    }
 }

@@ -15,19 +15,21 @@
 
 pub(crate) mod copy_queue;
 pub(crate) mod envelope;
+pub(crate) mod swap;
 pub(crate) mod work_queue;
 pub(crate) mod worker;
 
 use crate::actor::cell::{Header, Status};
+use crate::loom::sync::atomic::AtomicPtr;
 use crate::runtime::idle::IdleSleep;
 use crate::runtime::workers::WorkerSet;
 use crate::stats::{Counters, Stats};
 use crossbeam_utils::CachePadded;
 use envelope::Envelope;
 use std::io;
-use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use work_queue::WorkQueue;
 
 /// Run states of an executor.
@@ -37,12 +39,27 @@ const DRAINING: u8 = 1;
 /// Dropped while running: workers exit after their current batch.
 const ABORTING: u8 = 2;
 
+/// Queue stealing (seed 002, "Work Stealing"): which victim an idle worker steals a queue from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Stealing {
+    /// No stealing: a worker only ever runs the queues it was given.
+    None,
+    /// A victim chosen uniformly at random among the other workers.
+    Random,
+    /// The worker that has gone longest without trying to steal (the busiest, most likely),
+    /// by per-worker timestamps updated on every steal attempt.
+    #[default]
+    LongestVictim,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) workers: usize,
     pub(crate) queues: usize,
     pub(crate) stats: bool,
     pub(crate) spin: Duration,
+    pub(crate) stealing: Stealing,
 }
 
 pub(crate) struct Executor {
@@ -63,6 +80,11 @@ pub(crate) struct Executor {
     pub(crate) counters: Box<[CachePadded<Counters>]>,
     pub(crate) external: CachePadded<Counters>,
     pub(crate) spin: Duration,
+    pub(crate) stealing: Stealing,
+    /// Per worker: when it last tried to steal (ns since `epoch`), for the longest-victim
+    /// heuristic. Written only by thieves, so a worker that is not stealing does no work here.
+    last_steal: Box<[CachePadded<AtomicU64>]>,
+    epoch: Instant,
 }
 
 impl Executor {
@@ -91,6 +113,15 @@ impl Executor {
                 .collect(),
             external: CachePadded::new(Counters::default()),
             spin: cfg.spin,
+            stealing: if cfg.workers > 1 {
+                cfg.stealing
+            } else {
+                Stealing::None
+            },
+            last_steal: (0..cfg.workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            epoch: Instant::now(),
         })
     }
 
@@ -98,15 +129,28 @@ impl Executor {
         self.queues.len()
     }
 
-    pub(crate) fn queue_owner(&self, ticket: usize) -> usize {
-        self.queues[ticket].owner()
+    /// The queue in worker slot `slot`, or `None` while a thief is swapping it.
+    #[inline]
+    pub(crate) fn slot(&self, slot: usize) -> Option<&WorkQueue> {
+        // SAFETY: non-null slots always point into `self.queues`, which lives as long as `self`.
+        unsafe { self.slots[slot].load(Ordering::Acquire).as_ref() }
     }
 
-    /// The queue in worker slot `slot`.
-    #[inline]
-    pub(crate) fn slot(&self, slot: usize) -> &WorkQueue {
-        // SAFETY: slots always point into `self.queues`, which lives as long as `self`.
-        unsafe { &*self.slots[slot].load(Ordering::Acquire) }
+    pub(crate) fn slots(&self) -> &[AtomicPtr<WorkQueue>] {
+        &self.slots
+    }
+
+    /// Records that worker `w` is trying to steal now.
+    pub(crate) fn stamp_steal(&self, w: usize) {
+        self.last_steal[w].store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// The longest victim: the other worker with the oldest steal timestamp.
+    pub(crate) fn longest_victim(&self, me: usize) -> usize {
+        (0..self.last_steal.len())
+            .filter(|&w| w != me)
+            .min_by_key(|&w| self.last_steal[w].load(Ordering::Relaxed))
+            .expect("at least two workers")
     }
 
     /// The next queue ticket, round-robin (seed: `fetch_add(next_ticket) % nrqueues`).

@@ -125,6 +125,23 @@ impl WorkQueue {
         self.owner.load(Ordering::Relaxed)
     }
 
+    /// A thief moved this queue to worker `w`'s range.
+    pub(crate) fn set_owner(&self, w: usize) {
+        self.owner.store(w, Ordering::Release);
+    }
+
+    /// Hint for thieves: a worker is processing this queue's batch.
+    #[inline]
+    pub(crate) fn looks_processed(&self) -> bool {
+        self.being_processed.load(Ordering::Relaxed)
+    }
+
+    /// Hint: envelopes waiting (may be stale).
+    #[inline]
+    pub(crate) fn len_hint(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
     /// Test-and-gulp. `local` must be empty; on `Got` it holds the batch and this queue is marked
     /// being processed until [`Self::done_processing`].
     #[inline]

@@ -1,0 +1,145 @@
+//! The wait-free queue swap (seed 002, "Stealing Mechanism", "Queue Swap Correctness").
+//!
+//! Workers reach their queues through `slots`, an array of queue pointers; a thief exchanges
+//! one of its own slots with one of a victim's. Senders never use `slots` (they index the
+//! stable queues by ticket), so a swap never disturbs a send, and messages never move: whole
+//! queues change owner.
+//!
+//! The protocol, for a thief owning slot `own` and a victim slot `victim`:
+//! 0. read both pointers, `vq = slots[victim]`, `oq = slots[own]`;
+//! 1. fail if `vq` is null (another thief is in the middle of swapping it);
+//! 2. CAS `slots[own]` from `oq` to null; fail if it changed;
+//! 3. CAS `slots[victim]` from `vq` to `oq`; on failure store `oq` back into `slots[own]`
+//!    and fail;
+//! 4. store `vq` into `slots[own]`.
+//!
+//! Invariant: a null written into a slot in step 2 is overwritten next only by the thief that
+//! wrote it (step 3's restore or step 4), because every other writer CASes from a non-null
+//! value. Hence no queue is ever lost or duplicated: after every swap has finished, every queue
+//! is in exactly one slot. Guarantees (seed, "Stealing Guarantees"): among thieves all targeting
+//! one victim, or forming a chain, at least one succeeds; in a cycle all may fail, losing nothing.
+//! Checked by the loom models below.
+
+use crate::loom::sync::atomic::{AtomicPtr, Ordering};
+use std::ptr;
+
+/// Why a swap did not happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SwapFail {
+    /// The victim's slot was null (being swapped by another thief).
+    VictimBusy,
+    /// The thief's own slot changed (a thief took it), or the victim's changed under us.
+    Raced,
+}
+
+/// Swaps `slots[own]` with `slots[victim]`. On success returns the stolen queue pointer (now in
+/// `slots[own]`) and the one given away (now in `slots[victim]`).
+pub(crate) fn try_swap<T>(
+    slots: &[AtomicPtr<T>],
+    own: usize,
+    victim: usize,
+) -> Result<(*mut T, *mut T), SwapFail> {
+    debug_assert_ne!(own, victim);
+    // Step 0.
+    let vq = slots[victim].load(Ordering::Acquire);
+    let oq = slots[own].load(Ordering::Acquire);
+    // Step 1.
+    if vq.is_null() {
+        return Err(SwapFail::VictimBusy);
+    }
+    // Step 2.
+    if oq.is_null()
+        || slots[own]
+            .compare_exchange(oq, ptr::null_mut(), Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+    {
+        return Err(SwapFail::Raced);
+    }
+    // Step 3.
+    if slots[victim]
+        .compare_exchange(vq, oq, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        // Only we write our nulled slot (the invariant): restore it.
+        slots[own].store(oq, Ordering::Release);
+        return Err(SwapFail::Raced);
+    }
+    // Step 4.
+    slots[own].store(vq, Ordering::Release);
+    Ok((vq, oq))
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::loom::sync::Arc;
+    use loom::thread;
+
+    /// Slots holding distinct dummy "queues" (addresses of a static array).
+    static QUEUES: [u8; 4] = [0; 4];
+
+    fn slots(n: usize) -> Arc<Vec<AtomicPtr<u8>>> {
+        Arc::new(
+            (0..n)
+                .map(|i| AtomicPtr::new(&QUEUES[i] as *const u8 as *mut u8))
+                .collect(),
+        )
+    }
+
+    /// Every queue is in exactly one slot, none is null.
+    fn assert_permutation(slots: &[AtomicPtr<u8>]) {
+        let mut seen: Vec<usize> = slots
+            .iter()
+            .map(|s| {
+                let p = s.load(Ordering::SeqCst);
+                assert!(!p.is_null(), "a slot was left null");
+                (p as usize) - (QUEUES.as_ptr() as usize)
+            })
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..slots.len()).collect::<Vec<_>>(),
+            "a queue was lost or duplicated"
+        );
+    }
+
+    fn run(swaps: &[(usize, usize)], slot_count: usize) -> Vec<bool> {
+        let s = slots(slot_count);
+        let handles: Vec<_> = swaps
+            .iter()
+            .map(|&(own, victim)| {
+                let s = s.clone();
+                thread::spawn(move || try_swap(&s, own, victim).is_ok())
+            })
+            .collect();
+        let ok = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_permutation(&s);
+        ok
+    }
+
+    #[test]
+    fn many_thieves_one_victim_at_least_one_succeeds() {
+        loom::model(|| {
+            let ok = run(&[(1, 0), (2, 0)], 3);
+            assert!(ok.iter().any(|&o| o), "no thief succeeded");
+        });
+    }
+
+    #[test]
+    fn chain_of_thieves_at_least_one_succeeds() {
+        loom::model(|| {
+            // 1 steals from 0, 2 steals from 1, 3 steals from 2.
+            let ok = run(&[(1, 0), (2, 1), (3, 2)], 4);
+            assert!(ok.iter().any(|&o| o), "no thief in the chain succeeded");
+        });
+    }
+
+    #[test]
+    fn cycle_loses_and_duplicates_nothing() {
+        loom::model(|| {
+            // 0 steals from 1 while 1 steals from 0: both may fail, nothing may be lost.
+            run(&[(0, 1), (1, 0)], 2);
+        });
+    }
+}
