@@ -156,12 +156,15 @@ fn find<'a>(records: &'a [Record], bench: &str, system: &str) -> Option<&'a Reco
         .find(|r| r.benchmark == bench && r.system == system)
 }
 
-/// Markdown table: rows benchmarks, columns systems; cells: median time, and for peers the
-/// ratio peer time / actorium time (above 1: actorium is faster).
-pub fn markdown(records: &[Record], benches: &[String], systems: &[String]) -> String {
-    let refsys = reference(systems);
-    let mut s = String::new();
-    s.push_str("| benchmark |");
+/// A Markdown grid: rows benchmarks, columns systems, cells from `cell`.
+fn grid(
+    records: &[Record],
+    benches: &[String],
+    systems: &[String],
+    corner: &str,
+    cell: impl Fn(&str, &str, Option<&Record>) -> String,
+) -> String {
+    let mut s = format!("| {corner} |");
     for sys in systems {
         s.push_str(&format!(" {sys} |"));
     }
@@ -170,27 +173,34 @@ pub fn markdown(records: &[Record], benches: &[String], systems: &[String]) -> S
     s.push('\n');
     for b in benches {
         s.push_str(&format!("| {b} |"));
-        let base = refsys
-            .and_then(|r| find(records, b, r))
-            .and_then(|r| r.median_s);
         for sys in systems {
-            let cell = match find(records, b, sys) {
-                None => "—".to_string(),
-                Some(r) => match r.median_s {
-                    Some(m) if Some(sys.as_str()) != refsys && base.is_some() => {
-                        format!("{} ({:.2}×)", fmt_time(m), m / base.unwrap())
-                    }
-                    Some(m) => fmt_time(m),
-                    None => match r.note.as_deref() {
-                        Some(n) if n.starts_with("timed out") => format!("timeout ({n})"),
-                        _ => r.status.clone(),
-                    },
-                },
-            };
-            s.push_str(&format!(" {cell} |"));
+            s.push_str(&format!(" {} |", cell(b, sys, find(records, b, sys))));
         }
         s.push('\n');
     }
+    s
+}
+
+/// Markdown table: rows benchmarks, columns systems; cells: median time, and for peers the
+/// ratio peer time / actorium time (above 1: actorium is faster).
+pub fn markdown(records: &[Record], benches: &[String], systems: &[String]) -> String {
+    let refsys = reference(systems);
+    let mut s = grid(records, benches, systems, "benchmark", |b, sys, r| {
+        let Some(r) = r else { return "—".to_string() };
+        let base = refsys
+            .and_then(|rs| find(records, b, rs))
+            .and_then(|r| r.median_s);
+        match (r.median_s, base) {
+            (Some(m), Some(base)) if Some(sys) != refsys => {
+                format!("{} ({:.2}×)", fmt_time(m), m / base)
+            }
+            (Some(m), _) => fmt_time(m),
+            (None, _) => match r.note.as_deref() {
+                Some(n) if n.starts_with("timed out") => format!("timeout ({n})"),
+                _ => r.status.clone(),
+            },
+        }
+    });
     if let Some(r) = refsys {
         s.push_str(&format!(
             "\nCells: median time of the runs; in parentheses, that system's time divided by \
@@ -202,29 +212,20 @@ pub fn markdown(records: &[Record], benches: &[String], systems: &[String]) -> S
 
 /// Markdown table of peak RSS (the memory high-water mark of the thesis) per run, MiB.
 pub fn markdown_rss(records: &[Record], benches: &[String], systems: &[String]) -> String {
-    let mut s = String::from("| peak RSS (MiB) |");
-    for sys in systems {
-        s.push_str(&format!(" {sys} |"));
-    }
-    s.push_str("\n|---|");
-    s.push_str(&"---|".repeat(systems.len()));
-    s.push('\n');
-    for b in benches {
-        s.push_str(&format!("| {b} |"));
-        for sys in systems {
-            let cell = match find(records, b, sys) {
-                Some(Record {
-                    peak_rss_mb: Some(m),
-                    ..
-                }) => format!("{m:.1}"),
-                Some(r) => r.status.clone(),
-                None => "—".into(),
-            };
-            s.push_str(&format!(" {cell} |"));
-        }
-        s.push('\n');
-    }
-    s
+    grid(
+        records,
+        benches,
+        systems,
+        "peak RSS (MiB)",
+        |_, _, r| match r {
+            Some(Record {
+                peak_rss_mb: Some(m),
+                ..
+            }) => format!("{m:.1}"),
+            Some(r) => r.status.clone(),
+            None => "—".into(),
+        },
+    )
 }
 
 /// A bar chart of the ratios (log scale), one group per benchmark, one bar per peer.

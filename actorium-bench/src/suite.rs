@@ -52,8 +52,8 @@ impl Params {
 pub struct Bench {
     pub name: &'static str,
     pub source: &'static str,
-    default: &'static [(&'static str, u64)],
-    quick: &'static [(&'static str, u64)],
+    default: Table,
+    quick: Table,
     /// What one "operation" is, for `per_op_ns`.
     pub op: &'static str,
     ops: fn(&Params) -> u64,
@@ -72,6 +72,26 @@ impl Bench {
     /// The checksum a correct run must produce.
     pub fn expected(&self, p: &Params) -> u64 {
         (self.expected)(p)
+    }
+}
+
+type Table = &'static [(&'static str, u64)];
+
+const EXECUTOR_DEFAULT: Table = &[("actors", 40_000), ("group", 100), ("rounds", 4)];
+const EXECUTOR_QUICK: Table = &[("actors", 4_000), ("group", 100), ("rounds", 2)];
+const BALANCE_DEFAULT: Table = &[("actors", 20_000), ("group", 100), ("rounds", 4)];
+const BALANCE_QUICK: Table = &[("actors", 2_000), ("group", 100), ("rounds", 2)];
+
+/// The thesis' executor workload and its placed variants (balance-one, balance-multi).
+const fn executor_family(name: &'static str, default: Table, quick: Table) -> Bench {
+    Bench {
+        name,
+        source: "Cforall thesis",
+        default,
+        quick,
+        op: "message",
+        ops: executor_total,
+        expected: executor_total,
     }
 }
 
@@ -111,15 +131,7 @@ pub const BENCHES: &[Bench] = &[
         ops: |p| p.get("n"),
         expected: |p| p.get("n"),
     },
-    Bench {
-        name: "executor",
-        source: "Cforall thesis",
-        default: &[("actors", 40_000), ("group", 100), ("rounds", 4)],
-        quick: &[("actors", 4_000), ("group", 100), ("rounds", 2)],
-        op: "message",
-        ops: executor_total,
-        expected: executor_total,
-    },
+    executor_family("executor", EXECUTOR_DEFAULT, EXECUTOR_QUICK),
     Bench {
         name: "repeat",
         source: "Cforall thesis",
@@ -141,24 +153,8 @@ pub const BENCHES: &[Bench] = &[
         ops: |p| p.get("n"),
         expected: matrix_sum,
     },
-    Bench {
-        name: "balance-one",
-        source: "Cforall thesis",
-        default: &[("actors", 20_000), ("group", 100), ("rounds", 4)],
-        quick: &[("actors", 2_000), ("group", 100), ("rounds", 2)],
-        op: "message",
-        ops: executor_total,
-        expected: executor_total,
-    },
-    Bench {
-        name: "balance-multi",
-        source: "Cforall thesis",
-        default: &[("actors", 20_000), ("group", 100), ("rounds", 4)],
-        quick: &[("actors", 2_000), ("group", 100), ("rounds", 2)],
-        op: "message",
-        ops: executor_total,
-        expected: executor_total,
-    },
+    executor_family("balance-one", BALANCE_DEFAULT, BALANCE_QUICK),
+    executor_family("balance-multi", BALANCE_DEFAULT, BALANCE_QUICK),
     Bench {
         name: "ping-pong",
         source: "Savina",
