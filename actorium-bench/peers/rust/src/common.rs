@@ -256,3 +256,24 @@ pub async fn wait(rx: oneshot::Receiver<u64>) -> Result<u64, String> {
         )),
     }
 }
+
+/// Runs one workload on a fresh multi-thread tokio runtime with `threads` workers (the
+/// ractor and kameo configuration): times `work` from just after the runtime is up, then drops
+/// the runtime, which cancels what is left and joins its threads.
+pub fn on_tokio<F>(threads: usize, work: impl FnOnce() -> F) -> Result<(f64, u64), String>
+where
+    F: std::future::Future<Output = Result<u64, String>>,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let result = rt.block_on(async move {
+        let t0 = std::time::Instant::now();
+        let sum = work().await?;
+        Ok((t0.elapsed().as_secs_f64(), sum))
+    });
+    drop(rt);
+    result
+}

@@ -15,18 +15,11 @@ use kameo::mailbox;
 use kameo::message::{Context, Message};
 use kameo::Actor;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
 
 /// Runs one workload on a fresh runtime; the clock starts once the runtime is up.
 pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
-    let result = rt.block_on(async move {
-        let t0 = Instant::now();
-        let sum = match work {
+    crate::common::on_tokio(threads, move || async move {
+        match work {
             Bench::StaticSend { n } => static_send(n).await,
             Bench::DynamicSend { n } => dynamic_send(n).await,
             Bench::Executor {
@@ -46,12 +39,8 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
-        }?;
-        Ok((t0.elapsed().as_secs_f64(), sum))
-    });
-    // Dropping the runtime cancels what is left and joins its worker threads.
-    drop(rt);
-    result
+        }
+    })
 }
 
 /// Every actor here is its own start argument.

@@ -5,21 +5,14 @@
 use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
 use ractor::{Actor, ActorProcessingErr, ActorRef, Message};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
 
 type Handled = Result<(), ActorProcessingErr>;
 type Started<S> = Result<S, ActorProcessingErr>;
 
 /// Runs one workload on a fresh runtime; the clock starts once the runtime is up.
 pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
-    let result = rt.block_on(async move {
-        let t0 = Instant::now();
-        let sum = match work {
+    crate::common::on_tokio(threads, move || async move {
+        match work {
             Bench::StaticSend { n } => static_send(n).await,
             Bench::DynamicSend { n } => dynamic_send(n).await,
             Bench::Executor {
@@ -39,12 +32,8 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
-        }?;
-        Ok((t0.elapsed().as_secs_f64(), sum))
-    });
-    // Dropping the runtime cancels what is left and joins its worker threads.
-    drop(rt);
-    result
+        }
+    })
 }
 
 /// Spawns an unsupervised, unnamed actor and returns its reference.
