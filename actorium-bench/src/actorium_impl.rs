@@ -1,6 +1,7 @@
 //! The workloads of `BENCHMARKS.md` on actorium.
 
 use crate::suite::Params;
+use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -49,20 +50,25 @@ fn tiny(x: u64, r: u64) -> u64 {
 
 /// Runs `bench` on an actorium system with `threads` workers; returns (seconds, checksum).
 pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f64, u64), String> {
-    let stealing = match variant {
-        "inverted" => Stealing::default(),
-        "inverted-none" => Stealing::None,
-        "inverted-random" => Stealing::Random,
-        "inverted-longest" => Stealing::LongestVictim,
+    let stats = std::env::var_os("ACTORIUM_BENCH_STATS").is_some();
+    let builder = ActorSystem::builder().workers(threads).stats(stats);
+    let builder = match variant {
+        "inverted" => builder,
+        "inverted-none" => builder.stealing(Stealing::None),
+        "inverted-random" => builder.stealing(Stealing::Random),
+        "inverted-longest" => builder.stealing(Stealing::LongestVictim),
+        "centric-stealing" => builder.policy(WorkStealing::default()),
+        "centric-sharing" => builder.policy(WorkSharing),
         other => return Err(format!("unknown actorium executor `{other}`")),
     };
-    let stats = std::env::var_os("ACTORIUM_BENCH_STATS").is_some();
-    let system = ActorSystem::builder()
-        .workers(threads)
-        .stealing(stealing)
-        .stats(stats)
-        .build()
-        .map_err(|e| e.to_string())?;
+    if variant.starts_with("centric") && bench.starts_with("balance") {
+        return Err(
+            "n/a: placement on chosen workers needs the message-centric executor's \
+                    queue tickets"
+                .into(),
+        );
+    }
+    let system = builder.build().map_err(|e| e.to_string())?;
     let t0 = Instant::now();
     let checksum = match bench {
         "static-send" => static_send(&system, p.get("n")),
@@ -208,9 +214,9 @@ fn executor(s: &ActorSystem, p: &Params, balance: Option<Balance>) -> u64 {
     // the k-th spawn lands on queue k % queues.
     let mut ticket = 0usize;
     while (all.len() as u64) < actors {
-        let q = ticket % s.queues();
+        let q = ticket % s.queues().max(1);
         ticket += 1;
-        if !loaded(s.worker_of_queue(q)) {
+        if balance.is_some() && !loaded(s.worker_of_queue(q)) {
             let d = s.spawn(Dummy);
             debug_assert_eq!(d.queue(), q);
             dummies.push(d);

@@ -261,6 +261,17 @@ pub const SYSTEMS: &[System] = &[
         threads_note: "as above, no stealing",
     },
     System {
+        name: "actorium-centric-stealing",
+        kind: Kind::InProcess,
+        threads_note:
+            "actor-centric executor, `workers(T)`, work stealing with CAF's polling tiers",
+    },
+    System {
+        name: "actorium-centric-sharing",
+        kind: Kind::InProcess,
+        threads_note: "actor-centric executor, `workers(T)`, work sharing",
+    },
+    System {
         name: "actix",
         kind: Kind::InProcess,
         threads_note: "T arbiters, actors round-robin",

@@ -72,8 +72,76 @@ mod system;
 
 pub use actor::{
     Actor, ActorExit, Addr, Allocation, Context, DeleteMsg, DestroyMsg, FinishedMsg, JoinHandle,
-    Receive, SendError,
+    Receive, SendError, DETACHED,
 };
+
+pub mod policy {
+    //! Scheduling policies of the actor-centric executor (seed 000, CAF's scheduler), chosen
+    //! with [`crate::ActorSystemBuilder::policy`]: [`WorkStealing`] (CAF's default),
+    //! [`WorkSharing`], the deterministic [`Testing`] policy, or your own [`Policy`].
+    //!
+    //! A custom policy can wrap a built-in one and use the hooks, for instance to measure how
+    //! long each actor runs (the full program is `examples/timing_policy.rs`):
+    //!
+    //! ```
+    //! use actorium::policy::{Job, Policy, Resumable, Scheduler, WorkSharing, WorkerCtx};
+    //! use std::sync::atomic::{AtomicU64, Ordering};
+    //! use std::time::Instant;
+    //!
+    //! /// Work sharing that counts the jobs run and the time spent in them.
+    //! struct Timed {
+    //!     inner: WorkSharing,
+    //!     jobs: AtomicU64,
+    //!     nanos: AtomicU64,
+    //! }
+    //!
+    //! impl Policy for Timed {
+    //!     type Coordinator = <WorkSharing as Policy>::Coordinator;
+    //!     type Worker = ();
+    //!     type Local = Option<Instant>; // when the running job started
+    //!
+    //!     fn coordinator(&self, n: usize) -> Self::Coordinator { self.inner.coordinator(n) }
+    //!     fn worker(&self, _: &Self::Coordinator, _: usize) -> ((), Option<Instant>) { ((), None) }
+    //!     fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
+    //!         s.coordinator().push(job)
+    //!     }
+    //!     fn external_enqueue(&self, s: &Scheduler<'_, Self>, _: usize, job: Job) {
+    //!         s.coordinator().push(job)
+    //!     }
+    //!     fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+    //!         me.scheduler().coordinator().push(job)
+    //!     }
+    //!     fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+    //!         me.scheduler().coordinator().push(job)
+    //!     }
+    //!     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
+    //!         Some(me.scheduler().coordinator().pop_blocking())
+    //!     }
+    //!     fn before_resume(&self, me: &mut WorkerCtx<'_, Self>, _: &Job) {
+    //!         *me.local() = Some(Instant::now());
+    //!     }
+    //!     fn after_resume(&self, me: &mut WorkerCtx<'_, Self>, _: &Job, _: Resumable) {
+    //!         let t = me.local().take().unwrap();
+    //!         self.jobs.fetch_add(1, Ordering::Relaxed);
+    //!         self.nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    //!     }
+    //! }
+    //!
+    //! let timed = Timed { inner: WorkSharing, jobs: AtomicU64::new(0), nanos: AtomicU64::new(0) };
+    //! let system = actorium::ActorSystem::builder().workers(2).policy(timed).build()?;
+    //! system.stop();
+    //! # Ok::<(), actorium::ConfigError>(())
+    //! ```
+    pub use crate::executor::centric::policy::{Policy, Scheduler, WorkerCtx};
+    pub use crate::executor::centric::sharing::{SharedQueue, WorkSharing};
+    pub use crate::executor::centric::stealing::WorkStealing;
+    pub mod work_stealing {
+        //! The associated data types of [`super::WorkStealing`].
+        pub use crate::executor::centric::stealing::{Coordinator, Local, Shared};
+    }
+    pub use crate::executor::centric::testing::Testing;
+    pub use crate::executor::mailbox::{Job, Resumable};
+}
 pub use executor::inverted::Stealing;
 pub use stats::Stats;
 pub use system::{

@@ -110,6 +110,12 @@ macro_rules! counters {
             pub(crate) fn add_to(&self, s: &mut Stats) {
                 $(s.$name += self.$name.get();)*
             }
+
+            /// Adds these counts into `other` (any thread; a finished detached thread's
+            /// private counters go to the shared block this way).
+            pub(crate) fn add_into(&self, other: &Counters) {
+                $(other.$name.add(self.$name.get());)*
+            }
         }
     };
 }

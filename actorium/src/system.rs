@@ -1,9 +1,12 @@
 //! The actor system: builder, configuration errors, start, stop.
 
-use crate::actor::cell;
+use crate::actor::cell::{self, Placement};
 use crate::actor::{Actor, Addr, JoinHandle};
+use crate::executor::centric::policy::Policy;
+use crate::executor::centric::{self, PolicyStarter, Starter};
 use crate::executor::inverted::worker::Worker;
 use crate::executor::inverted::{Config, Executor, Stealing};
+use crate::executor::Exec;
 use crate::stats::Stats;
 use std::fmt;
 use std::sync::Arc;
@@ -31,6 +34,10 @@ pub enum ConfigError {
         /// Workers asked for.
         workers: usize,
     },
+    /// `.max_throughput(0)`.
+    ZeroMaxThroughput,
+    /// The scheduling policy refused its settings (the message says what to change).
+    Policy(String),
     /// The operating system refused a resource (a thread, an event fd).
     Os(std::io::Error),
 }
@@ -56,6 +63,12 @@ impl fmt::Display for ConfigError {
                  m >= {workers}, or lower `.workers`",
                 workers - queues
             ),
+            ConfigError::ZeroMaxThroughput => write!(
+                f,
+                "`max_throughput(0)`: an actor must process at least one message per run; pass \
+                 `.max_throughput(n)` with n >= 1, or leave it unset (unlimited, as in CAF)"
+            ),
+            ConfigError::Policy(msg) => write!(f, "{msg}"),
             ConfigError::Os(e) => write!(f, "the operating system refused a resource: {e}"),
         }
     }
@@ -82,7 +95,7 @@ impl std::error::Error for ConfigError {
 /// assert!(err.to_string().contains("at least one worker"));
 /// # Ok::<(), ConfigError>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ActorSystemBuilder {
     workers: Option<usize>,
     queues_per_worker: Option<usize>,
@@ -90,6 +103,23 @@ pub struct ActorSystemBuilder {
     stats: bool,
     spin: Option<Duration>,
     stealing: Stealing,
+    policy: Option<Arc<dyn Starter>>,
+    max_throughput: Option<usize>,
+}
+
+impl fmt::Debug for ActorSystemBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActorSystemBuilder")
+            .field("workers", &self.workers)
+            .field("queues_per_worker", &self.queues_per_worker)
+            .field("queues", &self.queues)
+            .field("stats", &self.stats)
+            .field("spin", &self.spin)
+            .field("stealing", &self.stealing)
+            .field("policy", &self.policy.as_ref().map(|p| p.name()))
+            .field("max_throughput", &self.max_throughput)
+            .finish()
+    }
 }
 
 impl ActorSystemBuilder {
@@ -124,6 +154,31 @@ impl ActorSystemBuilder {
     /// [`Stealing`] for the heuristics.
     pub fn stealing(mut self, s: Stealing) -> Self {
         self.stealing = s;
+        self
+    }
+
+    /// Switches to the actor-centric executor (CAF's design, seed 000) with scheduling policy
+    /// `policy`: [`crate::policy::WorkStealing`], [`crate::policy::WorkSharing`],
+    /// [`crate::policy::Testing`], or your own [`Policy`]. Without this call the system uses
+    /// the message-centric executor. Every actor program runs unchanged on either; the
+    /// settings `queues`, `queues_per_worker`, `stealing` and `spin_before_sleep` apply to the
+    /// message-centric executor only, `max_throughput` to the actor-centric one only.
+    ///
+    /// ```
+    /// use actorium::{policy::WorkStealing, ActorSystem};
+    /// let system = ActorSystem::builder().policy(WorkStealing::default()).build()?;
+    /// system.stop();
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    pub fn policy<P: Policy>(mut self, policy: P) -> Self {
+        self.policy = Some(Arc::new(PolicyStarter(Arc::new(policy))));
+        self
+    }
+
+    /// Messages an actor may process per run before it is rescheduled behind other work
+    /// (actor-centric executor; default unlimited, as CAF's `scheduler.max-throughput`).
+    pub fn max_throughput(mut self, n: usize) -> Self {
+        self.max_throughput = Some(n);
         self
     }
 
@@ -168,6 +223,25 @@ impl ActorSystemBuilder {
     /// be created.
     pub fn build(self) -> Result<ActorSystem, ConfigError> {
         let cfg = self.config()?;
+        if let Some(starter) = &self.policy {
+            if self.max_throughput == Some(0) {
+                return Err(ConfigError::ZeroMaxThroughput);
+            }
+            starter.validate().map_err(ConfigError::Policy)?;
+            let ccfg = centric::Config {
+                workers: cfg.workers,
+                stats: cfg.stats,
+                max_throughput: self.max_throughput.unwrap_or(usize::MAX),
+            };
+            let (exec, threads) = starter.start(&ccfg).map_err(ConfigError::Os)?;
+            return Ok(ActorSystem {
+                handle: SystemHandle {
+                    exec: Exec::Centric(exec),
+                },
+                threads,
+                done: false,
+            });
+        }
         let exec = Arc::new(Executor::new(&cfg).map_err(ConfigError::Os)?);
         let mut threads = Vec::with_capacity(cfg.workers);
         for i in 0..cfg.workers {
@@ -188,8 +262,11 @@ impl ActorSystemBuilder {
             }
         }
         Ok(ActorSystem {
-            handle: SystemHandle { exec },
+            handle: SystemHandle {
+                exec: Exec::Inverted(exec),
+            },
             threads,
+            done: false,
         })
     }
 }
@@ -197,7 +274,7 @@ impl ActorSystemBuilder {
 /// A cloneable handle for spawning actors on a running system from anywhere.
 #[derive(Clone)]
 pub struct SystemHandle {
-    exec: Arc<Executor>,
+    exec: Exec,
 }
 
 impl fmt::Debug for SystemHandle {
@@ -209,7 +286,7 @@ impl fmt::Debug for SystemHandle {
 }
 
 impl SystemHandle {
-    pub(crate) fn from_executor(exec: Arc<Executor>) -> Self {
+    pub(crate) fn from_executor(exec: Exec) -> Self {
         Self { exec }
     }
 
@@ -226,13 +303,24 @@ impl SystemHandle {
 
     /// Spawns `actor`, or gives it back if the system is stopping.
     pub fn try_spawn<A: Actor>(&self, actor: A) -> Result<Addr<A>, A> {
-        cell::spawn(&self.exec, actor, false).map(Addr::from_cell)
+        cell::spawn(&self.exec, actor, false, Placement::Pooled).map(Addr::from_cell)
+    }
+
+    /// Spawns a *detached* actor (seed 000): it runs on a thread of its own, so its behaviours
+    /// may block (on I/O, a lock, a sleep) without holding up any worker. It is otherwise an
+    /// ordinary actor of this system: same API, same addresses, same statuses; the thread ends
+    /// when the actor terminates. Works on either executor.
+    pub fn spawn_detached<A: Actor>(&self, actor: A) -> Addr<A> {
+        match cell::spawn(&self.exec, actor, false, Placement::Detached) {
+            Ok(c) => Addr::from_cell(c),
+            Err(actor) => Addr::from_cell(cell::dead_cell(&self.exec, actor)),
+        }
     }
 
     /// Spawns `actor` and returns a [`JoinHandle`] that waits for it to terminate and hands
     /// back its final value if it ends with [`crate::Allocation::Finished`].
     pub fn spawn_joinable<A: Actor>(&self, actor: A) -> (Addr<A>, JoinHandle<A>) {
-        let cell = match cell::spawn(&self.exec, actor, true) {
+        let cell = match cell::spawn(&self.exec, actor, true, Placement::Pooled) {
             Ok(c) => c,
             Err(actor) => cell::dead_cell(&self.exec, actor),
         };
@@ -244,18 +332,30 @@ impl SystemHandle {
     /// system runs; this is where placement by ticket puts an actor's work to begin with.
     ///
     /// # Panics
-    /// If `queue` is not below the system's number of queues.
+    /// If `queue` is not below the system's number of queues (the actor-centric executor has
+    /// none).
     pub fn worker_of_queue(&self, queue: usize) -> usize {
-        assert!(
-            queue < self.exec.queue_count(),
-            "queue {queue} does not exist"
-        );
-        self.exec.set.owner_of(queue)
+        match &self.exec {
+            Exec::Inverted(e) => {
+                assert!(queue < e.queue_count(), "queue {queue} does not exist");
+                e.set.owner_of(queue)
+            }
+            Exec::Centric(_) => panic!(
+                "queue {queue} does not exist: the actor-centric executor has a mailbox per \
+                 actor, not message queues"
+            ),
+        }
     }
 
     /// Actors spawned and not yet terminal.
     pub fn live_actors(&self) -> usize {
         self.exec.live()
+    }
+
+    /// Whether this system runs the actor-centric executor (built with
+    /// [`ActorSystemBuilder::policy`]).
+    pub fn is_actor_centric(&self) -> bool {
+        matches!(self.exec, Exec::Centric(_))
     }
 }
 
@@ -274,6 +374,8 @@ impl SystemHandle {
 pub struct ActorSystem {
     handle: SystemHandle,
     threads: Vec<thread::JoinHandle<()>>,
+    /// Stopped (or shut down): nothing left for `Drop`.
+    done: bool,
 }
 
 impl fmt::Debug for ActorSystem {
@@ -312,19 +414,44 @@ impl ActorSystem {
         self.handle.clone()
     }
 
-    /// Worker threads.
+    /// Worker threads (1 for a caller-driven policy: the calling thread).
     pub fn workers(&self) -> usize {
-        self.handle.exec.set.len()
+        self.handle.exec.core().workers
     }
 
-    /// Message queues (over all workers).
+    /// Message queues over all workers (message-centric executor; 0 on the actor-centric
+    /// one, where each actor has a mailbox instead).
     pub fn queues(&self) -> usize {
-        self.handle.exec.queue_count()
+        match &self.handle.exec {
+            Exec::Inverted(e) => e.queue_count(),
+            Exec::Centric(_) => 0,
+        }
     }
 
     /// Statistics so far (`None` unless enabled with [`ActorSystemBuilder::stats`]).
     pub fn stats(&self) -> Option<Stats> {
-        self.handle.exec.stats()
+        self.handle.exec.core().stats()
+    }
+
+    /// With a caller-driven policy ([`crate::policy::Testing`]): runs the next job — one
+    /// message of one actor, or its `started` hook — on the calling thread, and returns
+    /// whether there was one. On a system with worker threads it does nothing and returns
+    /// `false`: the workers run jobs.
+    pub fn run_once(&self) -> bool {
+        match &self.handle.exec {
+            Exec::Centric(e) => e.run_once(),
+            Exec::Inverted(_) => false,
+        }
+    }
+
+    /// With a caller-driven policy: runs jobs until none is ready; returns how many ran
+    /// (0 on a system with worker threads).
+    pub fn run(&self) -> usize {
+        let mut n = 0;
+        while self.run_once() {
+            n += 1;
+        }
+        n
     }
 
     /// Blocks until every actor has reached a terminal status, then drains the queues (dead
@@ -334,30 +461,47 @@ impl ActorSystem {
     pub fn stop(mut self) -> Option<Stats> {
         let exec = self.handle.exec.clone();
         exec.wait_until(|| exec.live() == 0);
-        exec.begin_shutdown(true);
+        self.begin_shutdown(true);
         // An actor spawned (from a handle on another thread) between the wait and the close
         // is counted in `live` by now: wait for it too, then let the workers see `live == 0`.
         exec.wait_until(|| exec.live() == 0);
-        exec.idle.wake_all();
-        self.join_and_clean();
-        exec.stats()
+        self.join_and_clean(true);
+        exec.core().stats()
     }
 
-    fn join_and_clean(&mut self) {
-        let exec = &self.handle.exec;
-        for t in self.threads.drain(..) {
-            // Worker threads catch behaviour panics; a join error would be an actorium bug.
-            t.join().expect("actorium worker thread panicked");
+    fn begin_shutdown(&self, drain: bool) {
+        match &self.handle.exec {
+            Exec::Inverted(e) => e.begin_shutdown(drain),
+            Exec::Centric(e) => e.begin_shutdown(drain),
         }
-        exec.cleanup();
+    }
+
+    fn join_and_clean(&mut self, drain: bool) {
+        let exec = self.handle.exec.clone();
+        match &exec {
+            Exec::Inverted(e) => {
+                e.idle.wake_all();
+                for t in self.threads.drain(..) {
+                    // Worker threads catch behaviour panics; a join error would be a bug.
+                    t.join().expect("actorium worker thread panicked");
+                }
+            }
+            Exec::Centric(e) => e.stop_workers(&mut self.threads),
+        }
+        exec.core().detached.join_all(!drain);
+        match &exec {
+            Exec::Inverted(e) => e.cleanup(),
+            Exec::Centric(e) => e.cleanup(),
+        }
+        self.done = true;
     }
 }
 
 impl Drop for ActorSystem {
     fn drop(&mut self) {
-        if !self.threads.is_empty() {
-            self.handle.exec.begin_shutdown(false);
-            self.join_and_clean();
+        if !self.done {
+            self.begin_shutdown(false);
+            self.join_and_clean(false);
         }
     }
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, FinishedMsg, Receive, Stealing};
-use common::{wait_for, watchdog, Rng};
+use common::{settle, watchdog, Rng, EXECUTORS};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -139,7 +139,7 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
     let outside_sent: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
 
     let total = 2 * OUTSIDE_THREADS as u64 * MSGS_PER_THREAD;
-    wait_for(120, "all messages delivered", || {
+    settle(&system, 120, "all messages delivered", || {
         shared.delivered.load(Ordering::Relaxed) >= total
     });
     for a in &addrs {
@@ -187,6 +187,22 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
 }
 
 const HEURISTICS: [Stealing; 3] = [Stealing::None, Stealing::Random, Stealing::LongestVictim];
+
+/// The actor-centric executor with each built-in policy, unlimited and limited throughput, and
+/// more workers than cores.
+#[test]
+fn actor_centric_every_policy() {
+    for &(name, ex) in &EXECUTORS[1..] {
+        for (workers, max) in [(2, None), (3, Some(1)), (1, Some(7))] {
+            eprintln!("--- {name}, {workers} workers, max_throughput {max:?}");
+            watchdog(300, move || {
+                let b = ex(ActorSystem::builder().workers(workers));
+                let s = stress(max.map_or(b.clone(), |m| b.max_throughput(m)), false);
+                assert!(s.gulps > 0, "jobs gulp their mailboxes: {s}");
+            });
+        }
+    }
+}
 
 #[test]
 fn many_senders_default_sharding() {

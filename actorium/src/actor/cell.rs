@@ -14,10 +14,10 @@
 //! No reference count is touched per send.
 
 use super::{Actor, Allocation, Context, Receive};
-use crate::executor::inverted::envelope::{Envelope, EnvelopeVTable, Payload};
-use crate::executor::inverted::work_queue::Link;
-use crate::executor::inverted::worker::{report_panic, Worker};
-use crate::executor::inverted::Executor;
+use crate::executor::actor_list::Link;
+use crate::executor::envelope::{Envelope, EnvelopeVTable, Payload};
+use crate::executor::mailbox::Mailbox;
+use crate::executor::{report_panic, Exec, WorkerRef};
 use std::cell::{Cell as StdCell, UnsafeCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -53,6 +53,9 @@ impl Status {
 pub(crate) struct CellVTable {
     /// Drops the state of a stopped actor and releases the system reference.
     shutdown: unsafe fn(*const Header),
+    /// Releases the system reference.
+    release: unsafe fn(*const Header),
+    type_name: fn() -> &'static str,
 }
 
 /// The executor's part of a cell. `link` must stay the first field: list links are cast back
@@ -60,9 +63,12 @@ pub(crate) struct CellVTable {
 #[repr(C)]
 pub(crate) struct Header {
     pub(crate) link: Link,
-    pub(crate) exec: Arc<Executor>,
-    /// The queue ticket: index of the queue that carries all of this actor's messages.
+    pub(crate) exec: Exec,
+    /// The ticket: index of the queue that carries all of this actor's messages (inverted
+    /// executor), or of its registry shard (mailbox actors).
     pub(crate) queue: usize,
+    /// The actor's own mailbox: every actor of the actor-centric executor, and detached actors.
+    mbox: Option<Box<Mailbox>>,
     status: AtomicU8,
     /// Whether the state is present so behaviours may run. Written only by the thread that holds
     /// the actor's queue (or by `spawn` before the cell is published).
@@ -111,6 +117,25 @@ impl Header {
         unsafe { &*link.cast::<Header>() }
     }
 
+    #[inline]
+    pub(crate) fn mailbox(&self) -> Option<&Mailbox> {
+        self.mbox.as_deref()
+    }
+
+    pub(crate) fn type_name(&self) -> &'static str {
+        (self.vtable.type_name)()
+    }
+
+    /// Releases the system reference (the cell may be freed).
+    ///
+    /// # Safety
+    /// `hdr` is a registered cell's header whose system reference is held and not otherwise
+    /// released; called once per reference.
+    pub(crate) unsafe fn release(hdr: *const Header) {
+        // SAFETY: forwarded contract; the vtable matches the cell's actor type.
+        unsafe { ((*hdr).vtable.release)(hdr) }
+    }
+
     /// Drops a stopped actor's state and releases the system reference.
     ///
     /// # Safety
@@ -150,20 +175,34 @@ impl<A: Actor> Cell<A> {
     }
 }
 
-/// Spawns `actor` on `exec`. Fails, giving it back, when the system no longer accepts actors.
+/// How an actor runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// On the executor's workers.
+    Pooled,
+    /// On a thread of its own.
+    Detached,
+}
+
+/// Spawns `actor` on `exec`. Fails, giving it back, when the system no longer accepts actors
+/// (or, for a detached actor, no thread could be started).
 pub(crate) fn spawn<A: Actor>(
-    exec: &Arc<Executor>,
+    exec: &Exec,
     actor: A,
     joinable: bool,
+    placement: Placement,
 ) -> Result<Arc<Cell<A>>, A> {
     if exec.closed() {
         return Err(actor);
     }
-    let cell = Arc::new(Cell {
+    let detached = placement == Placement::Detached;
+    let mbox = (!detached && exec.uses_mailboxes()).then(|| Box::new(Mailbox::new(None)));
+    let mut cell = Arc::new(Cell {
         header: Header {
             link: Link::new(),
             exec: exec.clone(),
             queue: exec.next_ticket(),
+            mbox,
             status: AtomicU8::new(Status::Alive as u8),
             installed: StdCell::new(true),
             joinable: AtomicBool::new(joinable),
@@ -171,10 +210,26 @@ pub(crate) fn spawn<A: Actor>(
         },
         state: UnsafeCell::new(Some(actor)),
     });
+    let unit = if detached {
+        match exec.core().detached.start(exec, &cell.header) {
+            Ok(unit) => {
+                let c = Arc::get_mut(&mut cell).expect("unpublished cell");
+                c.header.mbox = Some(Box::new(Mailbox::new(Some(unit.clone()))));
+                Some(unit)
+            }
+            Err(e) => {
+                eprintln!("actorium: cannot start a thread for a detached actor: {e}");
+                let actor = Arc::get_mut(&mut cell).and_then(|c| c.state.get_mut().take());
+                return Err(actor.expect("fresh cell has its state"));
+            }
+        }
+    } else {
+        None
+    };
     let raw = Arc::as_ptr(&cell).cast::<()>();
     let start = Envelope::new(raw, &Start::<A>::VTABLE, Payload::pack(()));
     // SAFETY: the header belongs to a fresh cell; on success the system reference taken by
-    // `take_ref` keeps it alive until its reclaim envelope runs.
+    // `take_ref` keeps it alive until it is released (reclaim envelope, or the mailbox job).
     let registered = unsafe {
         exec.register(&cell.header, start, || {
             Arc::increment_strong_count(Arc::as_ptr(&cell))
@@ -182,6 +237,9 @@ pub(crate) fn spawn<A: Actor>(
     };
     if let Err(start) = registered {
         start.discard();
+        if let Some(unit) = unit {
+            exec.core().detached.abandon(&unit);
+        }
         // SAFETY: not registered, never shared: we are the only owner of the state.
         let actor = unsafe { (*cell.state.get()).take() }.expect("fresh cell has its state");
         return Err(actor);
@@ -192,13 +250,14 @@ pub(crate) fn spawn<A: Actor>(
 
 /// A cell for an actor that was refused (its system is stopping): terminal, unregistered; the
 /// actor is dropped. Every send to it fails.
-pub(crate) fn dead_cell<A: Actor>(exec: &Arc<Executor>, actor: A) -> Arc<Cell<A>> {
+pub(crate) fn dead_cell<A: Actor>(exec: &Exec, actor: A) -> Arc<Cell<A>> {
     drop(actor);
     Arc::new(Cell {
         header: Header {
             link: Link::new(),
             exec: exec.clone(),
             queue: 0,
+            mbox: None,
             status: AtomicU8::new(Status::Stopped as u8),
             installed: StdCell::new(false),
             joinable: AtomicBool::new(false),
@@ -240,7 +299,7 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
 }
 
 /// Ends the actor after a behaviour returned `status` (or panicked), on its worker.
-fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: &Worker) {
+fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>) {
     // SAFETY: we are the worker holding the actor's queue.
     let state = unsafe { &mut *cell.state.get() };
     if status != Status::Panicked {
@@ -258,13 +317,13 @@ fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: &Worker) {
         }
     }
     let raw = (cell as *const Cell<A>).cast::<()>();
-    let reclaim = Envelope::new(raw, &Reclaim::<A>::VTABLE, Payload::pack(()));
+    let reclaim = || Envelope::new(raw, &Reclaim::<A>::VTABLE, Payload::pack(()));
     // SAFETY: the actor is registered (it was alive), and the reclaim envelope releases the
     // system reference.
-    unsafe { w.executor().retire(&cell.header, status, reclaim) };
+    unsafe { cell.header.exec.retire(&cell.header, status, reclaim) };
 }
 
-fn panicked<A>(payload: &(dyn std::any::Any + Send), what: &str, w: &Worker) {
+fn panicked<A>(payload: &(dyn std::any::Any + Send), what: &str, w: WorkerRef<'_>) {
     report_panic(
         &format!("actor `{}` ({what})", std::any::type_name::<A>()),
         payload,
@@ -278,7 +337,7 @@ fn panicked<A>(payload: &(dyn std::any::Any + Send), what: &str, w: &Worker) {
 #[inline]
 fn run_behaviour<A: Actor>(
     cell: &Cell<A>,
-    w: &Worker,
+    w: WorkerRef<'_>,
     what: &str,
     f: impl FnOnce(&mut A, &mut Context<'_, A>) -> Allocation,
 ) {
@@ -305,7 +364,15 @@ struct CellOps<A>(A);
 impl<A: Actor> CellOps<A> {
     const VTABLE: CellVTable = CellVTable {
         shutdown: Self::shutdown,
+        release: Self::release,
+        type_name: std::any::type_name::<A>,
     };
+
+    unsafe fn release(hdr: *const Header) {
+        // SAFETY: the header is the first field of a `Cell<A>` (vtable matches); this drops
+        // the system reference (caller contract of `Header::release`).
+        drop(unsafe { Arc::from_raw(hdr.cast::<Cell<A>>()) });
+    }
 
     unsafe fn shutdown(hdr: *const Header) {
         // SAFETY: the header is the first field of a `Cell<A>` (vtable matches); the system
@@ -333,7 +400,7 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
         discard: discard::<M>,
     };
 
-    unsafe fn run(target: *const (), p: *mut Payload, w: &Worker) {
+    unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
         // SAFETY: the envelope targets a `Cell<A>` kept alive by the system reference.
         let cell = unsafe { &*target.cast::<Cell<A>>() };
         // SAFETY: packed from an `M` by `send`; consumed once.
@@ -359,7 +426,7 @@ impl<A: Actor> Start<A> {
         discard: discard::<()>,
     };
 
-    unsafe fn run(target: *const (), _: *mut Payload, w: &Worker) {
+    unsafe fn run(target: *const (), _: *mut Payload, w: WorkerRef<'_>) {
         // SAFETY: as for `Deliver::run`.
         let cell = unsafe { &*target.cast::<Cell<A>>() };
         // A start envelope queued on the shared queue left the actor uninstalled (so that no
@@ -387,7 +454,7 @@ impl<A: Actor> Install<A> {
         discard: discard::<A>,
     };
 
-    unsafe fn run(target: *const (), p: *mut Payload, w: &Worker) {
+    unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
         // SAFETY: as for `Deliver::run`.
         let cell = unsafe { &*target.cast::<Cell<A>>() };
         // SAFETY: packed from an `A` by `respawn`.
@@ -413,7 +480,7 @@ impl<A: Actor> Reclaim<A> {
         discard: Self::release,
     };
 
-    unsafe fn run(target: *const (), p: *mut Payload, _: &Worker) {
+    unsafe fn run(target: *const (), p: *mut Payload, _: WorkerRef<'_>) {
         // SAFETY: forwarded.
         unsafe { Self::release(target, p) }
     }

@@ -12,9 +12,12 @@ mod poison;
 pub use addr::{ActorExit, Addr, JoinHandle, SendError};
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
 
-use crate::executor::inverted::worker::Worker;
+/// What [`Context::worker_index`] returns on a detached actor's own thread.
+pub const DETACHED: usize = usize::MAX;
+
+use crate::executor::WorkerRef;
 use crate::system::SystemHandle;
-use cell::{Cell, Status};
+use cell::{Cell, Placement, Status};
 use std::sync::Arc;
 
 /// What the executor does with an actor after one of its behaviours returns (seed 002,
@@ -121,11 +124,11 @@ pub trait Receive<M: Send + 'static>: Actor {
 /// actors, reach the system.
 pub struct Context<'a, A: Actor> {
     cell: &'a Cell<A>,
-    worker: &'a Worker,
+    worker: WorkerRef<'a>,
 }
 
 impl<'a, A: Actor> Context<'a, A> {
-    pub(crate) fn new(cell: &'a Cell<A>, worker: &'a Worker) -> Self {
+    pub(crate) fn new(cell: &'a Cell<A>, worker: WorkerRef<'a>) -> Self {
         Self { cell, worker }
     }
 
@@ -144,7 +147,17 @@ impl<'a, A: Actor> Context<'a, A> {
     /// Spawns an actor on this actor's system. See [`SystemHandle::spawn`].
     pub fn spawn<B: Actor>(&self, actor: B) -> Addr<B> {
         let exec = &self.cell.header.exec;
-        match cell::spawn(exec, actor, false) {
+        match cell::spawn(exec, actor, false, Placement::Pooled) {
+            Ok(c) => Addr::from_cell(c),
+            Err(actor) => Addr::from_cell(cell::dead_cell(exec, actor)),
+        }
+    }
+
+    /// Spawns a detached actor (its own thread) on this actor's system. See
+    /// [`SystemHandle::spawn_detached`].
+    pub fn spawn_detached<B: Actor>(&self, actor: B) -> Addr<B> {
+        let exec = &self.cell.header.exec;
+        match cell::spawn(exec, actor, false, Placement::Detached) {
             Ok(c) => Addr::from_cell(c),
             Err(actor) => Addr::from_cell(cell::dead_cell(exec, actor)),
         }
@@ -155,8 +168,9 @@ impl<'a, A: Actor> Context<'a, A> {
         SystemHandle::from_executor(self.cell.header.exec.clone())
     }
 
-    /// Index of the worker thread running this behaviour.
+    /// Index of the worker thread running this behaviour; [`DETACHED`] on a detached
+    /// actor's own thread.
     pub fn worker_index(&self) -> usize {
-        self.worker.index
+        self.worker.index()
     }
 }

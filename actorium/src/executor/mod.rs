@@ -2,5 +2,301 @@
 //!
 //! - [`inverted`]: the message-centric ("inverted") executor of the Cforall actor system
 //!   (seed 002): over-sharded message queues, gulping, copy-queue envelopes.
+//! - [`centric`]: the actor-centric executor of CAF (seed 000): a mailbox per actor, an actor
+//!   with mail is a *job*, and a policy ([`crate::policy::Policy`]) decides where jobs wait and
+//!   who runs them.
+//! - [`mailbox`]: the per-actor mailbox and the job that drains it, used by the actor-centric
+//!   executor and by detached actors (their own thread) on either executor.
+//!
+//! Shared by all: [`envelope`] (the unit of work), [`copy_queue`] (envelopes by value),
+//! [`actor_list`] (live actors, for shutdown), and [`Core`] (life cycle, statistics, detached
+//! threads). An actor cell names its executor through [`Exec`]; behaviours run with a
+//! [`WorkerRef`] for the thread that runs them.
 
+pub(crate) mod actor_list;
+pub(crate) mod centric;
+pub(crate) mod copy_queue;
+pub(crate) mod envelope;
 pub(crate) mod inverted;
+pub(crate) mod mailbox;
+
+use crate::actor::cell::{Header, Status};
+use crate::runtime::life::Life;
+use crate::stats::{Counters, Stats};
+use actor_list::Registry;
+use crossbeam_utils::CachePadded;
+use envelope::Envelope;
+use mailbox::detached::Detached;
+use std::any::Any;
+use std::sync::Arc;
+
+/// What every executor has: the life cycle, statistics, the registry of mailbox actors (all
+/// actors of the actor-centric executor; detached actors on either) and their threads.
+pub(crate) struct Core {
+    pub(crate) life: Life,
+    pub(crate) registry: Registry,
+    pub(crate) detached: Detached,
+    pub(crate) stats_on: bool,
+    /// One block per worker (written by that worker only), then one for outside threads.
+    pub(crate) counters: Box<[CachePadded<Counters>]>,
+    pub(crate) external: CachePadded<Counters>,
+    pub(crate) workers: usize,
+}
+
+impl Core {
+    pub(crate) fn new(workers: usize, stats: bool) -> Self {
+        Self {
+            life: Life::new(),
+            registry: Registry::new(workers * 4),
+            detached: Detached::new(),
+            stats_on: stats,
+            counters: (0..workers)
+                .map(|_| CachePadded::new(Counters::default()))
+                .collect(),
+            external: CachePadded::new(Counters::default()),
+            workers,
+        }
+    }
+
+    /// Counts with worker `me`'s counters (single writer) or the shared outside block.
+    #[inline]
+    pub(crate) fn count(&self, me: Option<usize>, f: impl FnOnce(&Counters, bool)) {
+        if self.stats_on {
+            match me {
+                Some(i) => f(&self.counters[i], true),
+                None => f(&self.external, false),
+            }
+        }
+    }
+
+    /// Statistics summed over all workers and outside threads.
+    pub(crate) fn stats(&self) -> Option<Stats> {
+        if !self.stats_on {
+            return None;
+        }
+        let mut s = Stats {
+            workers: self.workers,
+            ..Stats::default()
+        };
+        for c in self.counters.iter() {
+            c.add_to(&mut s);
+        }
+        self.external.add_to(&mut s);
+        Some(s)
+    }
+}
+
+/// An actor cell's executor.
+#[derive(Clone)]
+pub(crate) enum Exec {
+    Inverted(Arc<inverted::Executor>),
+    Centric(Arc<centric::Executor>),
+}
+
+impl Exec {
+    #[inline]
+    pub(crate) fn core(&self) -> &Core {
+        match self {
+            Exec::Inverted(e) => &e.core,
+            Exec::Centric(e) => &e.core,
+        }
+    }
+
+    /// The index of the calling thread's worker, if it is one of this executor's.
+    #[inline]
+    pub(crate) fn current_worker(&self) -> Option<usize> {
+        match self {
+            Exec::Inverted(e) => inverted::worker::current_of(e).map(|w| w.index),
+            Exec::Centric(e) => e.current_worker(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn closed(&self) -> bool {
+        self.core().life.closed()
+    }
+
+    /// The ticket of a new actor: its message queue (inverted) or registry shard (mailbox).
+    #[inline]
+    pub(crate) fn next_ticket(&self) -> usize {
+        match self {
+            Exec::Inverted(e) => e.next_ticket(),
+            Exec::Centric(e) => e.next_ticket(),
+        }
+    }
+
+    /// Whether actors of this executor get a mailbox (every actor of the actor-centric one).
+    #[inline]
+    pub(crate) fn uses_mailboxes(&self) -> bool {
+        matches!(self, Exec::Centric(_))
+    }
+
+    pub(crate) fn count_sent(&self) {
+        let core = self.core();
+        if core.stats_on {
+            core.count(self.current_worker(), |c, owned| {
+                if owned {
+                    c.messages_sent.bump(1)
+                } else {
+                    c.messages_sent.add(1)
+                }
+            });
+        }
+    }
+
+    pub(crate) fn count_created(&self) {
+        let core = self.core();
+        if core.stats_on {
+            core.count(self.current_worker(), |c, owned| {
+                if owned {
+                    c.actors_created.bump(1)
+                } else {
+                    c.actors_created.add(1)
+                }
+            });
+        }
+    }
+
+    /// Enqueues `env` for the actor with header `hdr`; gives it back if the actor no longer
+    /// accepts messages.
+    #[inline]
+    pub(crate) fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+        match (hdr.mailbox(), self) {
+            (Some(mb), _) => mailbox::push(self, hdr, mb, env),
+            (None, Exec::Inverted(e)) => e.push(hdr, env),
+            (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+        }
+    }
+
+    /// Registers a fresh cell and queues its start envelope (see the executors' `register`).
+    ///
+    /// # Safety
+    /// `hdr` is a fresh, unpublished cell's header; `take_ref` takes the system reference.
+    pub(crate) unsafe fn register(
+        &self,
+        hdr: &Header,
+        start: Envelope,
+        take_ref: impl FnOnce(),
+    ) -> Result<(), Envelope> {
+        // SAFETY: forwarded contract.
+        unsafe {
+            match (hdr.mailbox(), self) {
+                (Some(mb), _) => mailbox::register(self, hdr, mb, start, take_ref),
+                (None, Exec::Inverted(e)) => e.register(hdr, start, take_ref),
+                (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+            }
+        }
+    }
+
+    /// Brings a `Destroyed` actor back with `install` queued behind its old mail.
+    ///
+    /// # Safety
+    /// `take_ref` takes a new system reference for the cell (called only if one is needed).
+    pub(crate) unsafe fn revive(
+        &self,
+        hdr: &Header,
+        install: Envelope,
+        take_ref: impl FnOnce(),
+    ) -> Result<(), Envelope> {
+        // SAFETY: forwarded contract.
+        unsafe {
+            match (hdr.mailbox(), self) {
+                (Some(mb), _) => mailbox::revive(self, hdr, mb, install, take_ref),
+                (None, Exec::Inverted(e)) => e.revive(hdr, install, take_ref),
+                (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+            }
+        }
+    }
+
+    /// Marks an actor terminal after a behaviour returned `status`, on the thread running it.
+    /// `reclaim` builds the envelope that releases the system reference behind the actor's
+    /// queued mail (message queues); a mailbox's job releases it itself.
+    ///
+    /// # Safety
+    /// `hdr` is registered and alive; `reclaim` releases its system reference.
+    pub(crate) unsafe fn retire(
+        &self,
+        hdr: &Header,
+        status: Status,
+        reclaim: impl FnOnce() -> Envelope,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            match (hdr.mailbox(), self) {
+                (Some(mb), _) => mailbox::retire(self, hdr, mb, status),
+                (None, Exec::Inverted(e)) => e.retire(hdr, status, reclaim()),
+                (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+            }
+        }
+    }
+
+    /// Blocks until `done()` holds; re-checked each time an actor terminates. On a system driven
+    /// by its caller (the testing policy) the waiting thread runs jobs meanwhile.
+    pub(crate) fn wait_until(&self, mut done: impl FnMut() -> bool) {
+        match self {
+            Exec::Centric(e) if e.manual() => e.drive_until(&mut done),
+            _ => self.core().life.wait_until(done),
+        }
+    }
+
+    pub(crate) fn aborting(&self) -> bool {
+        self.core().life.aborting()
+    }
+
+    pub(crate) fn live(&self) -> usize {
+        self.core().life.live()
+    }
+
+    /// Hands a job to whoever runs it: its detached thread, or the policy.
+    #[inline]
+    pub(crate) fn schedule(&self, hdr: &Header, mb: &mailbox::Mailbox) {
+        if let Some(unit) = mb.detached() {
+            unit.wake();
+            return;
+        }
+        match self {
+            Exec::Centric(e) => e.schedule(mailbox::Job::of(hdr)),
+            Exec::Inverted(_) => {
+                unreachable!("mailbox actors of the inverted executor are detached")
+            }
+        }
+    }
+}
+
+/// The thread running a behaviour: a worker of the inverted executor, or a mailbox runner (a
+/// worker of the actor-centric executor, a detached actor's thread, or a testing driver).
+#[derive(Clone, Copy)]
+pub(crate) enum WorkerRef<'a> {
+    Inverted(&'a inverted::worker::Worker),
+    Mailbox(&'a mailbox::Runner<'a>),
+}
+
+impl WorkerRef<'_> {
+    /// The worker index (`usize::MAX` on a detached actor's thread).
+    #[inline]
+    pub(crate) fn index(self) -> usize {
+        match self {
+            WorkerRef::Inverted(w) => w.index,
+            WorkerRef::Mailbox(r) => r.index,
+        }
+    }
+
+    /// This thread's counters, if statistics are on.
+    #[inline]
+    pub(crate) fn counters(&self) -> Option<&Counters> {
+        match self {
+            WorkerRef::Inverted(w) => w.counters(),
+            WorkerRef::Mailbox(r) => r.counters,
+        }
+    }
+}
+
+/// Reports a caught panic on standard error (the panic hook has printed its message already).
+pub(crate) fn report_panic(what: &str, payload: &(dyn Any + Send)) {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("<non-string panic payload>");
+    eprintln!("actorium: {what} panicked: {msg}");
+}

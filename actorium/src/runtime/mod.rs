@@ -1,5 +1,8 @@
 //! The runtime under the executors: worker threads and how work is divided among them
-//! ([`workers`]), and idle sleep ([`idle`], seed 003).
+//! ([`workers`]), idle sleep ([`idle`], seed 003), the life cycle shared by every executor
+//! ([`life`]) and the spinlock of the send paths ([`spin`]).
 
 pub(crate) mod idle;
+pub(crate) mod life;
+pub(crate) mod spin;
 pub(crate) mod workers;

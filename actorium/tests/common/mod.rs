@@ -55,3 +55,42 @@ pub fn wait_for(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_micros(200));
     }
 }
+
+use actorium::policy::{Testing, WorkSharing, WorkStealing};
+use actorium::{ActorSystem, ActorSystemBuilder};
+
+/// Chooses an executor on a builder.
+pub type ExecutorChoice = fn(ActorSystemBuilder) -> ActorSystemBuilder;
+
+/// Every executor and built-in policy: the semantics tests run on each.
+pub const EXECUTORS: &[(&str, ExecutorChoice)] = &[
+    ("message-centric", |b| b),
+    ("actor-centric work stealing", |b| {
+        b.policy(WorkStealing::default())
+    }),
+    ("actor-centric work sharing", |b| b.policy(WorkSharing)),
+    ("actor-centric testing", |b| b.policy(Testing)),
+];
+
+/// Runs `f` once per executor, naming it on stderr (shown when a test fails).
+pub fn on_every_executor(mut f: impl FnMut(&str, ExecutorChoice)) {
+    for &(name, choose) in EXECUTORS {
+        eprintln!("--- executor: {name}");
+        f(name, choose);
+    }
+}
+
+/// [`wait_for`] that also drives a caller-driven system (the testing policy runs jobs only
+/// when asked).
+pub fn settle(system: &ActorSystem, secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        if !system.run_once() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}

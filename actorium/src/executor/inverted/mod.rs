@@ -13,31 +13,21 @@
 //! Files: [`envelope`] (the unit of work), [`copy_queue`] (envelopes by value), [`work_queue`]
 //! (lock, gulp, `being_processed`), [`worker`] (the loop, idle sleep, the local fast path).
 
-pub(crate) mod copy_queue;
-pub(crate) mod envelope;
 pub(crate) mod swap;
 pub(crate) mod work_queue;
 pub(crate) mod worker;
 
+use super::envelope::Envelope;
+use super::Core;
 use crate::actor::cell::{Header, Status};
 use crate::loom::sync::atomic::AtomicPtr;
 use crate::runtime::idle::IdleSleep;
 use crate::runtime::workers::WorkerSet;
-use crate::stats::{Counters, Stats};
 use crossbeam_utils::CachePadded;
-use envelope::Envelope;
 use std::io;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use work_queue::WorkQueue;
-
-/// Run states of an executor.
-const RUNNING: u8 = 0;
-/// `stop()`: every actor is terminal; workers drain what is left and exit.
-const DRAINING: u8 = 1;
-/// Dropped while running: workers exit after their current batch.
-const ABORTING: u8 = 2;
 
 /// Queue stealing (seed 002, "Work Stealing"): which victim an idle worker steals a queue from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -70,15 +60,7 @@ pub(crate) struct Executor {
     pub(crate) set: WorkerSet,
     pub(crate) idle: IdleSleep,
     ticket: CachePadded<AtomicUsize>,
-    /// Actors spawned and not yet terminal.
-    live: CachePadded<AtomicUsize>,
-    run_state: AtomicU8,
-    /// Guards waits for `live == 0` and for joinable actors to terminate.
-    term: Mutex<()>,
-    term_cv: Condvar,
-    pub(crate) stats_on: bool,
-    pub(crate) counters: Box<[CachePadded<Counters>]>,
-    pub(crate) external: CachePadded<Counters>,
+    pub(crate) core: Core,
     pub(crate) spin: Duration,
     pub(crate) stealing: Stealing,
     /// Per worker: when it last tried to steal (ns since `epoch`), for the longest-victim
@@ -103,15 +85,7 @@ impl Executor {
             slots,
             set,
             ticket: CachePadded::new(AtomicUsize::new(0)),
-            live: CachePadded::new(AtomicUsize::new(0)),
-            run_state: AtomicU8::new(RUNNING),
-            term: Mutex::new(()),
-            term_cv: Condvar::new(),
-            stats_on: cfg.stats,
-            counters: (0..cfg.workers)
-                .map(|_| CachePadded::new(Counters::default()))
-                .collect(),
-            external: CachePadded::new(Counters::default()),
+            core: Core::new(cfg.workers, cfg.stats),
             spin: cfg.spin,
             stealing: if cfg.workers > 1 {
                 cfg.stealing
@@ -162,51 +136,21 @@ impl Executor {
     /// Whether new actors are refused (the system is stopping or gone).
     #[inline]
     pub(crate) fn closed(&self) -> bool {
-        self.run_state.load(Ordering::Acquire) != RUNNING
+        self.core.life.closed()
     }
 
-    /// Whether an idle worker may exit: the system is aborting, or draining with no live actor.
-    pub(crate) fn exit_ready(&self) -> bool {
-        match self.run_state.load(Ordering::Acquire) {
-            ABORTING => true,
-            DRAINING => self.live.load(Ordering::Acquire) == 0,
-            _ => false,
-        }
-    }
-
-    pub(crate) fn aborting(&self) -> bool {
-        self.run_state.load(Ordering::Acquire) == ABORTING
-    }
-
-    /// Counters of the calling thread: its worker's, or the shared outside block.
     #[inline]
-    fn count(&self, f: impl FnOnce(&Counters, bool)) {
-        if self.stats_on {
-            match worker::current_of(self) {
-                Some(w) => f(&self.counters[w.index], true),
-                None => f(&self.external, false),
-            }
+    pub(crate) fn aborting(&self) -> bool {
+        self.core.life.aborting()
+    }
+
+    /// Counts with the calling thread's counters: its worker's, or the shared outside block.
+    #[inline]
+    fn count(&self, f: impl FnOnce(&crate::stats::Counters, bool)) {
+        if self.core.stats_on {
+            self.core
+                .count(worker::current_of(self).map(|w| w.index), f);
         }
-    }
-
-    pub(crate) fn count_sent(&self) {
-        self.count(|c, owned| {
-            if owned {
-                c.messages_sent.bump(1)
-            } else {
-                c.messages_sent.add(1)
-            }
-        });
-    }
-
-    pub(crate) fn count_created(&self) {
-        self.count(|c, owned| {
-            if owned {
-                c.actors_created.bump(1)
-            } else {
-                c.actors_created.add(1)
-            }
-        });
     }
 
     /// Enqueues `env` for the actor with header `hdr`. Fails, giving the envelope back, when the
@@ -290,7 +234,7 @@ impl Executor {
                 return Err(start);
             }
             take_ref();
-            self.live.fetch_add(1, Ordering::Relaxed);
+            self.core.life.add_live();
             // SAFETY: the header's link is on no list and stays valid until `retire` unlinks it
             // or shutdown takes it.
             unsafe { g.link(&hdr.link) };
@@ -329,7 +273,7 @@ impl Executor {
             }
             take_ref();
             hdr.set_status(Status::Alive);
-            self.live.fetch_add(1, Ordering::Relaxed);
+            self.core.life.add_live();
             // SAFETY: a destroyed actor was unlinked by `retire`; the new reference keeps it.
             unsafe { g.link(&hdr.link) };
             g.push(install);
@@ -366,23 +310,7 @@ impl Executor {
             (Some(reclaim), Some(w)) => unsafe { w.push_local_unbudgeted(reclaim) },
             _ => self.notify_owner(q, me),
         }
-        let joinable = hdr.joinable();
-        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 || joinable {
-            let _g = self.term.lock().unwrap();
-            self.term_cv.notify_all();
-        }
-    }
-
-    /// Blocks until `done()` holds; re-checked each time an actor terminates.
-    pub(crate) fn wait_until(&self, mut done: impl FnMut() -> bool) {
-        let mut g = self.term.lock().unwrap();
-        while !done() {
-            g = self.term_cv.wait(g).unwrap();
-        }
-    }
-
-    pub(crate) fn live(&self) -> usize {
-        self.live.load(Ordering::Acquire)
+        self.core.life.terminated(hdr.joinable());
     }
 
     /// Starts shutting down: graceful (`drain`) or not. Afterwards no spawn or respawn can
@@ -390,18 +318,12 @@ impl Executor {
     /// lock that this function takes once after closing, so it has counted itself in `live`
     /// by the time this returns. Wakes every worker.
     pub(crate) fn begin_shutdown(&self, drain: bool) {
-        let _ = self.run_state.compare_exchange(
-            RUNNING,
-            if drain { DRAINING } else { ABORTING },
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
+        self.core.life.close(drain);
         for q in self.queues.iter() {
             drop(q.lock());
         }
+        self.core.registry.locked_all();
         self.idle.wake_all();
-        let _g = self.term.lock().unwrap();
-        self.term_cv.notify_all();
     }
 
     /// After the workers have exited: stop every actor still alive, dispose of every envelope
@@ -425,13 +347,13 @@ impl Executor {
             // SAFETY: each was taken off a list above, exactly once, and its system reference is
             // still held (its reclaim envelope was never queued: it was not retired).
             unsafe { Header::shutdown(hdr) };
-            self.live.fetch_sub(1, Ordering::Relaxed);
+            self.core.life.stopped();
         }
         // 4. Every actor is terminal now, so nothing new can be queued; this pass is a guard
         //    for envelopes that step 3's user destructors might have produced.
         self.discard_queued();
-        let _g = self.term.lock().unwrap();
-        self.term_cv.notify_all();
+        // 5. Detached actors (mailboxes) go the same way.
+        super::mailbox::cleanup(&self.core);
     }
 
     fn discard_queued(&self) {
@@ -446,21 +368,5 @@ impl Executor {
                 break;
             }
         }
-    }
-
-    /// Statistics summed over all workers and outside threads.
-    pub(crate) fn stats(&self) -> Option<Stats> {
-        if !self.stats_on {
-            return None;
-        }
-        let mut s = Stats {
-            workers: self.set.len(),
-            ..Stats::default()
-        };
-        for c in self.counters.iter() {
-            c.add_to(&mut s);
-        }
-        self.external.add_to(&mut s);
-        Some(s)
     }
 }

@@ -18,11 +18,12 @@
 //!   store once the batch is done; the next gulp reads it with Acquire under the lock, which
 //!   orders every effect of the previous batch before the next one.
 
-use super::copy_queue::CopyQueue;
-use super::envelope::Envelope;
+use crate::executor::actor_list::{ActorList, Link};
+use crate::executor::copy_queue::CopyQueue;
+use crate::executor::envelope::Envelope;
 use crate::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use crate::loom::{spin_hint, UnsafeCell};
-use std::cell::Cell;
+use crate::loom::UnsafeCell;
+use crate::runtime::spin::{SpinGuard, SpinLock};
 use std::ptr;
 
 /// Outcome of a gulp attempt.
@@ -36,33 +37,17 @@ pub(crate) enum Gulp {
     Got(usize),
 }
 
-/// Intrusive list links, embedded first in every actor cell header.
-#[derive(Debug)]
-pub(crate) struct Link {
-    prev: Cell<*const Link>,
-    next: Cell<*const Link>,
-}
-
-impl Link {
-    pub(crate) fn new() -> Self {
-        Self {
-            prev: Cell::new(ptr::null()),
-            next: Cell::new(ptr::null()),
-        }
-    }
-}
-
 pub(crate) struct WorkQueue {
     /// This queue's ticket number (its index among the stable queue objects).
     pub(crate) id: usize,
-    lock: AtomicBool,
+    lock: SpinLock,
     count: AtomicUsize,
     being_processed: AtomicBool,
     /// Index of the worker that currently owns this queue (changes only when queues are stolen).
     owner: AtomicUsize,
     buf: UnsafeCell<CopyQueue>,
-    /// Head of the live-actor list; guarded by `lock`.
-    actors: Cell<*const Link>,
+    /// The live-actor list; guarded by `lock`.
+    actors: ActorList,
 }
 
 // SAFETY: `buf` and `actors` (and the `Link`s they reach) are only accessed while `lock` is
@@ -74,44 +59,28 @@ unsafe impl Send for WorkQueue {}
 /// The queue, locked. Unlocks on drop.
 pub(crate) struct Locked<'a> {
     q: &'a WorkQueue,
+    _guard: SpinGuard<'a>,
 }
 
 impl WorkQueue {
     pub(crate) fn new(id: usize, owner: usize) -> Self {
         Self {
             id,
-            lock: AtomicBool::new(false),
+            lock: SpinLock::new(),
             count: AtomicUsize::new(0),
             being_processed: AtomicBool::new(false),
             owner: AtomicUsize::new(owner),
             buf: UnsafeCell::new(CopyQueue::new()),
-            actors: Cell::new(ptr::null()),
+            actors: ActorList::new(),
         }
     }
 
     #[inline]
     pub(crate) fn lock(&self) -> Locked<'_> {
-        let mut spins = 0u32;
-        while self
-            .lock
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.lock.load(Ordering::Relaxed) {
-                spins += 1;
-                if spins < 64 {
-                    spin_hint();
-                } else {
-                    // On an over-subscribed machine the holder may be descheduled: let it run.
-                    spins = 0;
-                    #[cfg(not(loom))]
-                    std::thread::yield_now();
-                    #[cfg(loom)]
-                    loom::thread::yield_now();
-                }
-            }
+        Locked {
+            q: self,
+            _guard: self.lock.lock(),
         }
-        Locked { q: self }
     }
 
     /// The non-atomic "test" of test-and-gulp: may be stale, never takes the lock.
@@ -219,19 +188,10 @@ impl Locked<'_> {
     /// Adds a live actor's links to this queue's list.
     ///
     /// # Safety
-    /// `link` is valid, not on any list, and stays valid until [`Self::unlink`] or
-    /// [`Self::take_actors`] removes it.
+    /// As [`ActorList::link`] (the lock is held by `self`).
     pub(crate) unsafe fn link(&self, link: *const Link) {
-        let head = self.q.actors.get();
-        // SAFETY: caller contract for `link`; `head` is on this list (guarded by our lock).
-        unsafe {
-            (*link).prev.set(ptr::null());
-            (*link).next.set(head);
-            if !head.is_null() {
-                (*head).prev.set(link);
-            }
-        }
-        self.q.actors.set(link);
+        // SAFETY: we hold the queue lock that guards the list; the rest is forwarded.
+        unsafe { self.q.actors.link(link) }
     }
 
     /// Removes an actor's links from this queue's list.
@@ -239,39 +199,13 @@ impl Locked<'_> {
     /// # Safety
     /// `link` is on this queue's list.
     pub(crate) unsafe fn unlink(&self, link: *const Link) {
-        // SAFETY: caller contract: `link` and its neighbours are on this list, guarded by us.
-        unsafe {
-            let (prev, next) = ((*link).prev.get(), (*link).next.get());
-            if prev.is_null() {
-                self.q.actors.set(next);
-            } else {
-                (*prev).next.set(next);
-            }
-            if !next.is_null() {
-                (*next).prev.set(prev);
-            }
-            (*link).prev.set(ptr::null());
-            (*link).next.set(ptr::null());
-        }
+        // SAFETY: we hold the queue lock; forwarded contract.
+        unsafe { self.q.actors.unlink(link) }
     }
 
     /// Empties the live-actor list, returning its members.
     pub(crate) fn take_actors(&self) -> Vec<*const Link> {
-        let mut out = Vec::new();
-        let mut cur = self.q.actors.replace(ptr::null());
-        while !cur.is_null() {
-            out.push(cur);
-            // SAFETY: members of the list are valid until removed (the `link` contract).
-            cur = unsafe { (*cur).next.get() };
-        }
-        out
-    }
-}
-
-impl Drop for Locked<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        self.q.lock.store(false, Ordering::Release);
+        self.q.actors.take()
     }
 }
 
@@ -280,11 +214,11 @@ mod loom_tests {
     //! A gulp racing sends: every envelope is taken exactly once, in send order, and no two
     //! workers hold the same queue's batch at once.
     use super::*;
-    use crate::executor::inverted::envelope::{EnvelopeVTable, Payload};
+    use crate::executor::envelope::{EnvelopeVTable, Payload};
     use crate::loom::sync::Arc;
     use loom::thread;
 
-    unsafe fn run(_: *const (), _: *mut Payload, _: &crate::executor::inverted::worker::Worker) {
+    unsafe fn run(_: *const (), _: *mut Payload, _: crate::executor::WorkerRef<'_>) {
         unreachable!()
     }
     unsafe fn discard(_: *const (), p: *mut Payload) {

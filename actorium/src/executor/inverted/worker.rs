@@ -16,15 +16,15 @@
 //! configured spin time, because waking a sleeping thread costs about 12 µs here and work often
 //! comes back sooner; then it runs the idle-sleep handshake of [`crate::runtime::idle`].
 
-use super::copy_queue::CopyQueue;
-use super::envelope::Envelope;
 use super::swap::try_swap;
 use super::work_queue::{Gulp, WorkQueue};
 use super::{Executor, Stealing};
 use crate::actor::cell::{Header, Status};
+use crate::executor::copy_queue::CopyQueue;
+use crate::executor::envelope::Envelope;
+use crate::executor::{report_panic, WorkerRef};
 use crate::loom::spin_hint;
 use crate::stats::Counters;
-use std::any::Any;
 use std::cell::{Cell, UnsafeCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
@@ -101,13 +101,11 @@ impl Worker {
     }
 
     #[inline]
-    pub(crate) fn executor(&self) -> &Executor {
-        &self.exec
-    }
-
-    #[inline]
     pub(crate) fn counters(&self) -> Option<&Counters> {
-        self.exec.stats_on.then(|| &*self.exec.counters[self.index])
+        self.exec
+            .core
+            .stats_on
+            .then(|| &*self.exec.core.counters[self.index])
     }
 
     /// Whether a send to `hdr` from this thread can take the local fast path.
@@ -217,7 +215,7 @@ impl Worker {
                 idle_passes = 0;
                 continue;
             }
-            if exec.exit_ready() {
+            if exec.core.life.exit_ready() {
                 // Every actor is terminal: leave once a locked pass finds nothing left (dead
                 // letters and reclaim envelopes are still disposed of by the loop above).
                 if !self.locked_search() {
@@ -243,7 +241,7 @@ impl Worker {
             }
             // Idle sleep: announce, search exhaustively (under each queue's lock), then sleep.
             exec.idle.announce(self.index);
-            if self.locked_search() || exec.exit_ready() {
+            if self.locked_search() || exec.core.life.exit_ready() {
                 exec.idle.retire(self.index);
                 idle_since = None;
                 idle_passes = 0;
@@ -390,7 +388,7 @@ impl Worker {
                 let e = unsafe { (*self.batch.get()).pop() };
                 let Some(e) = e else { return };
                 n += 1;
-                e.run(self);
+                e.run(WorkerRef::Inverted(self));
             }));
             match r {
                 Ok(()) => return n,
@@ -403,14 +401,4 @@ impl Worker {
             }
         }
     }
-}
-
-/// Reports a caught panic on standard error (the panic hook has printed its message already).
-pub(crate) fn report_panic(what: &str, payload: &(dyn Any + Send)) {
-    let msg = payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("<non-string panic payload>");
-    eprintln!("actorium: {what} panicked: {msg}");
 }

@@ -87,7 +87,6 @@ impl IdleSleep {
     /// General notification (seed 003): wake the first idle worker, whichever it is. Notifiers
     /// never take the sleepers lock; of concurrent notifiers only the one that wins the exchange
     /// makes a system call. Returns whether a worker was handed the notification.
-    #[allow(dead_code)] // used by thieves (queue stealing) and the actor-centric executor
     pub(crate) fn notify_any(&self) -> bool {
         if self.first_idle.load(Ordering::SeqCst) == NONE {
             return false;
@@ -99,6 +98,12 @@ impl IdleSleep {
                 true
             }
         }
+    }
+
+    /// Whether a worker is published as the first idle one (a hint: one load).
+    #[inline]
+    pub(crate) fn has_idle(&self) -> bool {
+        self.first_idle.load(Ordering::Relaxed) != NONE
     }
 
     /// Wakes every worker (shutdown, resizing).

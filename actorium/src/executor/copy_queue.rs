@@ -13,7 +13,7 @@
 //!   only below half utilisation keeps the high-water mark from doubling).
 
 use super::envelope::Envelope;
-use super::worker::report_panic;
+use super::report_panic;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Initial capacity of a copy queue (the seed's value).
@@ -28,6 +28,15 @@ impl CopyQueue {
     pub(crate) fn new() -> Self {
         Self {
             buf: Vec::with_capacity(INITIAL_CAPACITY),
+            head: 0,
+        }
+    }
+
+    /// An empty queue that allocates on its first push (a per-actor mailbox: most actors
+    /// never hold more than a few messages, and many never receive one).
+    pub(crate) const fn empty() -> Self {
+        Self {
+            buf: Vec::new(),
             head: 0,
         }
     }
@@ -102,12 +111,12 @@ impl Drop for CopyQueue {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::executor::inverted::envelope::{EnvelopeVTable, Payload};
+    use crate::executor::envelope::{EnvelopeVTable, Payload};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     static DISCARDED: AtomicUsize = AtomicUsize::new(0);
 
-    unsafe fn run(_: *const (), _: *mut Payload, _: &crate::executor::inverted::worker::Worker) {
+    unsafe fn run(_: *const (), _: *mut Payload, _: crate::executor::WorkerRef<'_>) {
         unreachable!()
     }
     unsafe fn discard(_: *const (), p: *mut Payload) {

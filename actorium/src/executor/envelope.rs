@@ -6,6 +6,7 @@
 //! the box. The vtable is monomorphised per (actor, message) pair: the seed's generated `?<<?`
 //! operator that "addresses" the envelope to the right `receive` routine.
 
+use super::WorkerRef;
 use std::mem::{align_of, size_of, MaybeUninit};
 
 /// Bytes of message stored inline in an envelope.
@@ -55,8 +56,7 @@ impl Payload {
 /// Type-erased operations on an envelope, one static instance per (actor, message) pair.
 pub(crate) struct EnvelopeVTable {
     /// Runs the unit of work on the current worker. Consumes the payload.
-    pub(crate) run:
-        unsafe fn(target: *const (), payload: *mut Payload, worker: &super::worker::Worker),
+    pub(crate) run: unsafe fn(target: *const (), payload: *mut Payload, worker: WorkerRef<'_>),
     /// Disposes of an envelope that will never run (shutdown). Consumes the payload.
     pub(crate) discard: unsafe fn(target: *const (), payload: *mut Payload),
 }
@@ -89,7 +89,7 @@ impl Envelope {
 
     /// Runs it, consuming it.
     #[inline]
-    pub(crate) fn run(mut self, worker: &super::worker::Worker) {
+    pub(crate) fn run(mut self, worker: WorkerRef<'_>) {
         // SAFETY: the payload was packed for this vtable and is consumed exactly once here;
         // `self` is moved in, so nothing else can run or discard it.
         unsafe { (self.vtable.run)(self.target, &mut self.payload, worker) }

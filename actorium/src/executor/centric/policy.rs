@@ -1,0 +1,181 @@
+//! The scheduling policy concept of CAF (seed 000, "Policies"), as a trait users can implement.
+//!
+//! The actor-centric executor owns the threads and the jobs' life cycle; a [`Policy`] decides
+//! where a job waits and which worker runs it next. Its state is split as in CAF:
+//! *coordinator data* (one per scheduler), *worker data* (one per worker, reachable from every
+//! thread: what thieves and external enqueues touch) and, Rust's addition, *local data* (one per
+//! worker, touched only by its own thread, such as the owner end of a deque).
+//!
+//! The runtime calls:
+//! - [`Policy::central_enqueue`] for a job made outside any worker (a spawn or send from `main`,
+//!   from another system, from a detached actor);
+//! - [`Policy::external_enqueue`] to hand a job to one given worker (the runtime uses it for
+//!   its shutdown requests; policies use it to place central jobs);
+//! - [`Policy::internal_enqueue`] for a job made by a behaviour running on a worker;
+//! - [`Policy::resume_job_later`] for an actor that used its `max_throughput` and has more mail;
+//! - [`Policy::dequeue`] for the next job of a worker (blocking is the policy's business);
+//! - the hooks [`Policy::before_resume`], [`Policy::after_resume`], [`Policy::after_completion`].
+//!
+//! A policy that blocks in `dequeue` must be woken by its enqueues. [`WorkerCtx::idle_sleep`]
+//! and [`Scheduler::notify`] / [`Scheduler::notify_any`] give it the runtime's idle sleep
+//! (seed 003: event fds, benaphores, a handshake that never strands a job); a policy may also
+//! use its own mutex and condition variable ([`crate::policy::WorkSharing`] does).
+
+use super::Inner;
+use crate::executor::mailbox::{Job, Resumable};
+use crate::stats::Counters;
+use std::sync::atomic::{fence, Ordering};
+
+/// A scheduling policy for the actor-centric executor. See the [module docs](self) for when
+/// each method is called, and [`crate::policy`] for the built-in ones and an example.
+pub trait Policy: Send + Sync + Sized + 'static {
+    /// State shared by the whole scheduler (CAF's `coordinator_data`).
+    type Coordinator: Send + Sync;
+    /// Per-worker state that other threads may reach (CAF's `worker_data`).
+    type Worker: Send + Sync;
+    /// Per-worker state that only the worker's own thread touches.
+    type Local: Send;
+
+    /// Builds the coordinator data for `workers` workers.
+    fn coordinator(&self, workers: usize) -> Self::Coordinator;
+
+    /// Builds worker `index`'s shared and local data.
+    fn worker(&self, coordinator: &Self::Coordinator, index: usize) -> (Self::Worker, Self::Local);
+
+    /// A job made outside the workers (e.g. a send from `main`).
+    fn central_enqueue(&self, sched: &Scheduler<'_, Self>, job: Job);
+
+    /// Hands `job` to worker `worker`.
+    fn external_enqueue(&self, sched: &Scheduler<'_, Self>, worker: usize, job: Job);
+
+    /// A job made by a behaviour running on worker `me`.
+    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job);
+
+    /// `job` used its `max_throughput` and has more mail.
+    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job);
+
+    /// The next job for worker `me`. May block; `None` makes the worker call again at once.
+    fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job>;
+
+    /// Called before a job runs.
+    fn before_resume(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job) {}
+
+    /// Called after a job ran, with how it ended.
+    fn after_resume(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job, _result: Resumable) {}
+
+    /// Called after a job ran for the last time (its actor terminated; `job.id()` may be
+    /// reused from now on).
+    fn after_completion(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job) {}
+
+    /// Checks the policy's settings when the system is built; an `Err` names what to change
+    /// and is returned by [`crate::ActorSystemBuilder::build`].
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A policy driven by its caller starts no worker thread: jobs run when the program calls
+    /// [`crate::ActorSystem::run_once`] (one worker, index 0, the calling thread), or while it
+    /// waits in `stop` or `JoinHandle::join`. [`crate::policy::Testing`] is one.
+    fn driven_by_caller(&self) -> bool {
+        false
+    }
+}
+
+/// The scheduler as a policy sees it: coordinator and worker data, and the idle sleep.
+pub struct Scheduler<'a, P: Policy> {
+    pub(super) inner: &'a Inner<P>,
+}
+
+impl<'a, P: Policy> Scheduler<'a, P> {
+    /// The coordinator data.
+    pub fn coordinator(&self) -> &'a P::Coordinator {
+        &self.inner.coord
+    }
+
+    /// Worker `i`'s shared data.
+    pub fn worker(&self, i: usize) -> &'a P::Worker {
+        &self.inner.workers[i]
+    }
+
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.inner.workers.len()
+    }
+
+    /// Wakes worker `i` if it sleeps in [`WorkerCtx::idle_sleep`] (or makes its next idle
+    /// sleep return at once). Call it after publishing the job `i` must see. Returns whether a
+    /// system call was made.
+    pub fn notify(&self, i: usize) -> bool {
+        // The job was published before; the sleeper publishes its state before searching.
+        // With both fences, one of the two sees the other (Dekker), so no job is stranded.
+        fence(Ordering::SeqCst);
+        self.inner.idle.notify(i)
+    }
+
+    /// Wakes one worker sleeping in [`WorkerCtx::idle_sleep`], if any (seed 003's general
+    /// notification). Returns whether one was woken.
+    pub fn notify_any(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.inner.idle.notify_any()
+    }
+
+    /// Whether some worker may be asleep in [`WorkerCtx::idle_sleep`] (one load).
+    pub fn has_sleepers(&self) -> bool {
+        self.inner.idle.has_idle()
+    }
+}
+
+/// A worker as a policy sees it: its index, its data, the scheduler.
+pub struct WorkerCtx<'a, P: Policy> {
+    pub(super) sched: Scheduler<'a, P>,
+    pub(super) index: usize,
+    pub(super) local: &'a mut P::Local,
+    pub(super) counters: Option<&'a Counters>,
+}
+
+impl<'a, P: Policy> WorkerCtx<'a, P> {
+    /// This worker's index.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// This worker's local data.
+    pub fn local(&mut self) -> &mut P::Local {
+        self.local
+    }
+
+    /// This worker's shared data.
+    pub fn data(&self) -> &'a P::Worker {
+        self.sched.worker(self.index)
+    }
+
+    /// The scheduler.
+    pub fn scheduler(&self) -> &Scheduler<'a, P> {
+        &self.sched
+    }
+
+    /// Idle sleep (seed 003): announces this worker idle, runs `search` (which must look at
+    /// every place a job for this worker could have been published), and blocks in the kernel
+    /// if it found nothing, until an enqueue calls [`Scheduler::notify`] for this worker or
+    /// [`Scheduler::notify_any`]. Returns what `search` found, or `None` after a wake-up (call
+    /// `dequeue`'s search again).
+    pub fn idle_sleep(&mut self, search: impl FnOnce(&mut Self) -> Option<Job>) -> Option<Job> {
+        let idle = &self.sched.inner.idle;
+        idle.announce(self.index);
+        fence(Ordering::SeqCst);
+        if let Some(job) = search(self) {
+            idle.retire(self.index);
+            return Some(job);
+        }
+        if let Some(c) = self.counters {
+            c.sleeps.bump(1);
+        }
+        idle.sleep(self.index);
+        idle.retire(self.index);
+        None
+    }
+
+    pub(crate) fn counters(&self) -> Option<&Counters> {
+        self.counters
+    }
+}

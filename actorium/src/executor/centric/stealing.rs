@@ -1,0 +1,276 @@
+//! Work stealing (seed 000, "Work Stealing"; seed 004 for the deque discipline): every worker
+//! has a deque; a job a behaviour makes goes to the owner's end of its worker's deque (LIFO, so
+//! the actor that was just sent a message runs next, on the same core, with warm caches);
+//! thieves take the other end (FIFO, the oldest job) of a random victim.
+//!
+//! The deque is crossbeam's Chase-Lev deque (`crossbeam_deque::Worker::new_lifo`); jobs handed
+//! to a worker from elsewhere (central and external enqueues, and jobs resumed later, which go
+//! behind the work already there as in CAF) wait in the worker's *inbox*, a
+//! `crossbeam_deque::Injector` that thieves may also take from. Every 61st dequeue looks at the
+//! inbox first, so a stream of internal enqueues cannot starve it.
+//!
+//! Idle workers go through CAF's three polling tiers: *aggressive* (poll the own queues, steal
+//! every `aggressive_steal_interval` polls, no sleep), *moderate* (steal every
+//! `moderate_steal_interval` polls, sleep `moderate_sleep` between polls) and *relaxed*. CAF's
+//! relaxed tier polls every 10 ms forever; here it steals once, then falls into the idle sleep
+//! of seed 003 ([`crate::policy::WorkerCtx::idle_sleep`]): an idle system burns no CPU. Who
+//! wakes a sleeper: an external enqueue wakes the worker it targets; a worker whose own deque
+//! holds a backlog (two or more jobs) wakes one sleeper to steal. No job is ever stranded: a job
+//! in a deque belongs to a worker that is running (it pushed it), and a job in an inbox was
+//! followed by a notification of the inbox's owner.
+
+use super::policy::{Policy, Scheduler, WorkerCtx};
+use crate::executor::mailbox::Job;
+use crossbeam_deque::{Injector, Steal, Stealer, Worker as Deque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Dequeues between looks at the inbox ahead of the deque.
+const INBOX_EVERY: u32 = 61;
+
+/// CAF's work-stealing policy, with CAF's defaults (`work-stealing.*` in CAF 0.17), except that
+/// the relaxed tier sleeps until notified instead of polling every 10 ms.
+///
+/// ```
+/// use actorium::{policy::WorkStealing, ActorSystem};
+/// use std::time::Duration;
+/// let policy = WorkStealing::default()
+///     .aggressive(100, 10)
+///     .moderate(500, 5, Duration::from_micros(50));
+/// let system = ActorSystem::builder().workers(2).policy(policy).build()?;
+/// system.stop();
+///
+/// let bad = ActorSystem::builder().policy(WorkStealing::default().aggressive(100, 0)).build();
+/// assert!(bad.unwrap_err().to_string().contains("steal interval"));
+/// # Ok::<(), actorium::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkStealing {
+    /// Polls in the aggressive tier (CAF: 100).
+    pub aggressive_poll_attempts: usize,
+    /// Steal every this many aggressive polls (CAF: 10).
+    pub aggressive_steal_interval: usize,
+    /// Polls in the moderate tier (CAF: 500).
+    pub moderate_poll_attempts: usize,
+    /// Steal every this many moderate polls (CAF: 5).
+    pub moderate_steal_interval: usize,
+    /// Sleep between moderate polls (CAF: 50 µs).
+    pub moderate_sleep: Duration,
+}
+
+impl Default for WorkStealing {
+    fn default() -> Self {
+        Self {
+            aggressive_poll_attempts: 100,
+            aggressive_steal_interval: 10,
+            moderate_poll_attempts: 500,
+            moderate_steal_interval: 5,
+            moderate_sleep: Duration::from_micros(50),
+        }
+    }
+}
+
+impl WorkStealing {
+    /// Sets the aggressive tier: `attempts` polls, a steal every `steal_interval`.
+    pub fn aggressive(mut self, attempts: usize, steal_interval: usize) -> Self {
+        self.aggressive_poll_attempts = attempts;
+        self.aggressive_steal_interval = steal_interval;
+        self
+    }
+
+    /// Sets the moderate tier: `attempts` polls, a steal every `steal_interval`, `sleep`
+    /// between polls.
+    pub fn moderate(mut self, attempts: usize, steal_interval: usize, sleep: Duration) -> Self {
+        self.moderate_poll_attempts = attempts;
+        self.moderate_steal_interval = steal_interval;
+        self.moderate_sleep = sleep;
+        self
+    }
+}
+
+/// Round-robin placement of central jobs.
+#[derive(Debug)]
+pub struct Coordinator {
+    next: AtomicUsize,
+}
+
+/// A worker's queues as other threads reach them.
+#[derive(Debug)]
+pub struct Shared {
+    stealer: Stealer<Job>,
+    inbox: Injector<Job>,
+}
+
+/// A worker's own end of its deque, and its random state.
+#[derive(Debug)]
+pub struct Local {
+    deque: Deque<Job>,
+    rng: u64,
+    ticks: u32,
+}
+
+fn take(inbox: &Injector<Job>) -> Option<Job> {
+    loop {
+        match inbox.steal() {
+            Steal::Success(j) => return Some(j),
+            Steal::Empty => return None,
+            Steal::Retry => {}
+        }
+    }
+}
+
+fn steal_from(v: &Shared) -> Option<Job> {
+    loop {
+        match v.stealer.steal() {
+            Steal::Success(j) => return Some(j),
+            Steal::Empty => return take(&v.inbox),
+            Steal::Retry => {}
+        }
+    }
+}
+
+/// The worker's own queues: the deque (owner end), then the inbox; the inbox first every
+/// [`INBOX_EVERY`] calls.
+fn own(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
+    let inbox = &me.data().inbox;
+    let l = me.local();
+    l.ticks = l.ticks.wrapping_add(1);
+    if l.ticks % INBOX_EVERY == 0 {
+        if let Some(j) = take(inbox) {
+            return Some(j);
+        }
+    }
+    l.deque.pop().or_else(|| take(inbox))
+}
+
+/// One steal attempt from a random victim.
+fn steal(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
+    let n = me.scheduler().workers();
+    if n < 2 {
+        return None;
+    }
+    let i = me.index();
+    let l = me.local();
+    l.rng ^= l.rng << 13;
+    l.rng ^= l.rng >> 7;
+    l.rng ^= l.rng << 17;
+    let victim = (i + 1 + (l.rng % (n as u64 - 1)) as usize) % n;
+    if let Some(c) = me.counters() {
+        c.steal_attempts.bump(1);
+    }
+    let got = steal_from(me.scheduler().worker(victim));
+    if let Some(c) = me.counters() {
+        if got.is_some() {
+            c.steals.bump(1);
+            c.messages_stolen.bump(1);
+        } else {
+            c.steal_fail_no_candidate.bump(1);
+        }
+    }
+    got
+}
+
+/// The idle worker's exhaustive search: its own queues, then every other worker's.
+fn search_all(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
+    if let Some(j) = own(me) {
+        return Some(j);
+    }
+    let (i, n) = (me.index(), me.scheduler().workers());
+    (1..n).find_map(|k| steal_from(me.scheduler().worker((i + k) % n)))
+}
+
+impl Policy for WorkStealing {
+    type Coordinator = Coordinator;
+    type Worker = Shared;
+    type Local = Local;
+
+    fn coordinator(&self, _workers: usize) -> Coordinator {
+        Coordinator {
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    fn worker(&self, _: &Coordinator, index: usize) -> (Shared, Local) {
+        let deque = Deque::new_lifo();
+        let shared = Shared {
+            stealer: deque.stealer(),
+            inbox: Injector::new(),
+        };
+        let rng = 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        (
+            shared,
+            Local {
+                deque,
+                rng,
+                ticks: 0,
+            },
+        )
+    }
+
+    fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
+        let w = s.coordinator().next.fetch_add(1, Ordering::Relaxed) % s.workers();
+        self.external_enqueue(s, w, job);
+    }
+
+    fn external_enqueue(&self, s: &Scheduler<'_, Self>, worker: usize, job: Job) {
+        s.worker(worker).inbox.push(job);
+        s.notify(worker);
+    }
+
+    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+        let l = me.local();
+        l.deque.push(job);
+        if l.deque.len() > 1 && me.scheduler().has_sleepers() {
+            me.scheduler().notify_any();
+        }
+    }
+
+    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+        me.data().inbox.push(job);
+    }
+
+    fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
+        if let Some(j) = own(me) {
+            return Some(j);
+        }
+        for i in 1..=self.aggressive_poll_attempts {
+            if i % self.aggressive_steal_interval == 0 {
+                if let Some(j) = steal(me) {
+                    return Some(j);
+                }
+            }
+            if let Some(j) = own(me) {
+                return Some(j);
+            }
+            std::hint::spin_loop();
+        }
+        for i in 1..=self.moderate_poll_attempts {
+            if i % self.moderate_steal_interval == 0 {
+                if let Some(j) = steal(me) {
+                    return Some(j);
+                }
+            }
+            if let Some(j) = own(me) {
+                return Some(j);
+            }
+            std::thread::sleep(self.moderate_sleep);
+        }
+        // Relaxed: steal once more, then sleep until notified (instead of CAF's 10 ms polls).
+        if let Some(j) = steal(me) {
+            return Some(j);
+        }
+        me.idle_sleep(search_all)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.aggressive_steal_interval == 0 || self.moderate_steal_interval == 0 {
+            return Err(format!(
+                "WorkStealing: a steal interval of 0 (aggressive {}, moderate {}); pass \
+                 intervals >= 1 to `.aggressive(attempts, interval)` and `.moderate(attempts, \
+                 interval, sleep)` (CAF's defaults: 10 and 5)",
+                self.aggressive_steal_interval, self.moderate_steal_interval
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,154 @@
+//! The actor-centric worker loop, the shutdown handshake, and driving by the caller.
+//!
+//! A worker asks its policy for a job, runs it for at most `max_throughput` messages, and tells
+//! the policy how it ended (hooks, `resume_job_later`). It exits when it takes a shutdown job.
+//!
+//! Shutdown (CAF's `shutdown_helper`): the coordinator hands one shutdown job to a worker that
+//! has not exited yet, through the policy's `external_enqueue`, and waits until *some* worker
+//! took it (with stealing it need not be the one it was given to); that worker exits, and the
+//! coordinator repeats with the next. So it works with any policy that eventually hands every
+//! job to some worker. On a dropped system (aborting) workers skip ordinary jobs; the shutdown's
+//! cleanup owns their actors.
+
+use super::{Inner, Sched};
+use crate::executor::mailbox::{self, Job, Resumable, Runner};
+use crate::executor::Core;
+use crate::policy::Policy;
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::ptr;
+use std::sync::Arc;
+
+thread_local! {
+    /// The scheduler (an `Inner<P>`, erased) and worker index of the calling thread.
+    static CURRENT: Cell<(*const (), usize)> = const { Cell::new((ptr::null(), 0)) };
+}
+
+/// Sets CURRENT for a scope, restoring the previous value (a caller-driven system may be
+/// driven from inside a behaviour of another system).
+struct Enter((*const (), usize));
+
+impl Enter {
+    fn new(inner: *const (), index: usize) -> Self {
+        Enter(CURRENT.with(|c| c.replace((inner, index))))
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+    }
+}
+
+/// Worker `index`'s thread body.
+pub(crate) fn run<P: Policy>(exec: &super::Executor, inner: &Arc<Inner<P>>, index: usize) {
+    let _enter = Enter::new(Arc::as_ptr(inner).cast(), index);
+    let core = &exec.core;
+    let runner = Runner {
+        index,
+        counters: core.stats_on.then(|| &*core.counters[index]),
+    };
+    loop {
+        // SAFETY: this is worker `index`'s thread, and no other context of it is alive.
+        let job = inner.policy.dequeue(&mut unsafe { inner.ctx(index, core) });
+        let Some(job) = job else { continue };
+        if job.is_shutdown() {
+            *inner.shutdown.lock().unwrap() = Some(index);
+            inner.shutdown_cv.notify_all();
+            return;
+        }
+        if core.life.aborting() {
+            continue;
+        }
+        // SAFETY: as above.
+        unsafe { step(inner, core, index, &runner, job, exec.max_throughput) };
+    }
+}
+
+/// Runs one job with the policy's hooks around it.
+///
+/// # Safety
+/// On worker `index`'s thread (or the driver's), for a job the policy handed to it.
+unsafe fn step<P: Policy>(
+    inner: &Inner<P>,
+    core: &Core,
+    index: usize,
+    runner: &Runner<'_>,
+    job: Job,
+    max_throughput: usize,
+) {
+    let p = &*inner.policy;
+    // SAFETY: the contexts below never overlap (each ends before the next is made, and none
+    // lives across the job, whose behaviours may make their own for internal enqueues).
+    p.before_resume(&mut unsafe { inner.ctx(index, core) }, &job);
+    // SAFETY: the policy handed this job to this thread only (caller contract).
+    let r = unsafe { mailbox::resume(&job, runner, max_throughput) };
+    // SAFETY: as above.
+    let mut me = unsafe { inner.ctx(index, core) };
+    p.after_resume(&mut me, &job, r);
+    match r {
+        Resumable::ResumeLater => p.resume_job_later(&mut me, job),
+        Resumable::Done => p.after_completion(&mut me, &job),
+        Resumable::AwaitingMessage | Resumable::ShutdownExecutionUnit => {}
+    }
+}
+
+impl<P: Policy> Sched for Inner<P> {
+    #[inline]
+    fn schedule(&self, core: &Core, job: Job) {
+        match self.current_worker() {
+            // SAFETY: we are inside a behaviour run by worker `i`'s thread (CURRENT), whose
+            // loop holds no context across the job.
+            Some(i) => self
+                .policy
+                .internal_enqueue(&mut unsafe { self.ctx(i, core) }, job),
+            None => self.policy.central_enqueue(&self.sched(), job),
+        }
+    }
+
+    #[inline]
+    fn current_worker(&self) -> Option<usize> {
+        let (inner, i) = CURRENT.with(Cell::get);
+        ptr::eq(inner, (self as *const Self).cast()).then_some(i)
+    }
+
+    fn stop_workers(&self, started: usize) {
+        let mut alive: BTreeSet<usize> = (0..started).collect();
+        while let Some(&w) = alive.iter().next() {
+            self.policy
+                .external_enqueue(&self.sched(), w, Job::shutdown());
+            // With stealing, another worker may take it: wait for whoever did.
+            let mut g = self.shutdown.lock().unwrap();
+            loop {
+                if let Some(t) = g.take() {
+                    alive.remove(&t);
+                    break;
+                }
+                g = self.shutdown_cv.wait(g).unwrap();
+            }
+        }
+    }
+
+    fn run_once(&self, core: &Core, _max_throughput: usize) -> bool {
+        let _g = self.driver.lock().unwrap_or_else(|e| e.into_inner());
+        let _enter = Enter::new((self as *const Self).cast(), 0);
+        // SAFETY: caller-driven: no worker threads; `driver` serialises the callers.
+        let job = self.policy.dequeue(&mut unsafe { self.ctx(0, core) });
+        let Some(job) = job else { return false };
+        if job.is_shutdown() {
+            return true;
+        }
+        let runner = Runner {
+            index: 0,
+            counters: core.stats_on.then(|| &*core.counters[0]),
+        };
+        // One message per step, as CAF's test coordinator runs them.
+        // SAFETY: as above.
+        unsafe { step(self, core, 0, &runner, job, 1) };
+        true
+    }
+
+    fn manual(&self) -> bool {
+        self.policy.driven_by_caller()
+    }
+}

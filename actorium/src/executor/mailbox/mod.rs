@@ -1,0 +1,416 @@
+//! The per-actor mailbox and the job that drains it (seed 000: "each actor owns a mailbox; a
+//! message to an idle actor makes it ready and schedules it once as a job"). Used by every actor
+//! of the actor-centric executor and by detached actors on either executor. `README.md` here
+//! explains the protocol and why a message is never stranded nor run twice.
+//!
+//! A mailbox is a spinlock over a [`CopyQueue`] of envelopes (the *inbox*, so a send allocates
+//! nothing, as in the message-centric executor) and two flags, plus a second copy queue, the
+//! *batch*, owned by whichever thread runs the actor's job. A job *gulps*: it swaps the whole
+//! inbox into its batch under the lock and runs the batch without it.
+//!
+//! Invariants:
+//! - `scheduled` is true exactly while a job for the actor exists (queued in a policy, running,
+//!   or pending on a detached thread): a send sets it and schedules a job only if it was false;
+//!   a job clears it only under the lock after finding the inbox empty. So at most one job
+//!   exists per actor, and one behaviour runs at a time;
+//! - `sys_ref`: the system's reference to the cell is held (the actor is on the registry). Only
+//!   a job releases it, when it parks a terminal actor; a respawn takes a new one if needed;
+//! - the batch is touched only by the thread running the actor's job (or by shutdown after every
+//!   thread has stopped).
+
+pub(crate) mod detached;
+
+use super::copy_queue::CopyQueue;
+use super::envelope::Envelope;
+use super::{report_panic, Core, Exec, WorkerRef};
+use crate::actor::cell::{Header, Status};
+use crate::loom::UnsafeCell;
+use crate::runtime::spin::{SpinGuard, SpinLock};
+use crate::stats::Counters;
+use detached::DetachedUnit;
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// What a job's run ended with (CAF's `resumable::resume_result`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resumable {
+    /// The actor used its `max_throughput` and has more mail: run it again later.
+    ResumeLater,
+    /// The mailbox is empty: the actor waits for its next message (it is scheduled again by
+    /// the send that brings it).
+    AwaitingMessage,
+    /// The actor terminated and its last message was processed; the job is gone.
+    Done,
+    /// A request from the runtime: the worker that ran it must exit.
+    ShutdownExecutionUnit,
+}
+
+/// A unit of work for a [`crate::policy::Policy`]: an actor that has mail to process, or the
+/// runtime's request that the worker taking it shuts down. Policies store jobs and hand them
+/// back from `dequeue`; they cannot run them (the worker does).
+///
+/// A job is only valid while queued or running: after its run returned
+/// [`Resumable::Done`], [`Job::id`] may be reused by a new actor.
+pub struct Job {
+    hdr: *const Header,
+    name: &'static str,
+}
+
+// SAFETY: a job is a handle to a cell kept alive by the system's reference while the job
+// exists (see the module invariants); the cell is `Sync`.
+unsafe impl Send for Job {}
+
+impl Job {
+    #[inline]
+    pub(crate) fn of(hdr: &Header) -> Self {
+        Self {
+            hdr,
+            name: hdr.type_name(),
+        }
+    }
+
+    pub(crate) fn shutdown() -> Self {
+        Self {
+            hdr: std::ptr::null(),
+            name: "<shutdown>",
+        }
+    }
+
+    /// A number identifying the actor while the job exists (its cell's address), to key
+    /// per-actor data in a policy.
+    pub fn id(&self) -> usize {
+        self.hdr as usize
+    }
+
+    /// The actor's type name (`"<shutdown>"` for the runtime's shutdown request).
+    pub fn actor_type(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether this is the runtime's request that the worker taking it exits.
+    pub fn is_shutdown(&self) -> bool {
+        self.hdr.is_null()
+    }
+
+    pub(crate) fn header(&self) -> Option<&Header> {
+        // SAFETY: a non-shutdown job's cell is alive while the job exists (module invariants).
+        unsafe { self.hdr.as_ref() }
+    }
+}
+
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Job")
+            .field("actor", &self.name)
+            .field("id", &self.hdr)
+            .finish()
+    }
+}
+
+/// The thread running a mailbox actor's job, as behaviours see it.
+pub(crate) struct Runner<'a> {
+    /// The worker index, or `usize::MAX` on a detached actor's thread.
+    pub(crate) index: usize,
+    /// This thread's counters (its own, written by it alone), if statistics are on.
+    pub(crate) counters: Option<&'a Counters>,
+}
+
+struct Guarded {
+    inbox: CopyQueue,
+    scheduled: bool,
+    sys_ref: bool,
+}
+
+pub(crate) struct Mailbox {
+    lock: SpinLock,
+    guarded: UnsafeCell<Guarded>,
+    batch: UnsafeCell<CopyQueue>,
+    detached: Option<Arc<DetachedUnit>>,
+}
+
+// SAFETY: `guarded` is only accessed under `lock`; `batch` only by the thread running the
+// actor's job (at most one exists: module invariants) or by shutdown after all threads stopped.
+unsafe impl Sync for Mailbox {}
+// SAFETY: as above.
+unsafe impl Send for Mailbox {}
+
+/// A mailbox, locked.
+struct Locked<'a> {
+    mb: &'a Mailbox,
+    _guard: SpinGuard<'a>,
+}
+
+impl Locked<'_> {
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&mut Guarded) -> R) -> R {
+        // SAFETY: the lock is held, so no other thread touches `guarded`.
+        self.mb.guarded.with_mut(|g| f(unsafe { &mut *g }))
+    }
+}
+
+impl Mailbox {
+    /// A mailbox for a new actor: scheduled (its start job is made by the spawn), holding the
+    /// system reference.
+    pub(crate) fn new(detached: Option<Arc<DetachedUnit>>) -> Self {
+        Self {
+            lock: SpinLock::new(),
+            guarded: UnsafeCell::new(Guarded {
+                inbox: CopyQueue::empty(),
+                scheduled: true,
+                sys_ref: true,
+            }),
+            batch: UnsafeCell::new(CopyQueue::empty()),
+            detached,
+        }
+    }
+
+    #[inline]
+    fn lock(&self) -> Locked<'_> {
+        Locked {
+            mb: self,
+            _guard: self.lock.lock(),
+        }
+    }
+
+    pub(crate) fn detached(&self) -> Option<&DetachedUnit> {
+        self.detached.as_deref()
+    }
+}
+
+/// A send: append under the lock unless the actor is terminal; schedule a job if none exists.
+#[inline]
+pub(crate) fn push(exec: &Exec, hdr: &Header, mb: &Mailbox, env: Envelope) -> Result<(), Envelope> {
+    let schedule = {
+        let g = mb.lock();
+        if hdr.status() != Status::Alive {
+            return Err(env);
+        }
+        g.with(|s| {
+            s.inbox.push(env);
+            !std::mem::replace(&mut s.scheduled, true)
+        })
+    };
+    if schedule {
+        exec.schedule(hdr, mb);
+    }
+    Ok(())
+}
+
+/// Registers a new mailbox actor: counts it live and puts it on the registry (refused once the
+/// system is closed: the check is under the registry shard's lock, which shutdown takes after
+/// closing), queues `start` first in its inbox and schedules its first job.
+///
+/// # Safety
+/// `hdr` is a fresh, unpublished cell's header with a `Mailbox::new` mailbox; `take_ref` takes
+/// the system reference.
+pub(crate) unsafe fn register(
+    exec: &Exec,
+    hdr: &Header,
+    mb: &Mailbox,
+    start: Envelope,
+    take_ref: impl FnOnce(),
+) -> Result<(), Envelope> {
+    let core = exec.core();
+    let ok = core.registry.locked(hdr.queue, |list| {
+        if core.life.closed() {
+            return false;
+        }
+        take_ref();
+        core.life.add_live();
+        // SAFETY: the link is on no list; the system reference keeps it valid until the job
+        // that releases the reference unlinks it, or shutdown takes it.
+        unsafe { list.link(&hdr.link) };
+        true
+    });
+    if !ok {
+        return Err(start);
+    }
+    // Not yet published: the lock only orders this with the job that will run it.
+    mb.lock().with(|s| s.inbox.push(start));
+    exec.schedule(hdr, mb);
+    Ok(())
+}
+
+/// Brings a `Destroyed` mailbox actor back: alive, `install` queued behind its old mail (which
+/// the job drops as dead letters), a new system reference if the old one was released.
+///
+/// # Safety
+/// `take_ref` takes a new system reference for the cell.
+pub(crate) unsafe fn revive(
+    exec: &Exec,
+    hdr: &Header,
+    mb: &Mailbox,
+    install: Envelope,
+    take_ref: impl FnOnce(),
+) -> Result<(), Envelope> {
+    let core = exec.core();
+    let schedule = {
+        let g = mb.lock();
+        if hdr.status() != Status::Destroyed {
+            return Err(install);
+        }
+        let need_ref = g.with(|s| !s.sys_ref);
+        let ok = core.registry.locked(hdr.queue, |list| {
+            if core.life.closed() {
+                return false;
+            }
+            core.life.add_live();
+            if need_ref {
+                take_ref();
+                // SAFETY: `sys_ref` was false, so the link is on no list (it is unlinked under
+                // this mailbox's lock, with the reference released after).
+                unsafe { list.link(&hdr.link) };
+            }
+            true
+        });
+        if !ok {
+            return Err(install);
+        }
+        hdr.set_status(Status::Alive);
+        g.with(|s| {
+            s.sys_ref = true;
+            s.inbox.push(install);
+            !std::mem::replace(&mut s.scheduled, true)
+        })
+    };
+    if schedule {
+        exec.schedule(hdr, mb);
+    }
+    Ok(())
+}
+
+/// A behaviour ended its actor: the status is set under the lock, so every later send fails;
+/// the job running now releases the system reference once its mail is drained.
+///
+/// # Safety
+/// Called on the thread running the actor's job, for a live actor.
+pub(crate) unsafe fn retire(exec: &Exec, hdr: &Header, mb: &Mailbox, status: Status) {
+    mb.lock().with(|_| hdr.set_status(status));
+    exec.core().life.terminated(hdr.joinable());
+}
+
+/// Runs a job: up to `max` messages (behaviours, starts, installs, dead letters), gulping the
+/// inbox whenever the batch is empty.
+///
+/// # Safety
+/// `job` is an actor job dequeued by the calling thread (so it is the only one running it).
+pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> Resumable {
+    let hdr = job.header().expect("an actor job");
+    let mb = hdr.mailbox().expect("a mailbox actor");
+    let mut n = 0usize;
+    loop {
+        n += drain(mb, runner, max - n);
+        // SAFETY: this thread runs the job (caller contract), and no behaviour is running.
+        let batch = mb.batch.with_mut(|b| unsafe { &mut *b });
+        if !batch.is_empty() {
+            return Resumable::ResumeLater;
+        }
+        batch.reset_drained();
+        let g = mb.lock();
+        let parked = g.with(|s| {
+            if !s.inbox.is_empty() {
+                std::mem::swap(&mut s.inbox, batch);
+                return None;
+            }
+            s.scheduled = false;
+            Some(hdr.status() != Status::Alive && std::mem::replace(&mut s.sys_ref, false))
+        });
+        match parked {
+            None => {
+                drop(g);
+                if let Some(c) = runner.counters {
+                    c.gulps.bump(1);
+                    c.gulped.bump(batch.len() as u64);
+                }
+                if n >= max {
+                    return Resumable::ResumeLater;
+                }
+            }
+            Some(false) => return Resumable::AwaitingMessage,
+            Some(true) => {
+                // Unlinked under the mailbox lock, so a respawn (which links again under it)
+                // cannot interleave. Then the reference goes; the cell may be freed with it.
+                // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
+                hdr.exec
+                    .core()
+                    .registry
+                    .locked(hdr.queue, |list| unsafe { list.unlink(&hdr.link) });
+                drop(g);
+                // SAFETY: releases the system reference this mailbox held (`sys_ref`).
+                unsafe { Header::release(hdr) };
+                return Resumable::Done;
+            }
+        }
+    }
+}
+
+/// Runs up to `max` envelopes of the batch; returns how many ran.
+fn drain(mb: &Mailbox, runner: &Runner<'_>, max: usize) -> usize {
+    let mut n = 0;
+    while n < max {
+        // Behaviour panics are caught where the actor is known; this catches what is left (a
+        // message's or a finished actor's destructor).
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            while n < max {
+                // SAFETY: the borrow of the batch ends with `pop`; behaviours may not touch it
+                // (sends go to the inbox).
+                let e = mb.batch.with_mut(|b| unsafe { (*b).pop() });
+                let Some(e) = e else { return true };
+                n += 1;
+                e.run(WorkerRef::Mailbox(runner));
+            }
+            false
+        }));
+        match r {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(p) => {
+                report_panic("a destructor run by the executor", &*p);
+                if let Some(c) = runner.counters {
+                    c.panics.bump(1);
+                }
+            }
+        }
+    }
+    n
+}
+
+/// After every worker and detached thread has stopped: stop the mailbox actors still alive,
+/// dispose of their mail, release the system's references. Single-threaded.
+pub(crate) fn cleanup(core: &Core) {
+    let mut taken = Vec::new();
+    for link in core.registry.take_all() {
+        // SAFETY: links on the registry are the first field of a cell header whose system
+        // reference is held (module invariants).
+        let hdr = unsafe { Header::from_link(link) };
+        let mb = hdr.mailbox().expect("registry holds mailbox actors");
+        let (alive, mut inbox) = {
+            let g = mb.lock();
+            let alive = hdr.status() == Status::Alive;
+            if alive {
+                hdr.set_status(Status::Stopped);
+            }
+            let inbox = g.with(|s| {
+                s.sys_ref = false;
+                std::mem::replace(&mut s.inbox, CopyQueue::empty())
+            });
+            (alive, inbox)
+        };
+        inbox.discard_all();
+        // SAFETY: no thread runs jobs any more.
+        mb.batch.with_mut(|b| unsafe { (*b).discard_all() });
+        taken.push((hdr as *const Header, alive));
+    }
+    for (hdr, alive) in taken {
+        if alive {
+            // SAFETY: taken off the registry once; its system reference is still held.
+            unsafe { Header::shutdown(hdr) };
+            core.life.stopped();
+        } else {
+            // SAFETY: as above; a terminal actor's state was dropped (or is kept for `join`).
+            unsafe { Header::release(hdr) };
+        }
+    }
+    core.life.notify();
+}

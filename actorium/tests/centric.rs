@@ -1,0 +1,502 @@
+//! The actor-centric executor's own features: max_throughput fairness, detached actors, the
+//! deterministic testing policy, custom policies and their hooks, work stealing.
+
+mod common;
+
+use actorium::policy::{
+    Job, Policy, Resumable, Scheduler, SharedQueue, Testing, WorkSharing, WorkStealing, WorkerCtx,
+};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, Receive, DETACHED};
+use common::{on_every_executor, settle, watchdog};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+type Trace = Arc<Mutex<Vec<(u32, u32)>>>;
+
+/// Appends (its id, the message) to a shared trace.
+struct Tracer {
+    id: u32,
+    trace: Trace,
+}
+impl Actor for Tracer {}
+impl Receive<u32> for Tracer {
+    fn receive(&mut self, n: u32, _: &mut Context<'_, Self>) -> Allocation {
+        self.trace.lock().unwrap().push((self.id, n));
+        Allocation::Nodelete
+    }
+}
+
+/// Spawns two tracers and fills both mailboxes before either can run (one worker, busy here).
+struct Starter {
+    trace: Trace,
+    out: Arc<Mutex<Vec<Addr<Tracer>>>>,
+}
+impl Actor for Starter {}
+impl Receive<()> for Starter {
+    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+        let a = ctx.spawn(Tracer {
+            id: 0,
+            trace: self.trace.clone(),
+        });
+        let b = ctx.spawn(Tracer {
+            id: 1,
+            trace: self.trace.clone(),
+        });
+        for i in 0..100 {
+            a.send(i).unwrap();
+            b.send(i).unwrap();
+        }
+        self.out.lock().unwrap().extend([a, b]);
+        Allocation::Delete
+    }
+}
+
+/// How often consecutive trace entries come from different actors.
+fn switches(trace: &[(u32, u32)]) -> usize {
+    trace.windows(2).filter(|w| w[0].0 != w[1].0).count()
+}
+
+fn fairness_run(policy_stealing: bool, max: Option<usize>) -> Vec<(u32, u32)> {
+    let trace: Trace = Arc::default();
+    let out = Arc::new(Mutex::new(Vec::new()));
+    let b = ActorSystem::builder().workers(1);
+    let b = if policy_stealing {
+        b.policy(WorkStealing::default())
+    } else {
+        b.policy(WorkSharing)
+    };
+    let system = max
+        .map_or(b.clone(), |m| b.max_throughput(m))
+        .build()
+        .unwrap();
+    system
+        .spawn(Starter {
+            trace: trace.clone(),
+            out: out.clone(),
+        })
+        .send(())
+        .unwrap();
+    settle(&system, 30, "200 messages", || {
+        trace.lock().unwrap().len() == 200
+    });
+    for a in out.lock().unwrap().iter() {
+        a.send(DeleteMsg).unwrap();
+    }
+    system.stop();
+    let t = trace.lock().unwrap().clone();
+    // Per actor, in order.
+    for id in 0..2 {
+        let mine: Vec<u32> = t.iter().filter(|e| e.0 == id).map(|e| e.1).collect();
+        assert_eq!(mine, (0..100).collect::<Vec<_>>());
+    }
+    t
+}
+
+#[test]
+fn max_throughput_one_interleaves_busy_actors() {
+    watchdog(60, || {
+        for stealing in [true, false] {
+            let t = fairness_run(stealing, Some(1));
+            assert!(
+                switches(&t) >= 195,
+                "with max_throughput 1 the two actors alternate; {} switches in {:?}",
+                switches(&t),
+                &t[..20]
+            );
+            // Unlimited (CAF's default): each actor drains its whole mailbox per run.
+            let t = fairness_run(stealing, None);
+            assert_eq!(
+                switches(&t),
+                1,
+                "unlimited throughput runs each mailbox dry"
+            );
+            // A limit of 10: runs of 10.
+            let t = fairness_run(stealing, Some(10));
+            assert!((15..=21).contains(&switches(&t)), "{}", switches(&t));
+        }
+    });
+}
+
+/// Blocks its thread for the duration it is sent.
+struct Sleeper {
+    done: Arc<AtomicBool>,
+    index: Arc<AtomicUsize>,
+}
+impl Actor for Sleeper {}
+impl Receive<Duration> for Sleeper {
+    fn receive(&mut self, d: Duration, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.index.store(ctx.worker_index(), Ordering::SeqCst);
+        THREAD_END.with(|g| {
+            g.borrow_mut()
+                .get_or_insert_with(|| ThreadEnd(self.done.clone()))
+                .0
+                .store(false, Ordering::SeqCst)
+        });
+        std::thread::sleep(d);
+        Allocation::Nodelete
+    }
+}
+
+/// Sets its flag when the thread that holds it ends.
+struct ThreadEnd(Arc<AtomicBool>);
+impl Drop for ThreadEnd {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+thread_local! {
+    static THREAD_END: RefCell<Option<ThreadEnd>> = const { RefCell::new(None) };
+}
+
+/// Counts to a target by sending itself messages.
+struct Counter {
+    left: u64,
+    done: Arc<AtomicU64>,
+}
+impl Actor for Counter {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        ctx.address().send(()).unwrap();
+    }
+}
+impl Receive<()> for Counter {
+    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+        self.left -= 1;
+        if self.left == 0 {
+            self.done.fetch_add(1, Ordering::SeqCst);
+            return Allocation::Delete;
+        }
+        ctx.address().send(()).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn a_blocking_detached_actor_does_not_delay_others() {
+    watchdog(120, || {
+        on_every_executor(|name, ex| {
+            // One worker: a pooled actor blocking for a second would stop everything.
+            let system = ex(ActorSystem::builder().workers(1)).build().unwrap();
+            let thread_ended = Arc::new(AtomicBool::new(false));
+            let index = Arc::new(AtomicUsize::new(0));
+            let sleeper = system.spawn_detached(Sleeper {
+                done: thread_ended.clone(),
+                index: index.clone(),
+            });
+            sleeper.send(Duration::from_secs(1)).unwrap();
+            settle(&system, 10, "the sleeper to start", || {
+                index.load(Ordering::SeqCst) == DETACHED
+            });
+            let t0 = Instant::now();
+            let done = Arc::new(AtomicU64::new(0));
+            for _ in 0..10 {
+                system.spawn(Counter {
+                    left: 10_000,
+                    done: done.clone(),
+                });
+            }
+            settle(&system, 30, "the counters", || {
+                done.load(Ordering::SeqCst) == 10
+            });
+            let took = t0.elapsed();
+            assert!(
+                took < Duration::from_millis(900),
+                "{name}: 100k pooled messages took {took:?} while a detached actor slept 1 s"
+            );
+            assert!(!thread_ended.load(Ordering::SeqCst));
+            // The detached thread ends with its actor.
+            sleeper.send(DeleteMsg).unwrap();
+            settle(&system, 10, "the detached thread to end", || {
+                thread_ended.load(Ordering::SeqCst)
+            });
+            assert!(sleeper.send(Duration::ZERO).is_err());
+            system.stop();
+        });
+    });
+}
+
+/// Detached actors spawned from behaviours, messaging pooled ones and back; dropped systems
+/// end detached threads too.
+#[test]
+fn detached_actors_are_ordinary_actors() {
+    watchdog(120, || {
+        struct Echo(Addr<Collector>);
+        impl Actor for Echo {}
+        impl Receive<u64> for Echo {
+            fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+                assert_eq!(ctx.worker_index(), DETACHED);
+                self.0.send(n).unwrap();
+                Allocation::Nodelete
+            }
+        }
+        struct Collector(Arc<AtomicU64>);
+        impl Actor for Collector {}
+        impl Receive<u64> for Collector {
+            fn receive(&mut self, n: u64, _: &mut Context<'_, Self>) -> Allocation {
+                self.0.fetch_add(n, Ordering::SeqCst);
+                Allocation::Nodelete
+            }
+        }
+        struct Spawner(Addr<Collector>);
+        impl Actor for Spawner {}
+        impl Receive<u64> for Spawner {
+            fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+                let e = ctx.spawn_detached(Echo(self.0.clone()));
+                for i in 1..=n {
+                    e.send(i).unwrap();
+                }
+                e.send(DeleteMsg).unwrap();
+                Allocation::Delete
+            }
+        }
+        on_every_executor(|_, ex| {
+            let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
+            let sum = Arc::new(AtomicU64::new(0));
+            let c = system.spawn(Collector(sum.clone()));
+            for _ in 0..8 {
+                system.spawn(Spawner(c.clone())).send(100).unwrap();
+            }
+            settle(&system, 30, "the echoes", || {
+                sum.load(Ordering::SeqCst) == 8 * 5050
+            });
+            c.send(DeleteMsg).unwrap();
+            system.stop();
+
+            // Dropped while detached actors wait for mail: no hang, states dropped.
+            let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
+            let sum = Arc::new(AtomicU64::new(0));
+            let c = system.spawn(Collector(sum));
+            let e = system.spawn_detached(Echo(c));
+            drop(system);
+            assert!(e.send(1).is_err());
+        });
+    });
+}
+
+/// A small program whose order on threads would vary: three producers each send a chain of
+/// messages to a shared consumer and to each other.
+fn program_trace() -> Vec<(u32, u32)> {
+    struct Node {
+        id: u32,
+        next: Option<Addr<Node>>,
+        sink: Addr<Tracer>,
+    }
+    impl Actor for Node {}
+    impl Receive<Addr<Node>> for Node {
+        fn receive(&mut self, a: Addr<Node>, _: &mut Context<'_, Self>) -> Allocation {
+            self.next = Some(a);
+            Allocation::Nodelete
+        }
+    }
+    impl Receive<u32> for Node {
+        fn receive(&mut self, hops: u32, _: &mut Context<'_, Self>) -> Allocation {
+            self.sink.send(self.id * 1000 + hops).unwrap();
+            if hops > 0 {
+                self.next.as_ref().unwrap().send(hops - 1).unwrap();
+            }
+            Allocation::Nodelete
+        }
+    }
+    let system = ActorSystem::builder().policy(Testing).build().unwrap();
+    let trace: Trace = Arc::default();
+    let sink = system.spawn(Tracer {
+        id: 99,
+        trace: trace.clone(),
+    });
+    let nodes: Vec<_> = (0..3)
+        .map(|id| {
+            system.spawn(Node {
+                id,
+                next: None,
+                sink: sink.clone(),
+            })
+        })
+        .collect();
+    for (i, n) in nodes.iter().enumerate() {
+        n.send(nodes[(i + 1) % 3].clone()).unwrap();
+    }
+    for (i, n) in nodes.iter().enumerate() {
+        n.send(5 + i as u32).unwrap();
+    }
+    let steps = system.run();
+    assert!(steps > 20);
+    for n in &nodes {
+        n.send(DeleteMsg).unwrap();
+    }
+    sink.send(DeleteMsg).unwrap();
+    system.stop();
+    let t = trace.lock().unwrap().clone();
+    t
+}
+
+#[test]
+fn the_testing_policy_runs_the_same_way_every_time() {
+    watchdog(60, || {
+        let first = program_trace();
+        assert_eq!(first.len(), 6 + 7 + 8, "every hop reached the sink");
+        for _ in 0..20 {
+            assert_eq!(program_trace(), first);
+        }
+        // Round-robin, one message per step: the three chains interleave.
+        let ids: Vec<u32> = first.iter().map(|e| e.1 / 1000).collect();
+        assert_eq!(&ids[..3], &[0, 1, 2], "{first:?}");
+    });
+}
+
+#[test]
+fn the_testing_policy_steps_one_message_at_a_time() {
+    let system = ActorSystem::builder().policy(Testing).build().unwrap();
+    let trace: Trace = Arc::default();
+    let a = system.spawn(Tracer {
+        id: 0,
+        trace: trace.clone(),
+    });
+    a.send(1).unwrap();
+    a.send(2).unwrap();
+    assert!(trace.lock().unwrap().is_empty(), "nothing runs until asked");
+    assert!(system.run_once()); // started
+    assert!(system.run_once());
+    assert_eq!(*trace.lock().unwrap(), [(0, 1)]);
+    assert!(system.run_once());
+    assert_eq!(*trace.lock().unwrap(), [(0, 1), (0, 2)]);
+    // The job found the mailbox empty after message 2 and parked: nothing left to run.
+    assert!(!system.run_once());
+    a.send(3).unwrap();
+    assert!(system.run_once());
+    assert_eq!(trace.lock().unwrap().len(), 3);
+    a.send(DeleteMsg).unwrap();
+    system.stop();
+}
+
+/// What the custom policy below saw.
+#[derive(Default)]
+struct Counts {
+    before: AtomicU64,
+    after: AtomicU64,
+    later: AtomicU64,
+    completed: AtomicU64,
+    ids: Mutex<std::collections::HashSet<usize>>,
+}
+
+/// A custom policy: work sharing, counting hook calls.
+struct Hooked(Arc<Counts>);
+
+impl Policy for Hooked {
+    type Coordinator = SharedQueue;
+    type Worker = ();
+    type Local = ();
+
+    fn coordinator(&self, n: usize) -> SharedQueue {
+        WorkSharing.coordinator(n)
+    }
+    fn worker(&self, _: &SharedQueue, _: usize) -> ((), ()) {
+        ((), ())
+    }
+    fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
+        s.coordinator().push(job)
+    }
+    fn external_enqueue(&self, s: &Scheduler<'_, Self>, _: usize, job: Job) {
+        s.coordinator().push(job)
+    }
+    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+        me.scheduler().coordinator().push(job)
+    }
+    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+        self.0.later.fetch_add(1, Ordering::SeqCst);
+        me.scheduler().coordinator().push(job)
+    }
+    fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
+        Some(me.scheduler().coordinator().pop_blocking())
+    }
+    fn before_resume(&self, _: &mut WorkerCtx<'_, Self>, job: &Job) {
+        assert!(
+            job.actor_type().ends_with("Counter"),
+            "{}",
+            job.actor_type()
+        );
+        self.0.ids.lock().unwrap().insert(job.id());
+        self.0.before.fetch_add(1, Ordering::SeqCst);
+    }
+    fn after_resume(&self, _: &mut WorkerCtx<'_, Self>, _: &Job, _: Resumable) {
+        self.0.after.fetch_add(1, Ordering::SeqCst);
+    }
+    fn after_completion(&self, _: &mut WorkerCtx<'_, Self>, _: &Job) {
+        self.0.completed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_custom_policy_sees_every_hook() {
+    watchdog(60, || {
+        let counts = Arc::new(Counts::default());
+        let system = ActorSystem::builder()
+            .workers(2)
+            .max_throughput(10)
+            .policy(Hooked(counts.clone()))
+            .build()
+            .unwrap();
+        let done = Arc::new(AtomicU64::new(0));
+        for _ in 0..20 {
+            system.spawn(Counter {
+                left: 1000,
+                done: done.clone(),
+            });
+        }
+        system.stop();
+        assert_eq!(done.load(Ordering::SeqCst), 20);
+        let (b, a) = (
+            counts.before.load(Ordering::SeqCst),
+            counts.after.load(Ordering::SeqCst),
+        );
+        assert_eq!(b, a, "every resume has both hooks");
+        assert_eq!(
+            counts.completed.load(Ordering::SeqCst),
+            20,
+            "one completion per actor"
+        );
+        assert!(
+            counts.later.load(Ordering::SeqCst) >= 20 * 99,
+            "1000 self-sends at 10 per run are resumed later at least 99 times each"
+        );
+        assert!(b >= 20 * 100);
+        assert_eq!(counts.ids.lock().unwrap().len(), 20);
+    });
+}
+
+#[test]
+fn work_stealing_spreads_a_burst_and_idles_asleep() {
+    watchdog(60, || {
+        /// Spawns busy counters from a behaviour: they all land on this worker's deque.
+        struct Burst(Arc<AtomicU64>);
+        impl Actor for Burst {}
+        impl Receive<()> for Burst {
+            fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+                for _ in 0..64 {
+                    ctx.spawn(Counter {
+                        left: 20_000,
+                        done: self.0.clone(),
+                    });
+                }
+                Allocation::Delete
+            }
+        }
+        let system = ActorSystem::builder()
+            .workers(2)
+            .stats(true)
+            .policy(WorkStealing::default())
+            .build()
+            .unwrap();
+        let done = Arc::new(AtomicU64::new(0));
+        system.spawn(Burst(done.clone())).send(()).unwrap();
+        settle(&system, 30, "the counters", || {
+            done.load(Ordering::SeqCst) == 64
+        });
+        // Idle: the workers pass the polling tiers (about 25 ms) and sleep.
+        std::thread::sleep(Duration::from_millis(300));
+        let s = system.stats().unwrap();
+        assert!(s.steals > 0, "the idle worker stole from the busy one: {s}");
+        assert!(s.sleeps >= 2, "both idle workers fell asleep: {s}");
+        system.stop();
+    });
+}
