@@ -114,7 +114,13 @@ fn exec(bench: &str, system: &str, threads: usize, params: &[String]) {
         eprintln!("{msg}");
         std::process::exit(code)
     };
-    let params = Params::parse(params).unwrap_or_else(|e| fail(2, e));
+    let mut params = Params::parse(params).unwrap_or_else(|e| fail(2, e));
+    // Parameters not given take the benchmark's defaults (so `exec` is handy by hand).
+    if let Some(b) = BENCHES.iter().find(|b| b.name == bench) {
+        for (k, v) in b.params(false).0 {
+            params.0.entry(k).or_insert(v);
+        }
+    }
     let result = if let Some(variant) = system.strip_prefix("actorium-") {
         actorium_impl::run(variant, bench, threads, &params)
     } else if actorium_peers::SYSTEMS.contains(&system) {

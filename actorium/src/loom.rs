@@ -12,7 +12,7 @@ pub(crate) mod sync {
     pub(crate) use std::sync::{Arc, Condvar, Mutex};
     pub(crate) mod atomic {
         pub(crate) use std::sync::atomic::{
-            AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
+            fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
         };
     }
 }
@@ -23,7 +23,7 @@ pub(crate) mod sync {
     pub(crate) use loom::sync::{Arc, Condvar, Mutex};
     pub(crate) mod atomic {
         pub(crate) use loom::sync::atomic::{
-            AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
+            fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
         };
     }
 }

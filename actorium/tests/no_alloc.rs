@@ -190,4 +190,42 @@ fn steady_state_sends_do_not_allocate() {
     assert_eq!(ALLOCS.load(Ordering::SeqCst) - before, 100);
     sink.send(DeleteMsg).unwrap();
     drop(system); // the warm-up sinks are still alive: dropping stops them
+
+    // The actor-centric executor: mailboxes hold envelopes by value too, and jobs move through
+    // deques (stealing) or one queue (sharing) that keep their buffers.
+    for (name, policy) in [("work stealing", true), ("work sharing", false)] {
+        let b = ActorSystem::builder().workers(2);
+        let system = if policy {
+            b.policy(actorium::policy::WorkStealing::default())
+        } else {
+            b.policy(actorium::policy::WorkSharing)
+        }
+        .build()
+        .unwrap();
+        let warm = Arc::new(AtomicU64::new(0));
+        let sinks: Vec<_> = (0..8).map(|_| system.spawn(Sink(warm.clone()))).collect();
+        for s in &sinks {
+            s.send(Payload([0; 3])).unwrap();
+        }
+        wait_for(60, "warm-up", || warm.load(Ordering::SeqCst) == 8);
+
+        let w = window();
+        let a = system.spawn(looper(&w));
+        a.send(Payload([0; 3])).unwrap();
+        wait_for(60, "self-sends", || w[1].load(Ordering::SeqCst) != 0);
+        assert_eq!(allocations(&w), 0, "{name}: self-sends allocated");
+
+        let w = window();
+        let x = system.spawn(looper(&w));
+        let y = system.spawn(looper(&w));
+        x.send(Peer(y.clone())).unwrap();
+        y.send(Peer(x.clone())).unwrap();
+        x.send(Payload([0; 3])).unwrap();
+        wait_for(60, "ping-pong", || w[1].load(Ordering::SeqCst) != 0);
+        assert_eq!(allocations(&w), 0, "{name}: ping-pong allocated");
+        let _ = x.send(DeleteMsg);
+        let _ = y.send(DeleteMsg);
+        drop((x, y, sinks));
+        drop(system);
+    }
 }

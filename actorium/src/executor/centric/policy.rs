@@ -23,8 +23,8 @@
 
 use super::Inner;
 use crate::executor::mailbox::{Job, Resumable};
+use crate::loom::sync::atomic::{fence, Ordering};
 use crate::stats::Counters;
-use std::sync::atomic::{fence, Ordering};
 
 /// A scheduling policy for the actor-centric executor. See the [module docs](self) for when
 /// each method is called, and [`crate::policy`] for the built-in ones and an example.

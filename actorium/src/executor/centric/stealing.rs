@@ -1,7 +1,10 @@
 //! Work stealing (seed 000, "Work Stealing"; seed 004 for the deque discipline): every worker
 //! has a deque; a job a behaviour makes goes to the owner's end of its worker's deque (LIFO, so
 //! the actor that was just sent a message runs next, on the same core, with warm caches);
-//! thieves take the other end (FIFO, the oldest job) of a random victim.
+//! thieves take the other end (FIFO, the oldest job) of a random victim. The newest job waits
+//! in a one-job slot in front of the deque (as tokio's LIFO slot): popping it costs no atomic
+//! operation (crossbeam's LIFO pop needs a SeqCst fence), and a thief cannot take the next
+//! step of a conversation away from the core that holds its state.
 //!
 //! The deque is crossbeam's Chase-Lev deque (`crossbeam_deque::Worker::new_lifo`); jobs handed
 //! to a worker from elsewhere (central and external enqueues, and jobs resumed later, which go
@@ -101,9 +104,12 @@ pub struct Shared {
     inbox: Injector<Job>,
 }
 
-/// A worker's own end of its deque, and its random state.
+/// A worker's own end of its deque, its next-job slot, and its random state.
 #[derive(Debug)]
 pub struct Local {
+    /// The job made last by a behaviour on this worker: it runs next (LIFO), with no atomic
+    /// operation, and no thief can take it (it is the likely continuation of a conversation).
+    next: Option<Job>,
     deque: Deque<Job>,
     rng: u64,
     ticks: u32,
@@ -140,7 +146,10 @@ fn own(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
             return Some(j);
         }
     }
-    l.deque.pop().or_else(|| take(inbox))
+    l.next
+        .take()
+        .or_else(|| l.deque.pop())
+        .or_else(|| take(inbox))
 }
 
 /// One steal attempt from a random victim.
@@ -200,6 +209,7 @@ impl Policy for WorkStealing {
         (
             shared,
             Local {
+                next: None,
                 deque,
                 rng,
                 ticks: 0,
@@ -219,9 +229,13 @@ impl Policy for WorkStealing {
 
     fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
         let l = me.local();
-        l.deque.push(job);
-        if l.deque.len() > 1 && me.scheduler().has_sleepers() {
-            me.scheduler().notify_any();
+        // The newest job takes the slot; the one it displaces goes to the owner's end of the
+        // deque, where thieves can see it. Two or more jobs waiting: wake a thief.
+        if let Some(older) = l.next.replace(job) {
+            l.deque.push(older);
+            if me.scheduler().has_sleepers() {
+                me.scheduler().notify_any();
+            }
         }
     }
 

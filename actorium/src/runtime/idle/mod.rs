@@ -178,6 +178,47 @@ mod loom_tests {
         });
     }
 
+    /// The actor-centric policies' variant: the job is published in a lock-free queue (here
+    /// a relaxed counter) and the handshake is ordered by SeqCst fences on both sides instead
+    /// of a lock (`Scheduler::notify` and `WorkerCtx::idle_sleep` in `executor/centric`).
+    #[test]
+    fn fenced_notify_never_loses_a_wakeup() {
+        use crate::loom::sync::atomic::fence;
+        loom::model(|| {
+            let idle = Arc::new(IdleSleep::new(1).unwrap());
+            let jobs = Arc::new(AtomicUsize::new(0));
+            let sender = {
+                let (idle, jobs) = (idle.clone(), jobs.clone());
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        jobs.fetch_add(1, Ordering::Relaxed); // publish (lock-free)...
+                        fence(Ordering::SeqCst); // ...`Scheduler::notify`'s fence...
+                        idle.notify(0); // ...then notify
+                    }
+                })
+            };
+            let mut got = 0;
+            while got < 2 {
+                got += jobs.swap(0, Ordering::Relaxed);
+                if got == 2 {
+                    break;
+                }
+                idle.announce(0);
+                fence(Ordering::SeqCst); // `WorkerCtx::idle_sleep`'s fence
+                let found = jobs.swap(0, Ordering::Relaxed);
+                if found > 0 {
+                    got += found;
+                    idle.retire(0);
+                    continue;
+                }
+                idle.sleep(0);
+                idle.retire(0);
+            }
+            sender.join().unwrap();
+            assert_eq!(got, 2);
+        });
+    }
+
     /// Two idle workers serving one queue; the sender uses only the general notification.
     /// Whoever takes the message tells the other to stop (with `wake_all`, the shutdown path).
     fn shared_worker(idle: &IdleSleep, i: usize, q: &Queue, done: &AtomicUsize) -> usize {
