@@ -500,3 +500,160 @@ fn work_stealing_spreads_a_burst_and_idles_asleep() {
         system.stop();
     });
 }
+
+/// Sends itself the next tick forever.
+struct Ticker(Arc<AtomicU64>);
+impl Actor for Ticker {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        ctx.address().send(()).unwrap();
+    }
+}
+impl Receive<()> for Ticker {
+    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        let _ = ctx.address().send(());
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn dropping_a_system_ends_actors_that_never_go_idle() {
+    watchdog(60, || {
+        on_every_executor(|_, ex| {
+            let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
+            let (a, b) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+            let pooled = system.spawn(Ticker(a.clone()));
+            let detached = system.spawn_detached(Ticker(b.clone()));
+            settle(&system, 10, "both tickers to tick", || {
+                a.load(Ordering::Relaxed) > 100 && b.load(Ordering::Relaxed) > 100
+            });
+            drop(system); // unlimited throughput: the jobs never end by themselves
+            assert!(!pooled.is_alive() && !detached.is_alive());
+        });
+    });
+}
+
+#[test]
+fn a_detached_actor_can_be_respawned() {
+    watchdog(60, || {
+        #[derive(Debug)]
+        struct Phoenix(Arc<AtomicU64>);
+        impl Actor for Phoenix {}
+        impl Receive<u64> for Phoenix {
+            fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+                assert_eq!(ctx.worker_index(), DETACHED);
+                self.0.fetch_add(n, Ordering::SeqCst);
+                if n == 0 {
+                    Allocation::Destroy
+                } else {
+                    Allocation::Nodelete
+                }
+            }
+        }
+        on_every_executor(|_, ex| {
+            let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
+            let sum = Arc::new(AtomicU64::new(0));
+            let p = system.spawn_detached(Phoenix(sum.clone()));
+            p.send(5).unwrap();
+            p.send(0).unwrap(); // destroy
+            settle(&system, 10, "destroyed", || !p.is_alive());
+            for round in 0..3 {
+                p.respawn(Phoenix(sum.clone())).unwrap();
+                p.send(10).unwrap();
+                settle(&system, 10, "respawned actor to run", || {
+                    sum.load(Ordering::SeqCst) == 15 + 10 * round
+                });
+                p.send(0).unwrap();
+                settle(&system, 10, "destroyed again", || !p.is_alive());
+            }
+            system.stop();
+            // A destroyed detached actor left alone: its thread ends with the system or cell.
+            let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
+            let q = system.spawn_detached(Phoenix(sum.clone()));
+            q.send(0).unwrap();
+            settle(&system, 10, "destroyed", || !q.is_alive());
+            drop(q);
+            system.stop();
+        });
+    });
+}
+
+/// With work stealing, a job made by an actor whose own job never ends (other threads keep its
+/// mailbox full, unlimited throughput) is taken by an idle worker.
+#[test]
+fn a_job_behind_a_never_ending_job_is_stolen() {
+    watchdog(60, || {
+        struct Flag(Arc<AtomicBool>);
+        impl Actor for Flag {
+            fn started(&mut self, _: &mut Context<'_, Self>) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        impl Receive<()> for Flag {
+            fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+                Allocation::Delete
+            }
+        }
+        struct Busy(Arc<AtomicBool>, bool);
+        impl Actor for Busy {}
+        impl Receive<u64> for Busy {
+            fn receive(&mut self, _: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+                if !self.1 {
+                    self.1 = true;
+                    ctx.spawn(Flag(self.0.clone())).send(()).unwrap();
+                }
+                Allocation::Nodelete
+            }
+        }
+        let system = ActorSystem::builder()
+            .workers(2)
+            .policy(WorkStealing::default())
+            .build()
+            .unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let busy = system.spawn(Busy(ran.clone(), false));
+        let t0 = Instant::now();
+        while !ran.load(Ordering::SeqCst) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the spawned actor starved"
+            );
+            for i in 0..1000 {
+                busy.send(i).unwrap();
+            }
+        }
+        busy.send(DeleteMsg).unwrap();
+        system.stop();
+    });
+}
+
+/// On the testing policy, a behaviour that waits for its own system gets a clear panic (its
+/// actor ends as panicked), not a deadlock.
+#[test]
+fn a_behaviour_waiting_for_its_testing_system_panics_clearly() {
+    watchdog(30, || {
+        #[derive(Debug)]
+        struct Waiter;
+        impl Actor for Waiter {}
+        impl Receive<actorium::JoinHandle<Tracer>> for Waiter {
+            fn receive(
+                &mut self,
+                h: actorium::JoinHandle<Tracer>,
+                _: &mut Context<'_, Self>,
+            ) -> Allocation {
+                let _ = h.join(); // would wait for the system this behaviour runs on
+                Allocation::Delete
+            }
+        }
+        let system = ActorSystem::builder().policy(Testing).build().unwrap();
+        let (t, h) = system.spawn_joinable(Tracer {
+            id: 0,
+            trace: Arc::default(),
+        });
+        let (w, wh) = system.spawn_joinable(Waiter);
+        w.send(h).unwrap();
+        assert_eq!(wh.join().unwrap_err(), actorium::ActorExit::Panicked);
+        t.send(DeleteMsg).unwrap();
+        system.stop();
+    });
+}

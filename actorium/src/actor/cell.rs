@@ -16,6 +16,7 @@
 use super::{Actor, Allocation, Context, Receive};
 use crate::executor::actor_list::Link;
 use crate::executor::envelope::{Envelope, EnvelopeVTable, Payload};
+use crate::executor::mailbox::detached::DetachedUnit;
 use crate::executor::mailbox::Mailbox;
 use crate::executor::{report_panic, Exec, WorkerRef};
 use std::cell::{Cell as StdCell, UnsafeCell};
@@ -196,7 +197,8 @@ pub(crate) fn spawn<A: Actor>(
         return Err(actor);
     }
     let detached = placement == Placement::Detached;
-    let mbox = (!detached && exec.uses_mailboxes()).then(|| Box::new(Mailbox::new(None)));
+    let unit = detached.then(|| Arc::new(DetachedUnit::new()));
+    let mbox = (detached || exec.uses_mailboxes()).then(|| Box::new(Mailbox::new(unit.clone())));
     let mut cell = Arc::new(Cell {
         header: Header {
             link: Link::new(),
@@ -210,22 +212,13 @@ pub(crate) fn spawn<A: Actor>(
         },
         state: UnsafeCell::new(Some(actor)),
     });
-    let unit = if detached {
-        match exec.core().detached.start(exec, &cell.header) {
-            Ok(unit) => {
-                let c = Arc::get_mut(&mut cell).expect("unpublished cell");
-                c.header.mbox = Some(Box::new(Mailbox::new(Some(unit.clone()))));
-                Some(unit)
-            }
-            Err(e) => {
-                eprintln!("actorium: cannot start a thread for a detached actor: {e}");
-                let actor = Arc::get_mut(&mut cell).and_then(|c| c.state.get_mut().take());
-                return Err(actor.expect("fresh cell has its state"));
-            }
+    if let Some(unit) = &unit {
+        if let Err(e) = exec.core().detached.start(exec, unit, &cell.header) {
+            eprintln!("actorium: cannot start a thread for a detached actor: {e}");
+            let actor = Arc::get_mut(&mut cell).and_then(|c| c.state.get_mut().take());
+            return Err(actor.expect("fresh cell has its state"));
         }
-    } else {
-        None
-    };
+    }
     let raw = Arc::as_ptr(&cell).cast::<()>();
     let start = Envelope::new(raw, &Start::<A>::VTABLE, Payload::pack(()));
     // SAFETY: the header belongs to a fresh cell; on success the system reference taken by

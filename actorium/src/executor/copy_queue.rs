@@ -70,7 +70,7 @@ impl CopyQueue {
         self.len() == 0
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn capacity(&self) -> usize {
         self.buf.capacity()
     }

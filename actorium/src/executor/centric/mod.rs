@@ -47,8 +47,9 @@ pub(crate) struct Inner<P: Policy> {
     /// The worker that took the last shutdown job (CAF's `shutdown_helper`).
     shutdown: Mutex<Option<usize>>,
     shutdown_cv: Condvar,
-    /// Serialises callers driving a caller-driven policy.
-    driver: Mutex<()>,
+    /// Serialises callers driving a caller-driven policy; true once the system has stopped
+    /// (so a thread still waiting in `join` can no longer run a job during the cleanup).
+    driver: Mutex<bool>,
 }
 
 // SAFETY: `locals[i]` is only accessed by worker i's thread (or by the caller holding `driver`
@@ -75,7 +76,7 @@ impl<P: Policy> Inner<P> {
             locals: locals.into(),
             shutdown: Mutex::new(None),
             shutdown_cv: Condvar::new(),
-            driver: Mutex::new(()),
+            driver: Mutex::new(false),
         })
     }
 
@@ -110,6 +111,8 @@ pub(crate) trait Sched: Send + Sync {
     /// Runs one job on the calling thread (caller-driven policies); whether there was one.
     fn run_once(&self, core: &Core, max_throughput: usize) -> bool;
     fn manual(&self) -> bool;
+    /// Caller-driven: no job runs after this returns (waits for one that is running).
+    fn end_driving(&self);
 }
 
 pub(crate) struct Executor {
@@ -170,9 +173,12 @@ impl Executor {
             // Workers catch behaviour panics; a join error would be an actorium bug.
             t.join().expect("actorium worker thread panicked");
         }
-        if self.manual() && !self.core.life.aborting() {
-            // Release what terminal actors still hold (their last jobs), as workers would.
-            while self.run_once() {}
+        if self.manual() {
+            if !self.core.life.aborting() {
+                // Release what terminal actors still hold (their last jobs), as workers would.
+                while self.run_once() {}
+            }
+            self.sched.end_driving();
         }
     }
 

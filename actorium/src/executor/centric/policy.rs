@@ -63,8 +63,9 @@ pub trait Policy: Send + Sync + Sized + 'static {
     /// Called after a job ran, with how it ended.
     fn after_resume(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job, _result: Resumable) {}
 
-    /// Called after a job ran for the last time (its actor terminated; `job.id()` may be
-    /// reused from now on).
+    /// Called after a job ran for the last time (its actor terminated). `job.id()` may be
+    /// reused from now on — even already: a `Destroyed` actor respawned at once has the same
+    /// id, and its new job may be queued before this hook runs.
     fn after_completion(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job) {}
 
     /// Checks the policy's settings when the system is built; an `Err` names what to change

@@ -50,7 +50,7 @@ pub(crate) fn run<P: Policy>(exec: &super::Executor, inner: &Arc<Inner<P>>, inde
     };
     loop {
         // SAFETY: this is worker `index`'s thread, and no other context of it is alive.
-        let job = inner.policy.dequeue(&mut unsafe { inner.ctx(index, core) });
+        let job = policy_call(|| inner.policy.dequeue(&mut unsafe { inner.ctx(index, core) }));
         let Some(job) = job else { continue };
         if job.is_shutdown() {
             *inner.shutdown.lock().unwrap() = Some(index);
@@ -79,18 +79,29 @@ unsafe fn step<P: Policy>(
 ) {
     let p = &*inner.policy;
     // SAFETY: the contexts below never overlap (each ends before the next is made, and none
-    // lives across the job, whose behaviours may make their own for internal enqueues).
-    p.before_resume(&mut unsafe { inner.ctx(index, core) }, &job);
+    // lives across the job, whose behaviours may make their own for internal enqueues; policy
+    // code itself runs outside CURRENT, so a send it makes cannot make another).
+    policy_call(|| p.before_resume(&mut unsafe { inner.ctx(index, core) }, &job));
     // SAFETY: the policy handed this job to this thread only (caller contract).
     let r = unsafe { mailbox::resume(&job, runner, max_throughput) };
-    // SAFETY: as above.
-    let mut me = unsafe { inner.ctx(index, core) };
-    p.after_resume(&mut me, &job, r);
-    match r {
-        Resumable::ResumeLater => p.resume_job_later(&mut me, job),
-        Resumable::Done => p.after_completion(&mut me, &job),
-        Resumable::AwaitingMessage | Resumable::ShutdownExecutionUnit => {}
-    }
+    policy_call(|| {
+        // SAFETY: as above.
+        let mut me = unsafe { inner.ctx(index, core) };
+        p.after_resume(&mut me, &job, r);
+        match r {
+            Resumable::ResumeLater => p.resume_job_later(&mut me, job),
+            Resumable::Done => p.after_completion(&mut me, &job),
+            Resumable::AwaitingMessage | Resumable::ShutdownExecutionUnit => {}
+        }
+    });
+}
+
+/// Runs policy code with CURRENT cleared: a send it makes (or a destructor it runs) is a
+/// central enqueue, never a second context of this worker.
+#[inline]
+fn policy_call<R>(f: impl FnOnce() -> R) -> R {
+    let _outside = Enter::new(ptr::null(), 0);
+    f()
 }
 
 impl<P: Policy> Sched for Inner<P> {
@@ -99,9 +110,10 @@ impl<P: Policy> Sched for Inner<P> {
         match self.current_worker() {
             // SAFETY: we are inside a behaviour run by worker `i`'s thread (CURRENT), whose
             // loop holds no context across the job.
-            Some(i) => self
-                .policy
-                .internal_enqueue(&mut unsafe { self.ctx(i, core) }, job),
+            Some(i) => policy_call(|| {
+                self.policy
+                    .internal_enqueue(&mut unsafe { self.ctx(i, core) }, job)
+            }),
             None => self.policy.central_enqueue(&self.sched(), job),
         }
     }
@@ -130,10 +142,18 @@ impl<P: Policy> Sched for Inner<P> {
     }
 
     fn run_once(&self, core: &Core, _max_throughput: usize) -> bool {
-        let _g = self.driver.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(
+            self.current_worker().is_none(),
+            "a behaviour of a caller-driven (testing) system waited for that system \
+             (`JoinHandle::join`, `stop`, `run_once`): it would wait for itself"
+        );
+        let g = self.driver.lock().unwrap_or_else(|e| e.into_inner());
+        if *g || core.life.aborting() {
+            return false; // stopped: nothing runs any more
+        }
         let _enter = Enter::new((self as *const Self).cast(), 0);
         // SAFETY: caller-driven: no worker threads; `driver` serialises the callers.
-        let job = self.policy.dequeue(&mut unsafe { self.ctx(0, core) });
+        let job = policy_call(|| self.policy.dequeue(&mut unsafe { self.ctx(0, core) }));
         let Some(job) = job else { return false };
         if job.is_shutdown() {
             return true;
@@ -150,5 +170,9 @@ impl<P: Policy> Sched for Inner<P> {
 
     fn manual(&self) -> bool {
         self.policy.driven_by_caller()
+    }
+
+    fn end_driving(&self) {
+        *self.driver.lock().unwrap_or_else(|e| e.into_inner()) = true;
     }
 }

@@ -1,10 +1,11 @@
 //! Detached actors (seed 000, "detached"): an actor with a thread of its own, for work that
 //! blocks. Its mailbox and job are those of every mailbox actor; instead of a policy, a private
 //! thread runs the job, blocking on its own condition variable while the mailbox is empty. The
-//! thread ends when the actor's job ends (the actor terminated and its mail is drained), or
-//! when the system is dropped.
+//! thread ends when the actor's job ends (the actor terminated and its mail is drained) — except
+//! for a `Destroyed` actor, which may be respawned on its address: its thread waits until then,
+//! until the cell is freed (the mailbox's drop tells it), or until the system shuts down.
 
-use super::{resume, Job, Resumable, Runner};
+use super::{resume_reporting, Job, Resumable, Runner};
 use crate::actor::cell::Header;
 use crate::executor::Exec;
 use crate::stats::Counters;
@@ -12,8 +13,12 @@ use std::io;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
+/// A job is pending.
 const PENDING: u8 = 1;
-const QUIT: u8 = 2;
+/// End once no job is pending (the cell is gone, or the system stops).
+const FINISH: u8 = 2;
+/// End now (the system is dropped).
+const ABORT: u8 = 4;
 
 /// A detached actor's wake-up: a flag under a mutex and a condition variable.
 pub(crate) struct DetachedUnit {
@@ -22,7 +27,7 @@ pub(crate) struct DetachedUnit {
 }
 
 impl DetachedUnit {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             state: Mutex::new(0),
             cv: Condvar::new(),
@@ -35,21 +40,29 @@ impl DetachedUnit {
         self.cv.notify_one();
     }
 
-    fn quit(&self) {
-        *self.state.lock().unwrap() |= QUIT;
+    fn flag(&self, f: u8) {
+        *self.state.lock().unwrap() |= f;
         self.cv.notify_one();
+    }
+
+    /// The thread may end once it has no job pending.
+    pub(crate) fn finish(&self) {
+        self.flag(FINISH);
     }
 
     /// Waits for a job; false when the thread must exit instead.
     fn wait(&self) -> bool {
         let mut s = self.state.lock().unwrap();
         loop {
-            if *s & QUIT != 0 {
+            if *s & ABORT != 0 {
                 return false;
             }
             if *s & PENDING != 0 {
                 *s &= !PENDING;
                 return true;
+            }
+            if *s & FINISH != 0 {
+                return false;
             }
             s = self.cv.wait(s).unwrap();
         }
@@ -74,10 +87,15 @@ impl Detached {
         }
     }
 
-    /// Starts the thread of a detached actor whose cell is at `hdr` (not yet registered). The
-    /// thread waits for the first job; if registration fails, [`Self::abandon`] ends it.
-    pub(crate) fn start(&self, exec: &Exec, hdr: *const Header) -> io::Result<Arc<DetachedUnit>> {
-        let unit = Arc::new(DetachedUnit::new());
+    /// Starts the thread of a detached actor whose cell (not yet registered) is at `hdr` and
+    /// whose mailbox holds `unit`. The thread waits for the first job; if registration fails,
+    /// [`Self::abandon`] ends it.
+    pub(crate) fn start(
+        &self,
+        exec: &Exec,
+        unit: &Arc<DetachedUnit>,
+        hdr: *const Header,
+    ) -> io::Result<()> {
         let (u, e, p) = (unit.clone(), exec.clone(), CellPtr(hdr));
         let t = thread::Builder::new()
             .name("actorium-detached".into())
@@ -92,12 +110,12 @@ impl Detached {
         for (_, t) in done {
             let _ = t.join();
         }
-        Ok(unit)
+        Ok(())
     }
 
     /// Ends the thread of an actor whose registration was refused.
     pub(crate) fn abandon(&self, unit: &Arc<DetachedUnit>) {
-        unit.quit();
+        unit.flag(ABORT);
         let mut threads = self.threads.lock().unwrap();
         if let Some(i) = threads.iter().position(|(u, _)| Arc::ptr_eq(u, unit)) {
             let (_, t) = threads.swap_remove(i);
@@ -106,13 +124,13 @@ impl Detached {
         }
     }
 
-    /// Joins every detached thread; with `abort`, tells them to exit after their current job.
+    /// Ends and joins every detached thread: with `abort`, after its current job; otherwise
+    /// once it has no job pending (on `stop()` every actor is terminal and none can be
+    /// respawned, so threads waiting for a respawn are told to end).
     pub(crate) fn join_all(&self, abort: bool) {
         let threads = std::mem::take(&mut *self.threads.lock().unwrap());
-        if abort {
-            for (u, _) in &threads {
-                u.quit();
-            }
+        for (u, _) in &threads {
+            u.flag(if abort { ABORT } else { FINISH });
         }
         for (_, t) in threads {
             // The body catches behaviour panics; a join error would be an actorium bug.
@@ -132,7 +150,11 @@ fn body(exec: &Exec, unit: &DetachedUnit, cell: CellPtr) {
         // SAFETY: a job is pending, so the actor is registered and its system reference held.
         let job = Job::of(unsafe { &*cell.0 });
         // SAFETY: only this thread runs the actor's jobs.
-        if unsafe { resume(&job, &runner, usize::MAX) } == Resumable::Done {
+        let (r, destroyed) = unsafe { resume_reporting(&job, &runner, usize::MAX) };
+        // After `Done` the cell may be freed: it is only touched again after a respawn's wake-up
+        // (which took a new system reference).
+        // (`ResumeLater` only comes when the system is dropped: the next wait sees ABORT.)
+        if r == Resumable::Done && !destroyed {
             break;
         }
     }

@@ -149,6 +149,15 @@ impl Locked<'_> {
     }
 }
 
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        // The cell is gone: a detached thread waiting for a respawn can end.
+        if let Some(unit) = &self.detached {
+            unit.finish();
+        }
+    }
+}
+
 impl Mailbox {
     /// A mailbox for a new actor: scheduled (its start job is made by the spawn), holding the
     /// system reference.
@@ -296,6 +305,20 @@ pub(crate) unsafe fn retire(exec: &Exec, hdr: &Header, mb: &Mailbox, status: Sta
 /// # Safety
 /// `job` is an actor job dequeued by the calling thread (so it is the only one running it).
 pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> Resumable {
+    // SAFETY: forwarded contract.
+    unsafe { resume_reporting(job, runner, max).0 }
+}
+
+/// [`resume`], also telling whether a `Done` actor was `Destroyed` (it may be respawned: a
+/// detached actor's thread then waits for the respawn instead of ending).
+///
+/// # Safety
+/// As [`resume`].
+pub(crate) unsafe fn resume_reporting(
+    job: &Job,
+    runner: &Runner<'_>,
+    max: usize,
+) -> (Resumable, bool) {
     let hdr = job.header().expect("an actor job");
     let mb = hdr.mailbox().expect("a mailbox actor");
     let mut n = 0usize;
@@ -303,8 +326,10 @@ pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> Resum
         n += drain(mb, runner, max - n);
         // SAFETY: this thread runs the job (caller contract), and no behaviour is running.
         let batch = mb.batch.with_mut(|b| unsafe { &mut *b });
-        if !batch.is_empty() {
-            return Resumable::ResumeLater;
+        // A dropped system: stop at the next batch boundary (an actor that keeps sending
+        // itself messages would otherwise never end its job); shutdown's cleanup owns the rest.
+        if !batch.is_empty() || hdr.exec.aborting() {
+            return (Resumable::ResumeLater, false);
         }
         batch.reset_drained();
         let g = mb.lock();
@@ -314,7 +339,9 @@ pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> Resum
                 return None;
             }
             s.scheduled = false;
-            Some(hdr.status() != Status::Alive && std::mem::replace(&mut s.sys_ref, false))
+            let status = hdr.status();
+            let release = status != Status::Alive && std::mem::replace(&mut s.sys_ref, false);
+            Some((release, status == Status::Destroyed))
         });
         match parked {
             None => {
@@ -324,11 +351,11 @@ pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> Resum
                     c.gulped.bump(batch.len() as u64);
                 }
                 if n >= max {
-                    return Resumable::ResumeLater;
+                    return (Resumable::ResumeLater, false);
                 }
             }
-            Some(false) => return Resumable::AwaitingMessage,
-            Some(true) => {
+            Some((false, _)) => return (Resumable::AwaitingMessage, false),
+            Some((true, destroyed)) => {
                 // Unlinked under the mailbox lock, so a respawn (which links again under it)
                 // cannot interleave. Then the reference goes; the cell may be freed with it.
                 // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
@@ -339,7 +366,7 @@ pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> Resum
                 drop(g);
                 // SAFETY: releases the system reference this mailbox held (`sys_ref`).
                 unsafe { Header::release(hdr) };
-                return Resumable::Done;
+                return (Resumable::Done, destroyed);
             }
         }
     }

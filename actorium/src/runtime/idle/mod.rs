@@ -223,7 +223,7 @@ mod loom_tests {
     /// Whoever takes the message tells the other to stop (with `wake_all`, the shutdown path).
     fn shared_worker(idle: &IdleSleep, i: usize, q: &Queue, done: &AtomicUsize) -> usize {
         let mut got = 0;
-        let mut took = |n: usize, got: &mut usize| {
+        let took = |n: usize, got: &mut usize| {
             if n > 0 {
                 *got += n;
                 done.fetch_add(n, Ordering::SeqCst);
