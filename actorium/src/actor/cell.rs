@@ -123,8 +123,9 @@ impl Header {
         self.mbox.as_deref()
     }
 
-    pub(crate) fn type_name(&self) -> &'static str {
-        (self.vtable.type_name)()
+    /// The actor's type name, as a function (calling it is left to whoever wants the name).
+    pub(crate) fn type_name_fn(&self) -> fn() -> &'static str {
+        self.vtable.type_name
     }
 
     /// Releases the system reference (the cell may be freed).

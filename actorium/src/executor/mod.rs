@@ -22,7 +22,7 @@ pub(crate) mod mailbox;
 
 use crate::actor::cell::{Header, Status};
 use crate::runtime::life::Life;
-use crate::stats::{Counters, Stats};
+use crate::stats::{Counter, Counters, Stats};
 use actor_list::Registry;
 use crossbeam_utils::CachePadded;
 use envelope::Envelope;
@@ -58,13 +58,18 @@ impl Core {
         }
     }
 
-    /// Counts with worker `me`'s counters (single writer) or the shared outside block.
+    /// Counts one event in the counter `pick` chooses, if statistics are on: worker `me()`'s
+    /// (single writer, no locked instruction) or, on any other thread, the shared outside block.
     #[inline]
-    pub(crate) fn count(&self, me: Option<usize>, f: impl FnOnce(&Counters, bool)) {
+    pub(crate) fn count(
+        &self,
+        me: impl FnOnce() -> Option<usize>,
+        pick: fn(&Counters) -> &Counter,
+    ) {
         if self.stats_on {
-            match me {
-                Some(i) => f(&self.counters[i], true),
-                None => f(&self.external, false),
+            match me() {
+                Some(i) => pick(&self.counters[i]).bump(1),
+                None => pick(&self.external).add(1),
             }
         }
     }
@@ -132,28 +137,22 @@ impl Exec {
     }
 
     pub(crate) fn count_sent(&self) {
-        let core = self.core();
-        if core.stats_on {
-            core.count(self.current_worker(), |c, owned| {
-                if owned {
-                    c.messages_sent.bump(1)
-                } else {
-                    c.messages_sent.add(1)
-                }
-            });
-        }
+        self.core()
+            .count(|| self.current_worker(), |c| &c.messages_sent);
     }
 
     pub(crate) fn count_created(&self) {
-        let core = self.core();
-        if core.stats_on {
-            core.count(self.current_worker(), |c, owned| {
-                if owned {
-                    c.actors_created.bump(1)
-                } else {
-                    c.actors_created.add(1)
-                }
-            });
+        self.core()
+            .count(|| self.current_worker(), |c| &c.actors_created);
+    }
+
+    /// The message-queue executor, for an actor without a mailbox (only the message-centric
+    /// executor has such actors).
+    #[inline]
+    fn queues(&self) -> &inverted::Executor {
+        match self {
+            Exec::Inverted(e) => e,
+            Exec::Centric(_) => unreachable!("actor-centric actors have mailboxes"),
         }
     }
 
@@ -161,10 +160,9 @@ impl Exec {
     /// accepts messages.
     #[inline]
     pub(crate) fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
-        match (hdr.mailbox(), self) {
-            (Some(mb), _) => mailbox::push(self, hdr, mb, env),
-            (None, Exec::Inverted(e)) => e.push(hdr, env),
-            (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+        match hdr.mailbox() {
+            Some(mb) => mailbox::push(self, hdr, mb, env),
+            None => self.queues().push(hdr, env),
         }
     }
 
@@ -180,10 +178,9 @@ impl Exec {
     ) -> Result<(), Envelope> {
         // SAFETY: forwarded contract.
         unsafe {
-            match (hdr.mailbox(), self) {
-                (Some(mb), _) => mailbox::register(self, hdr, mb, start, take_ref),
-                (None, Exec::Inverted(e)) => e.register(hdr, start, take_ref),
-                (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+            match hdr.mailbox() {
+                Some(mb) => mailbox::register(self, hdr, mb, start, take_ref),
+                None => self.queues().register(hdr, start, take_ref),
             }
         }
     }
@@ -200,10 +197,9 @@ impl Exec {
     ) -> Result<(), Envelope> {
         // SAFETY: forwarded contract.
         unsafe {
-            match (hdr.mailbox(), self) {
-                (Some(mb), _) => mailbox::revive(self, hdr, mb, install, take_ref),
-                (None, Exec::Inverted(e)) => e.revive(hdr, install, take_ref),
-                (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+            match hdr.mailbox() {
+                Some(mb) => mailbox::revive(self, hdr, mb, install, take_ref),
+                None => self.queues().revive(hdr, install, take_ref),
             }
         }
     }
@@ -222,10 +218,9 @@ impl Exec {
     ) {
         // SAFETY: forwarded contract.
         unsafe {
-            match (hdr.mailbox(), self) {
-                (Some(mb), _) => mailbox::retire(self, hdr, mb, status),
-                (None, Exec::Inverted(e)) => e.retire(hdr, status, reclaim()),
-                (None, Exec::Centric(_)) => unreachable!("actor-centric actors have mailboxes"),
+            match hdr.mailbox() {
+                Some(mb) => mailbox::retire(self, hdr, mb, status),
+                None => self.queues().retire(hdr, status, reclaim()),
             }
         }
     }

@@ -108,8 +108,9 @@ pub(crate) trait Sched: Send + Sync {
     fn current_worker(&self) -> Option<usize>;
     /// Sends every worker a shutdown job and waits until each has taken one.
     fn stop_workers(&self, started: usize);
-    /// Runs one job on the calling thread (caller-driven policies); whether there was one.
-    fn run_once(&self, core: &Core, max_throughput: usize) -> bool;
+    /// Runs one job, one message long (as CAF's test coordinator), on the calling thread
+    /// (caller-driven policies); whether there was one.
+    fn run_once(&self, core: &Core) -> bool;
     fn manual(&self) -> bool;
     /// Caller-driven: no job runs after this returns (waits for one that is running).
     fn end_driving(&self);
@@ -144,7 +145,7 @@ impl Executor {
 
     /// Runs one job on the calling thread if the policy is caller-driven.
     pub(crate) fn run_once(&self) -> bool {
-        self.manual() && self.sched.run_once(&self.core, self.max_throughput)
+        self.manual() && self.sched.run_once(&self.core)
     }
 
     /// Caller-driven: runs jobs until `done()` holds, waiting for outside threads when no job

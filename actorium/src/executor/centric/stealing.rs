@@ -174,6 +174,28 @@ fn steal(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
     got
 }
 
+/// One polling tier: `attempts` polls of the own queues, a steal every `steal_interval`,
+/// `pause` between polls.
+fn poll_tier(
+    me: &mut WorkerCtx<'_, WorkStealing>,
+    attempts: usize,
+    steal_interval: usize,
+    pause: impl Fn(),
+) -> Option<Job> {
+    for i in 1..=attempts {
+        if i % steal_interval == 0 {
+            if let Some(j) = steal(me) {
+                return Some(j);
+            }
+        }
+        if let Some(j) = own(me) {
+            return Some(j);
+        }
+        pause();
+    }
+    None
+}
+
 /// The idle worker's exhaustive search: its own queues, then every other worker's.
 fn search_all(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
     if let Some(j) = own(me) {
@@ -239,27 +261,21 @@ impl Policy for WorkStealing {
         if let Some(j) = own(me) {
             return Some(j);
         }
-        for i in 1..=self.aggressive_poll_attempts {
-            if i % self.aggressive_steal_interval == 0 {
-                if let Some(j) = steal(me) {
-                    return Some(j);
-                }
-            }
-            if let Some(j) = own(me) {
-                return Some(j);
-            }
-            std::hint::spin_loop();
+        if let Some(j) = poll_tier(
+            me,
+            self.aggressive_poll_attempts,
+            self.aggressive_steal_interval,
+            std::hint::spin_loop,
+        ) {
+            return Some(j);
         }
-        for i in 1..=self.moderate_poll_attempts {
-            if i % self.moderate_steal_interval == 0 {
-                if let Some(j) = steal(me) {
-                    return Some(j);
-                }
-            }
-            if let Some(j) = own(me) {
-                return Some(j);
-            }
-            std::thread::sleep(self.moderate_sleep);
+        if let Some(j) = poll_tier(
+            me,
+            self.moderate_poll_attempts,
+            self.moderate_steal_interval,
+            || std::thread::sleep(self.moderate_sleep),
+        ) {
+            return Some(j);
         }
         // Relaxed: steal once more, then sleep until notified (instead of CAF's 10 ms polls).
         if let Some(j) = steal(me) {

@@ -78,10 +78,14 @@ unsafe fn step<P: Policy>(
     max_throughput: usize,
 ) {
     let p = &*inner.policy;
-    // SAFETY: the contexts below never overlap (each ends before the next is made, and none
-    // lives across the job, whose behaviours may make their own for internal enqueues; policy
-    // code itself runs outside CURRENT, so a send it makes cannot make another).
-    policy_call(|| p.before_resume(&mut unsafe { inner.ctx(index, core) }, &job));
+    // The contexts below never overlap: each ends before the next is made, none lives across
+    // the job (whose behaviours may make their own for internal enqueues), and policy code runs
+    // outside CURRENT, so a send it makes cannot make another.
+    policy_call(|| {
+        // SAFETY: as just said; this is worker `index`'s thread (caller contract).
+        let mut me = unsafe { inner.ctx(index, core) };
+        p.before_resume(&mut me, &job)
+    });
     // SAFETY: the policy handed this job to this thread only (caller contract).
     let r = unsafe { mailbox::resume(&job, runner, max_throughput) };
     policy_call(|| {
@@ -108,11 +112,11 @@ impl<P: Policy> Sched for Inner<P> {
     #[inline]
     fn schedule(&self, core: &Core, job: Job) {
         match self.current_worker() {
-            // SAFETY: we are inside a behaviour run by worker `i`'s thread (CURRENT), whose
-            // loop holds no context across the job.
             Some(i) => policy_call(|| {
-                self.policy
-                    .internal_enqueue(&mut unsafe { self.ctx(i, core) }, job)
+                // SAFETY: we are inside a behaviour run by worker `i`'s thread (CURRENT), whose
+                // loop holds no context across the job.
+                let mut me = unsafe { self.ctx(i, core) };
+                self.policy.internal_enqueue(&mut me, job)
             }),
             None => self.policy.central_enqueue(&self.sched(), job),
         }
@@ -141,7 +145,7 @@ impl<P: Policy> Sched for Inner<P> {
         }
     }
 
-    fn run_once(&self, core: &Core, _max_throughput: usize) -> bool {
+    fn run_once(&self, core: &Core) -> bool {
         assert!(
             self.current_worker().is_none(),
             "a behaviour of a caller-driven (testing) system waited for that system \

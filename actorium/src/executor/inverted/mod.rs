@@ -144,15 +144,6 @@ impl Executor {
         self.core.life.aborting()
     }
 
-    /// Counts with the calling thread's counters: its worker's, or the shared outside block.
-    #[inline]
-    fn count(&self, f: impl FnOnce(&crate::stats::Counters, bool)) {
-        if self.core.stats_on {
-            self.core
-                .count(worker::current_of(self).map(|w| w.index), f);
-        }
-    }
-
     /// Enqueues `env` for the actor with header `hdr`. Fails, giving the envelope back, when the
     /// actor no longer accepts messages.
     ///
@@ -194,13 +185,7 @@ impl Executor {
     fn notify_owner(&self, q: &WorkQueue, me: Option<&worker::Worker>) {
         let owner = q.owner();
         if me.is_none_or(|w| w.index != owner) && self.idle.notify(owner) {
-            self.count(|c, owned| {
-                if owned {
-                    c.wakeups.bump(1)
-                } else {
-                    c.wakeups.add(1)
-                }
-            });
+            self.core.count(|| me.map(|w| w.index), |c| &c.wakeups);
         }
     }
 

@@ -54,7 +54,9 @@ pub enum Resumable {
 /// [`Resumable::Done`], [`Job::id`] may be reused by a new actor.
 pub struct Job {
     hdr: *const Header,
-    name: &'static str,
+    /// The actor's type name, called only when asked (a job is made on every send to an idle
+    /// actor).
+    type_name: fn() -> &'static str,
 }
 
 // SAFETY: a job is a handle to a cell kept alive by the system's reference while the job
@@ -66,14 +68,14 @@ impl Job {
     pub(crate) fn of(hdr: &Header) -> Self {
         Self {
             hdr,
-            name: hdr.type_name(),
+            type_name: hdr.type_name_fn(),
         }
     }
 
     pub(crate) fn shutdown() -> Self {
         Self {
             hdr: std::ptr::null(),
-            name: "<shutdown>",
+            type_name: || "<shutdown>",
         }
     }
 
@@ -85,7 +87,7 @@ impl Job {
 
     /// The actor's type name (`"<shutdown>"` for the runtime's shutdown request).
     pub fn actor_type(&self) -> &'static str {
-        self.name
+        (self.type_name)()
     }
 
     /// Whether this is the runtime's request that the worker taking it exits.
@@ -102,7 +104,7 @@ impl Job {
 impl fmt::Debug for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Job")
-            .field("actor", &self.name)
+            .field("actor", &self.actor_type())
             .field("id", &self.hdr)
             .finish()
     }
@@ -220,25 +222,36 @@ pub(crate) unsafe fn register(
     start: Envelope,
     take_ref: impl FnOnce(),
 ) -> Result<(), Envelope> {
-    let core = exec.core();
-    let ok = core.registry.locked(hdr.queue, |list| {
-        if core.life.closed() {
-            return false;
-        }
-        take_ref();
-        core.life.add_live();
-        // SAFETY: the link is on no list; the system reference keeps it valid until the job
-        // that releases the reference unlinks it, or shutdown takes it.
-        unsafe { list.link(&hdr.link) };
-        true
-    });
-    if !ok {
+    // SAFETY: a fresh cell's link is on no list; `take_ref` takes the system reference.
+    if !unsafe { enroll(exec.core(), hdr, true, take_ref) } {
         return Err(start);
     }
     // Not yet published: the lock only orders this with the job that will run it.
     mb.lock().with(|s| s.inbox.push(start));
     exec.schedule(hdr, mb);
     Ok(())
+}
+
+/// Under the actor's registry shard lock: refuses (false) once the system is closed — shutdown
+/// takes every shard lock after closing, so no actor slips in unseen — otherwise counts the actor
+/// live and, with `link`, takes the system reference and puts the actor on the registry.
+///
+/// # Safety
+/// With `link`: the header's link is on no list, and `take_ref` takes the system reference that
+/// keeps it valid until the job that releases it unlinks it, or shutdown takes it.
+unsafe fn enroll(core: &Core, hdr: &Header, link: bool, take_ref: impl FnOnce()) -> bool {
+    core.registry.locked(hdr.queue, |list| {
+        if core.life.closed() {
+            return false;
+        }
+        core.life.add_live();
+        if link {
+            take_ref();
+            // SAFETY: caller contract.
+            unsafe { list.link(&hdr.link) };
+        }
+        true
+    })
 }
 
 /// Brings a `Destroyed` mailbox actor back: alive, `install` queued behind its old mail (which
@@ -253,27 +266,15 @@ pub(crate) unsafe fn revive(
     install: Envelope,
     take_ref: impl FnOnce(),
 ) -> Result<(), Envelope> {
-    let core = exec.core();
     let schedule = {
         let g = mb.lock();
         if hdr.status() != Status::Destroyed {
             return Err(install);
         }
         let need_ref = g.with(|s| !s.sys_ref);
-        let ok = core.registry.locked(hdr.queue, |list| {
-            if core.life.closed() {
-                return false;
-            }
-            core.life.add_live();
-            if need_ref {
-                take_ref();
-                // SAFETY: `sys_ref` was false, so the link is on no list (it is unlinked under
-                // this mailbox's lock, with the reference released after).
-                unsafe { list.link(&hdr.link) };
-            }
-            true
-        });
-        if !ok {
+        // SAFETY: with `sys_ref` false the link is on no list (it is unlinked under this
+        // mailbox's lock, which we hold, before the reference is released).
+        if !unsafe { enroll(exec.core(), hdr, need_ref, take_ref) } {
             return Err(install);
         }
         hdr.set_status(Status::Alive);
@@ -358,11 +359,11 @@ pub(crate) unsafe fn resume_reporting(
             Some((true, destroyed)) => {
                 // Unlinked under the mailbox lock, so a respawn (which links again under it)
                 // cannot interleave. Then the reference goes; the cell may be freed with it.
-                // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
-                hdr.exec
-                    .core()
-                    .registry
-                    .locked(hdr.queue, |list| unsafe { list.unlink(&hdr.link) });
+                let registry = &hdr.exec.core().registry;
+                registry.locked(hdr.queue, |list| {
+                    // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
+                    unsafe { list.unlink(&hdr.link) }
+                });
                 drop(g);
                 // SAFETY: releases the system reference this mailbox held (`sys_ref`).
                 unsafe { Header::release(hdr) };
