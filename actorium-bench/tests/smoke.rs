@@ -19,7 +19,15 @@ fn quick_run_writes_table_json_and_chart() {
             "--only",
             "ping-pong,counting,matrix",
         ])
-        .args(["--runs", "2", "--threads", "2", "--json"])
+        .args([
+            "--runs",
+            "2",
+            "--threads",
+            "2",
+            "--timeout",
+            "120",
+            "--json",
+        ])
         .arg(&json)
         .arg("--out")
         .arg(&dir)

@@ -132,7 +132,7 @@ pub mod policy {
     //! system.stop();
     //! # Ok::<(), actorium::ConfigError>(())
     //! ```
-    pub use crate::executor::centric::policy::{Policy, Scheduler, WorkerCtx};
+    pub use crate::executor::centric::policy::{Policy, Scheduler, WorkerCtx, LONG_JOB_CHECK};
     pub use crate::executor::centric::sharing::{SharedQueue, WorkSharing};
     pub use crate::executor::centric::stealing::WorkStealing;
     pub mod work_stealing {

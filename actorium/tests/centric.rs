@@ -10,7 +10,7 @@ use actorium::{Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, Receive
 use common::{on_every_executor, settle, watchdog};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 type Trace = Arc<Mutex<Vec<(u32, u32)>>>;
@@ -123,10 +123,12 @@ fn max_throughput_one_interleaves_busy_actors() {
 struct Sleeper {
     done: Arc<AtomicBool>,
     index: Arc<AtomicUsize>,
+    blocked: Arc<AtomicBool>,
 }
 impl Actor for Sleeper {}
-impl Receive<Duration> for Sleeper {
-    fn receive(&mut self, d: Duration, ctx: &mut Context<'_, Self>) -> Allocation {
+/// Blocks the actor's thread until the test lets it go (or a minute passes).
+impl Receive<mpsc::Receiver<()>> for Sleeper {
+    fn receive(&mut self, gate: mpsc::Receiver<()>, ctx: &mut Context<'_, Self>) -> Allocation {
         self.index.store(ctx.worker_index(), Ordering::SeqCst);
         THREAD_END.with(|g| {
             g.borrow_mut()
@@ -134,7 +136,9 @@ impl Receive<Duration> for Sleeper {
                 .0
                 .store(false, Ordering::SeqCst)
         });
-        std::thread::sleep(d);
+        self.blocked.store(true, Ordering::SeqCst);
+        let _ = gate.recv_timeout(Duration::from_secs(60));
+        self.blocked.store(false, Ordering::SeqCst);
         Allocation::Nodelete
     }
 }
@@ -174,21 +178,24 @@ impl Receive<()> for Counter {
 
 #[test]
 fn a_blocking_detached_actor_does_not_delay_others() {
-    watchdog(120, || {
+    watchdog(300, || {
         on_every_executor(|name, ex| {
             // One worker: a pooled actor blocking for a second would stop everything.
             let system = ex(ActorSystem::builder().workers(1)).build().unwrap();
             let thread_ended = Arc::new(AtomicBool::new(false));
             let index = Arc::new(AtomicUsize::new(0));
+            let blocked = Arc::new(AtomicBool::new(false));
             let sleeper = system.spawn_detached(Sleeper {
                 done: thread_ended.clone(),
                 index: index.clone(),
+                blocked: blocked.clone(),
             });
-            sleeper.send(Duration::from_secs(1)).unwrap();
-            settle(&system, 10, "the sleeper to start", || {
-                index.load(Ordering::SeqCst) == DETACHED
+            let (open, gate) = mpsc::channel();
+            sleeper.send(gate).unwrap();
+            settle(&system, 30, "the sleeper to block", || {
+                blocked.load(Ordering::SeqCst)
             });
-            let t0 = Instant::now();
+            assert_eq!(index.load(Ordering::SeqCst), DETACHED);
             let done = Arc::new(AtomicU64::new(0));
             for _ in 0..10 {
                 system.spawn(Counter {
@@ -196,21 +203,26 @@ fn a_blocking_detached_actor_does_not_delay_others() {
                     done: done.clone(),
                 });
             }
-            settle(&system, 30, "the counters", || {
+            // Had the blocked actor taken the only pooled worker, the counters could not end
+            // before the gate opens (it opens only after this wait).
+            settle(&system, 60, "the counters while the sleeper blocks", || {
                 done.load(Ordering::SeqCst) == 10
             });
-            let took = t0.elapsed();
             assert!(
-                took < Duration::from_millis(900),
-                "{name}: 100k pooled messages took {took:?} while a detached actor slept 1 s"
+                blocked.load(Ordering::SeqCst),
+                "{name}: the sleeper stopped blocking before the gate opened"
             );
+            open.send(()).unwrap();
+            settle(&system, 30, "the sleeper to wake", || {
+                !blocked.load(Ordering::SeqCst)
+            });
             assert!(!thread_ended.load(Ordering::SeqCst));
             // The detached thread ends with its actor.
             sleeper.send(DeleteMsg).unwrap();
-            settle(&system, 10, "the detached thread to end", || {
+            settle(&system, 30, "the detached thread to end", || {
                 thread_ended.load(Ordering::SeqCst)
             });
-            assert!(sleeper.send(Duration::ZERO).is_err());
+            assert!(sleeper.send(mpsc::channel().1).is_err());
             system.stop();
         });
     });
@@ -346,6 +358,10 @@ fn the_testing_policy_runs_the_same_way_every_time() {
 
 #[test]
 fn the_testing_policy_steps_one_message_at_a_time() {
+    watchdog(120, the_testing_policy_steps_one_message_at_a_time_body);
+}
+
+fn the_testing_policy_steps_one_message_at_a_time_body() {
     let system = ActorSystem::builder().policy(Testing).build().unwrap();
     let trace: Trace = Arc::default();
     let a = system.spawn(Tracer {
@@ -466,8 +482,9 @@ fn a_custom_policy_sees_every_hook() {
 
 #[test]
 fn work_stealing_spreads_a_burst_and_idles_asleep() {
-    watchdog(60, || {
-        /// Spawns busy counters from a behaviour: they all land on this worker's deque.
+    watchdog(120, || {
+        /// Spawns busy counters from a behaviour (they all land on this worker's deque), then
+        /// keeps this worker busy until one of them has finished: only a thief can run them.
         struct Burst(Arc<AtomicU64>);
         impl Actor for Burst {}
         impl Receive<()> for Burst {
@@ -477,6 +494,10 @@ fn work_stealing_spreads_a_burst_and_idles_asleep() {
                         left: 20_000,
                         done: self.0.clone(),
                     });
+                }
+                let t0 = Instant::now();
+                while self.0.load(Ordering::SeqCst) == 0 && t0.elapsed() < Duration::from_secs(30) {
+                    std::thread::sleep(Duration::from_millis(1));
                 }
                 Allocation::Delete
             }
@@ -489,14 +510,15 @@ fn work_stealing_spreads_a_burst_and_idles_asleep() {
             .unwrap();
         let done = Arc::new(AtomicU64::new(0));
         system.spawn(Burst(done.clone())).send(()).unwrap();
-        settle(&system, 30, "the counters", || {
+        settle(&system, 60, "the counters", || {
             done.load(Ordering::SeqCst) == 64
         });
-        // Idle: the workers pass the polling tiers (about 25 ms) and sleep.
-        std::thread::sleep(Duration::from_millis(300));
         let s = system.stats().unwrap();
         assert!(s.steals > 0, "the idle worker stole from the busy one: {s}");
-        assert!(s.sleeps >= 2, "both idle workers fell asleep: {s}");
+        // Idle: the workers pass the polling tiers (about 25 ms unloaded) and sleep.
+        settle(&system, 60, "both idle workers asleep", || {
+            system.stats().unwrap().sleeps >= 2
+        });
         system.stop();
     });
 }
@@ -524,7 +546,7 @@ fn dropping_a_system_ends_actors_that_never_go_idle() {
             let (a, b) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
             let pooled = system.spawn(Ticker(a.clone()));
             let detached = system.spawn_detached(Ticker(b.clone()));
-            settle(&system, 10, "both tickers to tick", || {
+            settle(&system, 30, "both tickers to tick", || {
                 a.load(Ordering::Relaxed) > 100 && b.load(Ordering::Relaxed) > 100
             });
             drop(system); // unlimited throughput: the jobs never end by themselves
@@ -556,33 +578,34 @@ fn a_detached_actor_can_be_respawned() {
             let p = system.spawn_detached(Phoenix(sum.clone()));
             p.send(5).unwrap();
             p.send(0).unwrap(); // destroy
-            settle(&system, 10, "destroyed", || !p.is_alive());
+            settle(&system, 30, "destroyed", || !p.is_alive());
             for round in 0..3 {
                 p.respawn(Phoenix(sum.clone())).unwrap();
                 p.send(10).unwrap();
-                settle(&system, 10, "respawned actor to run", || {
+                settle(&system, 30, "respawned actor to run", || {
                     sum.load(Ordering::SeqCst) == 15 + 10 * round
                 });
                 p.send(0).unwrap();
-                settle(&system, 10, "destroyed again", || !p.is_alive());
+                settle(&system, 30, "destroyed again", || !p.is_alive());
             }
             system.stop();
             // A destroyed detached actor left alone: its thread ends with the system or cell.
             let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
             let q = system.spawn_detached(Phoenix(sum.clone()));
             q.send(0).unwrap();
-            settle(&system, 10, "destroyed", || !q.is_alive());
+            settle(&system, 30, "destroyed", || !q.is_alive());
             drop(q);
             system.stop();
         });
     });
 }
 
-/// With work stealing, a job made by an actor whose own job never ends (other threads keep its
-/// mailbox full, unlimited throughput) is taken by an idle worker.
+/// With work stealing, a job made by an actor whose own job never ends (it keeps sending
+/// itself messages, unlimited throughput) is taken by the other worker, even when that one was
+/// already asleep: the long job wakes it (`Policy::during_resume`).
 #[test]
 fn a_job_behind_a_never_ending_job_is_stolen() {
-    watchdog(60, || {
+    watchdog(120, || {
         struct Flag(Arc<AtomicBool>);
         impl Actor for Flag {
             fn started(&mut self, _: &mut Context<'_, Self>) {
@@ -597,31 +620,35 @@ fn a_job_behind_a_never_ending_job_is_stolen() {
         struct Busy(Arc<AtomicBool>, bool);
         impl Actor for Busy {}
         impl Receive<u64> for Busy {
-            fn receive(&mut self, _: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+            fn receive(&mut self, i: u64, ctx: &mut Context<'_, Self>) -> Allocation {
                 if !self.1 {
                     self.1 = true;
                     ctx.spawn(Flag(self.0.clone())).send(()).unwrap();
                 }
+                // The next message is always there: the job never ends by itself.
+                let _ = ctx.address().send(i + 1);
                 Allocation::Nodelete
             }
         }
         let system = ActorSystem::builder()
             .workers(2)
+            .stats(true)
             .policy(WorkStealing::default())
             .build()
             .unwrap();
+        // Both workers asleep first, so the one that is not woken for `Busy` must be woken.
+        settle(&system, 60, "both workers asleep", || {
+            system.stats().unwrap().sleeps >= 2
+        });
         let ran = Arc::new(AtomicBool::new(false));
         let busy = system.spawn(Busy(ran.clone(), false));
-        let t0 = Instant::now();
-        while !ran.load(Ordering::SeqCst) {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "the spawned actor starved"
-            );
-            for i in 0..1000 {
-                busy.send(i).unwrap();
-            }
-        }
+        busy.send(0).unwrap();
+        settle(
+            &system,
+            30,
+            "the job behind the never-ending job to run",
+            || ran.load(Ordering::SeqCst),
+        );
         busy.send(DeleteMsg).unwrap();
         system.stop();
     });

@@ -235,26 +235,47 @@ fn many_senders_single_worker() {
 
 /// All actors on worker 0's queues: the other workers can only help by stealing whole queues,
 /// which must keep exactly-once delivery, per-pair order and one behaviour at a time.
+///
+/// Every run checks the guarantees. Whether a thief is awake while worker 0's queues hold a
+/// backlog depends on the OS scheduler (2 vCPUs, 3 workers), so the evidence that stealing
+/// happened at all may take a few runs: up to five, and at least one must steal.
 #[test]
 fn stolen_queues_keep_every_guarantee() {
+    const RUNS: usize = 5;
     for h in HEURISTICS {
         for workers in [2, 3] {
-            let stats = watchdog(300, move || {
-                stress(
-                    ActorSystem::builder()
-                        .workers(workers)
-                        .queues_per_worker(8)
-                        .stealing(h),
-                    true,
-                )
-            });
+            let run = move || {
+                watchdog(300, move || {
+                    stress(
+                        ActorSystem::builder()
+                            .workers(workers)
+                            .queues_per_worker(8)
+                            .stealing(h),
+                        true,
+                    )
+                })
+            };
             if h == Stealing::None {
+                let stats = run();
                 assert_eq!(stats.steal_attempts, 0, "{h:?}: {stats}");
-            } else {
-                assert!(
-                    stats.steals > 0,
-                    "{h:?} with {workers} workers stole nothing: {stats}"
-                );
+                continue;
+            }
+            let mut tries = Vec::new();
+            while tries.len() < RUNS {
+                let stats = run();
+                let stole = stats.steals > 0;
+                tries.push(stats);
+                if stole {
+                    break;
+                }
+            }
+            let last = tries.last().expect("one run at least");
+            assert!(
+                last.steals > 0,
+                "{h:?} with {workers} workers stole nothing in {RUNS} runs; last: {last}"
+            );
+            if tries.len() > 1 {
+                eprintln!("{h:?}, {workers} workers: stole on run {}", tries.len());
             }
         }
     }

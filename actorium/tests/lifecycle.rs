@@ -47,6 +47,10 @@ fn tracked(drops: &Arc<AtomicUsize>) -> Tracked {
 
 #[test]
 fn config_errors_say_what_to_change() {
+    watchdog(120, config_errors_say_what_to_change_body);
+}
+
+fn config_errors_say_what_to_change_body() {
     let e = ActorSystem::builder().workers(0).build().unwrap_err();
     assert!(matches!(e, ConfigError::ZeroWorkers));
     assert!(e.to_string().contains(".workers(n)` with n >= 1"), "{e}");
@@ -127,7 +131,7 @@ fn config_errors_say_what_to_change() {
 
 #[test]
 fn send_to_terminated_actor_returns_the_message() {
-    watchdog(30, || {
+    watchdog(120, || {
         on_every_executor(|_name, ex| {
             let system = ex(ActorSystem::builder())
                 .workers(2)
@@ -137,7 +141,7 @@ fn send_to_terminated_actor_returns_the_message() {
             let drops = Arc::new(AtomicUsize::new(0));
             let a = system.spawn(tracked(&drops));
             a.send(DeleteMsg).unwrap();
-            settle(&system, 10, "actor to terminate", || !a.is_alive());
+            settle(&system, 30, "actor to terminate", || !a.is_alive());
             let err = a.send(77u64).unwrap_err();
             assert_eq!(err.into_inner(), 77);
             let err = a.send(String::from("not lost").len() as u64).unwrap_err();
@@ -157,7 +161,7 @@ fn send_to_terminated_actor_returns_the_message() {
 
 #[test]
 fn each_allocation_status() {
-    watchdog(30, || {
+    watchdog(120, || {
         on_every_executor(|_name, ex| {
             let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
             let drops = Arc::new(AtomicUsize::new(0));
@@ -207,7 +211,7 @@ fn each_allocation_status() {
             .unwrap();
             a2.send(1u64).unwrap(); // every old address reaches the new incarnation
             a.send(End(Allocation::Finished)).unwrap();
-            settle(&system, 10, "respawned actor to finish", || !a.is_alive());
+            settle(&system, 30, "respawned actor to finish", || !a.is_alive());
 
             // Nodelete keeps receiving; stop() waits for the poison pill.
             let b = system.spawn(tracked(&drops));
@@ -233,7 +237,7 @@ fn each_allocation_status() {
 
 #[test]
 fn poison_pills_deliver_pending_messages_first() {
-    watchdog(30, || {
+    watchdog(120, || {
         on_every_executor(|_name, ex| {
             let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
             let drops = Arc::new(AtomicUsize::new(0));
@@ -278,7 +282,7 @@ impl Receive<Ask> for Fragile {
 
 #[test]
 fn panicking_behaviour_terminates_only_its_actor() {
-    watchdog(30, || {
+    watchdog(120, || {
         on_every_executor(|_name, ex| {
             // One worker: if the panic killed it, nothing else would ever run.
             let system = ex(ActorSystem::builder())
@@ -298,7 +302,7 @@ fn panicking_behaviour_terminates_only_its_actor() {
             for _ in 0..10 {
                 good.send(Ask(answers.clone())).unwrap();
             }
-            settle(&system, 10, "the worker to keep running", || {
+            settle(&system, 30, "the worker to keep running", || {
                 answers.load(Ordering::SeqCst) == 10
             });
             good.send(DeleteMsg).unwrap();
@@ -310,7 +314,7 @@ fn panicking_behaviour_terminates_only_its_actor() {
 
 #[test]
 fn stop_waits_for_every_actor() {
-    watchdog(60, || {
+    watchdog(180, || {
         on_every_executor(|_name, ex| {
             static DONE: AtomicU64 = AtomicU64::new(0);
             struct Countdown(u64);
@@ -343,7 +347,7 @@ fn stop_waits_for_every_actor() {
 
 #[test]
 fn drop_without_stop_neither_hangs_nor_leaks() {
-    watchdog(30, || {
+    watchdog(120, || {
         on_every_executor(|_name, ex| {
             let drops = Arc::new(AtomicUsize::new(0));
             let addrs: Vec<Addr<Tracked>> = {
@@ -372,7 +376,7 @@ fn drop_without_stop_neither_hangs_nor_leaks() {
 
 #[test]
 fn behaviours_spawn_and_several_systems_run_in_turn() {
-    watchdog(60, || {
+    watchdog(180, || {
         on_every_executor(|_name, ex| {
             struct Parent(u32);
             impl Actor for Parent {}
@@ -426,7 +430,7 @@ fn behaviours_spawn_and_several_systems_run_in_turn() {
 
 #[test]
 fn idle_workers_sleep_and_wake() {
-    watchdog(60, || {
+    watchdog(180, || {
         // Short idle phases, so the workers sleep between the sends below.
         let quick =
             WorkStealing::default()
@@ -441,29 +445,34 @@ fn idle_workers_sleep_and_wake() {
             let system = b.workers(2).stats(true).build().unwrap();
             let drops = Arc::new(AtomicUsize::new(0));
             let a = system.spawn(tracked(&drops));
-            for i in 0..20 {
-                std::thread::sleep(Duration::from_millis(5)); // long enough for workers to sleep
-                a.send(i).unwrap();
+            let centric = system.is_actor_centric();
+            // The inverted executor also counts the system calls that woke a worker.
+            let seen = |s: &actorium::Stats| s.sleeps > 0 && (centric || s.wakeups > 0);
+            // Gaps long enough for the workers to sleep between sends (usually the first few
+            // do it; a loaded machine may need more).
+            let t0 = std::time::Instant::now();
+            let mut sent = 0;
+            while sent < 20 || !seen(&system.stats().unwrap()) {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(30),
+                    "idle workers should sleep and sends wake them: {}",
+                    system.stats().unwrap()
+                );
+                std::thread::sleep(Duration::from_millis(5));
+                a.send(sent).unwrap();
+                sent += 1;
             }
             a.send(DeleteMsg).unwrap();
-            let centric = system.is_actor_centric();
             let s = system.stop().unwrap();
-            assert!(s.sleeps > 0, "idle workers should have slept: {s}");
-            if !centric {
-                // The inverted executor counts the system calls that woke a worker.
-                assert!(
-                    s.wakeups > 0,
-                    "sends should have woken sleeping workers: {s}"
-                );
-            }
-            assert_eq!(s.messages_processed, 21);
+            assert!(seen(&s), "{s}");
+            assert_eq!(s.messages_processed, sent + 1);
         }
     });
 }
 
 #[test]
 fn started_runs_before_the_first_message() {
-    watchdog(60, || {
+    watchdog(180, || {
         on_every_executor(|_name, ex| {
             static VIOLATIONS: AtomicU64 = AtomicU64::new(0);
             static RECEIVED: AtomicU64 = AtomicU64::new(0);

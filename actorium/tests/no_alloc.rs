@@ -4,7 +4,7 @@
 mod common;
 
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, Receive};
-use common::wait_for;
+use common::{wait_for, watchdog};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -103,8 +103,24 @@ fn allocations(w: &[AtomicU64; 2]) -> u64 {
 }
 
 /// One test function: the counter is global, so the scenarios must not overlap.
+/// Spins (no allocation, unlike a sleep-based wait) until `cond`, failing after a minute.
+fn spin_until(what: &str, cond: impl Fn() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::hint::spin_loop();
+    }
+}
+
 #[test]
 fn steady_state_sends_do_not_allocate() {
+    watchdog(300, steady_state);
+}
+
+fn steady_state() {
     let system = ActorSystem::builder().workers(2).build().unwrap();
 
     // Thread start-up allocates, and a worker may start late: make every worker run a
@@ -161,9 +177,7 @@ fn steady_state_sends_do_not_allocate() {
             before = ALLOCS.load(Ordering::SeqCst);
         }
         sink.send(Payload([i; 3])).unwrap();
-        while got.load(Ordering::SeqCst) != i {
-            std::hint::spin_loop();
-        }
+        spin_until("an outside send", || got.load(Ordering::SeqCst) == i);
     }
     assert_eq!(
         ALLOCS.load(Ordering::SeqCst) - before,
@@ -183,9 +197,7 @@ fn steady_state_sends_do_not_allocate() {
     let start = got.load(Ordering::SeqCst);
     for i in 1..=100 {
         sink.send(Big([1; 8])).unwrap();
-        while got.load(Ordering::SeqCst) != start + i {
-            std::hint::spin_loop();
-        }
+        spin_until("a boxed send", || got.load(Ordering::SeqCst) == start + i);
     }
     assert_eq!(ALLOCS.load(Ordering::SeqCst) - before, 100);
     sink.send(DeleteMsg).unwrap();
@@ -194,7 +206,7 @@ fn steady_state_sends_do_not_allocate() {
     // The actor-centric executor: mailboxes hold envelopes by value too, and jobs move through
     // deques (stealing) or one queue (sharing) that keep their buffers.
     for (name, policy) in [("work stealing", true), ("work sharing", false)] {
-        let b = ActorSystem::builder().workers(2);
+        let b = ActorSystem::builder().workers(2).stats(true);
         let system = if policy {
             b.policy(actorium::policy::WorkStealing::default())
         } else {
@@ -208,6 +220,11 @@ fn steady_state_sends_do_not_allocate() {
             s.send(Payload([0; 3])).unwrap();
         }
         wait_for(60, "warm-up", || warm.load(Ordering::SeqCst) == 8);
+        // Both workers have been through their idle path (steals included) at least once, so
+        // one-time set-up there (crossbeam-epoch registers a thread on its first pin) is done.
+        wait_for(60, "both workers asleep", || {
+            system.stats().unwrap().sleeps >= 2
+        });
 
         let w = window();
         let a = system.spawn(looper(&w));

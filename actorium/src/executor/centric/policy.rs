@@ -26,6 +26,9 @@ use crate::executor::mailbox::{Job, Resumable};
 use crate::loom::sync::atomic::{fence, Ordering};
 use crate::stats::Counters;
 
+/// How many messages a job runs between two calls of [`Policy::during_resume`].
+pub const LONG_JOB_CHECK: usize = 256;
+
 /// A scheduling policy for the actor-centric executor. See the [module docs](self) for when
 /// each method is called, and [`crate::policy`] for the built-in ones and an example.
 pub trait Policy: Send + Sync + Sized + 'static {
@@ -62,6 +65,14 @@ pub trait Policy: Send + Sync + Sized + 'static {
 
     /// Called after a job ran, with how it ended.
     fn after_resume(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job, _result: Resumable) {}
+
+    /// Called while a long job runs: between two of its messages (never inside a behaviour),
+    /// once every [`LONG_JOB_CHECK`] messages of one resume. CAF has no such hook because its
+    /// relaxed tier polls every 10 ms, so an idle worker there eventually steals what waits
+    /// behind a long job; actorium's idle workers sleep instead, so a policy that keeps jobs
+    /// where only their owner looks should wake a sleeper here when jobs wait behind this one
+    /// (the built-in work stealing does). Default: nothing.
+    fn during_resume(&self, _me: &mut WorkerCtx<'_, Self>) {}
 
     /// Called after a job ran for the last time (its actor terminated). `job.id()` may be
     /// reused from now on — even already: a `Destroyed` actor respawned at once has the same

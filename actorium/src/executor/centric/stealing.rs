@@ -253,6 +253,15 @@ impl Policy for WorkStealing {
         }
     }
 
+    /// Jobs wait behind a long job on this worker: wake a sleeping thief to take them (CAF's
+    /// relaxed tier would find them by polling within 10 ms; ours sleeps).
+    fn during_resume(&self, me: &mut WorkerCtx<'_, Self>) {
+        let waiting = !me.local().deque.is_empty() || !me.data().inbox.is_empty();
+        if waiting && me.scheduler().has_sleepers() {
+            me.scheduler().notify_any();
+        }
+    }
+
     fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
         me.data().inbox.push(job);
     }

@@ -44,9 +44,19 @@ impl Drop for Enter {
 pub(crate) fn run<P: Policy>(exec: &super::Executor, inner: &Arc<Inner<P>>, index: usize) {
     let _enter = Enter::new(Arc::as_ptr(inner).cast(), index);
     let core = &exec.core;
+    let p = &*inner.policy;
+    let during = || {
+        policy_call(|| {
+            // SAFETY: called by the job's thread between two behaviours, when no other context
+            // of this worker is alive (see `step`).
+            let mut me = unsafe { inner.ctx(index, core) };
+            p.during_resume(&mut me)
+        })
+    };
     let runner = Runner {
         index,
         counters: core.stats_on.then(|| &*core.counters[index]),
+        during: Some(&during),
     };
     loop {
         // SAFETY: this is worker `index`'s thread, and no other context of it is alive.
@@ -79,8 +89,9 @@ unsafe fn step<P: Policy>(
 ) {
     let p = &*inner.policy;
     // The contexts below never overlap: each ends before the next is made, none lives across
-    // the job (whose behaviours may make their own for internal enqueues), and policy code runs
-    // outside CURRENT, so a send it makes cannot make another.
+    // the job (whose behaviours may make their own for internal enqueues, and whose runner makes
+    // one between behaviours for `during_resume`), and policy code runs outside CURRENT, so a
+    // send it makes cannot make another.
     policy_call(|| {
         // SAFETY: as just said; this is worker `index`'s thread (caller contract).
         let mut me = unsafe { inner.ctx(index, core) };
@@ -165,6 +176,7 @@ impl<P: Policy> Sched for Inner<P> {
         let runner = Runner {
             index: 0,
             counters: core.stats_on.then(|| &*core.counters[0]),
+            during: None, // one message per step: never a long job
         };
         // One message per step, as CAF's test coordinator runs them.
         // SAFETY: as above.

@@ -250,8 +250,10 @@ impl Worker {
             if let Some(c) = self.counters() {
                 c.sleeps.bump(1);
             }
+            exec.stamp_asleep(self.index);
             exec.idle.sleep(self.index);
             exec.idle.retire(self.index);
+            exec.stamp_steal(self.index);
             idle_since = None;
             idle_passes = 0;
         }

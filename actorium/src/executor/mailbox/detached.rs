@@ -145,6 +145,7 @@ fn body(exec: &Exec, unit: &DetachedUnit, cell: CellPtr) {
     let runner = Runner {
         index: usize::MAX,
         counters: core.stats_on.then_some(&counters),
+        during: None, // no job waits for this thread
     };
     while unit.wait() {
         // SAFETY: a job is pending, so the actor is registered and its system reference held.

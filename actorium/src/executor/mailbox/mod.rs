@@ -24,6 +24,7 @@ use super::copy_queue::CopyQueue;
 use super::envelope::Envelope;
 use super::{report_panic, Core, Exec, WorkerRef};
 use crate::actor::cell::{Header, Status};
+use crate::executor::centric::policy::LONG_JOB_CHECK;
 use crate::loom::UnsafeCell;
 use crate::runtime::spin::{SpinGuard, SpinLock};
 use crate::stats::Counters;
@@ -116,6 +117,9 @@ pub(crate) struct Runner<'a> {
     pub(crate) index: usize,
     /// This thread's counters (its own, written by it alone), if statistics are on.
     pub(crate) counters: Option<&'a Counters>,
+    /// Called between two messages of a long job, every [`LONG_JOB_CHECK`] messages (the
+    /// policy's `during_resume`); `None` on threads that no other job waits for.
+    pub(crate) during: Option<&'a dyn Fn()>,
 }
 
 struct Guarded {
@@ -323,14 +327,26 @@ pub(crate) unsafe fn resume_reporting(
     let hdr = job.header().expect("an actor job");
     let mb = hdr.mailbox().expect("a mailbox actor");
     let mut n = 0usize;
+    let mut next_check = LONG_JOB_CHECK;
     loop {
-        n += drain(mb, runner, max - n);
+        // In chunks, so a long job lets the policy look around (`during_resume`) even while
+        // it works through one big batch.
+        n += drain(mb, runner, (max - n).min(LONG_JOB_CHECK));
+        if n >= next_check {
+            next_check = n + LONG_JOB_CHECK;
+            if let Some(f) = runner.during {
+                f();
+            }
+        }
         // SAFETY: this thread runs the job (caller contract), and no behaviour is running.
         let batch = mb.batch.with_mut(|b| unsafe { &mut *b });
-        // A dropped system: stop at the next batch boundary (an actor that keeps sending
+        // A dropped system: stop at the next chunk boundary (an actor that keeps sending
         // itself messages would otherwise never end its job); shutdown's cleanup owns the rest.
-        if !batch.is_empty() || hdr.exec.aborting() {
+        if hdr.exec.aborting() || (!batch.is_empty() && n >= max) {
             return (Resumable::ResumeLater, false);
+        }
+        if !batch.is_empty() {
+            continue;
         }
         batch.reset_drained();
         let g = mb.lock();
