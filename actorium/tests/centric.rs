@@ -137,7 +137,8 @@ impl Receive<mpsc::Receiver<()>> for Sleeper {
                 .store(false, Ordering::SeqCst)
         });
         self.blocked.store(true, Ordering::SeqCst);
-        let _ = gate.recv_timeout(Duration::from_secs(60));
+        // Opens when the test sends, or drops the sender (ends or panics).
+        let _ = gate.recv();
         self.blocked.store(false, Ordering::SeqCst);
         Allocation::Nodelete
     }
@@ -509,18 +510,43 @@ fn work_stealing_spreads_a_burst_and_idles_asleep() {
             .build()
             .unwrap();
         let done = Arc::new(AtomicU64::new(0));
+        let slept_before = system.stats().unwrap().sleeps;
         system.spawn(Burst(done.clone())).send(()).unwrap();
         settle(&system, 60, "the counters", || {
             done.load(Ordering::SeqCst) == 64
         });
         let s = system.stats().unwrap();
         assert!(s.steals > 0, "the idle worker stole from the busy one: {s}");
-        // Idle: the workers pass the polling tiers (about 25 ms unloaded) and sleep.
-        settle(&system, 60, "both idle workers asleep", || {
-            system.stats().unwrap().sleeps >= 2
+        // Idle: the workers pass the polling tiers (about 25 ms unloaded) and sleep. A polling
+        // worker keeps counting steal attempts, so both are asleep once that count stands
+        // still for longer than the tiers take.
+        settle(&system, 60, "both workers to sleep after the burst", || {
+            system.stats().unwrap().sleeps >= slept_before + 2
         });
+        polling_stops(&system);
         system.stop();
     });
+}
+
+/// Waits until no worker of a work-stealing system polls any more: a polling worker counts
+/// steal attempts (CAF's defaults: one every 250 µs or more often), so they are all asleep, or
+/// running jobs, once that count stands still for 200 ms. Fails after a minute.
+fn polling_stops(system: &ActorSystem) {
+    let t0 = Instant::now();
+    let mut last = system.stats().unwrap().steal_attempts;
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = system.stats().unwrap().steal_attempts;
+        if now == last {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "idle workers still polling after a minute: {}",
+            system.stats().unwrap()
+        );
+        last = now;
+    }
 }
 
 /// Sends itself the next tick forever.
@@ -617,13 +643,20 @@ fn a_job_behind_a_never_ending_job_is_stolen() {
                 Allocation::Delete
             }
         }
-        struct Busy(Arc<AtomicBool>, bool);
+        /// Mails itself forever; makes the `Flag` job once `go` is set.
+        struct Busy {
+            ran: Arc<AtomicBool>,
+            go: Arc<AtomicBool>,
+            running: Arc<AtomicBool>,
+            spawned: bool,
+        }
         impl Actor for Busy {}
         impl Receive<u64> for Busy {
             fn receive(&mut self, i: u64, ctx: &mut Context<'_, Self>) -> Allocation {
-                if !self.1 {
-                    self.1 = true;
-                    ctx.spawn(Flag(self.0.clone())).send(()).unwrap();
+                self.running.store(true, Ordering::SeqCst);
+                if !self.spawned && self.go.load(Ordering::SeqCst) {
+                    self.spawned = true;
+                    ctx.spawn(Flag(self.ran.clone())).send(()).unwrap();
                 }
                 // The next message is always there: the job never ends by itself.
                 let _ = ctx.address().send(i + 1);
@@ -636,13 +669,23 @@ fn a_job_behind_a_never_ending_job_is_stolen() {
             .policy(WorkStealing::default())
             .build()
             .unwrap();
-        // Both workers asleep first, so the one that is not woken for `Busy` must be woken.
-        settle(&system, 60, "both workers asleep", || {
-            system.stats().unwrap().sleeps >= 2
-        });
         let ran = Arc::new(AtomicBool::new(false));
-        let busy = system.spawn(Busy(ran.clone(), false));
+        let go = Arc::new(AtomicBool::new(false));
+        let running = Arc::new(AtomicBool::new(false));
+        let busy = system.spawn(Busy {
+            ran: ran.clone(),
+            go: go.clone(),
+            running: running.clone(),
+            spawned: false,
+        });
         busy.send(0).unwrap();
+        settle(&system, 30, "the busy actor to run", || {
+            running.load(Ordering::SeqCst)
+        });
+        // The other worker is idle: wait until it sleeps (stops polling), so only a wake-up can
+        // bring it to the job made next.
+        polling_stops(&system);
+        go.store(true, Ordering::SeqCst);
         settle(
             &system,
             30,

@@ -196,7 +196,7 @@ impl fmt::Display for ActorExit {
 impl std::error::Error for ActorExit {}
 
 /// Waits for an actor to terminate and takes its final value if it ended with
-/// [`crate::Allocation::Finished`]. Made by [`crate::ActorSystem::spawn_joinable`].
+/// [`crate::Allocation::Finished`]. Made by [`crate::SystemHandle::spawn_joinable`].
 pub struct JoinHandle<A: Actor> {
     cell: Arc<Cell<A>>,
 }

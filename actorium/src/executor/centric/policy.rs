@@ -1,36 +1,40 @@
-//! The scheduling policy concept of CAF (seed 000, "Policies"), as a trait users can implement.
-//!
-//! The actor-centric executor owns the threads and the jobs' life cycle; a [`Policy`] decides
-//! where a job waits and which worker runs it next. Its state is split as in CAF:
-//! *coordinator data* (one per scheduler), *worker data* (one per worker, reachable from every
-//! thread: what thieves and external enqueues touch) and, Rust's addition, *local data* (one per
-//! worker, touched only by its own thread, such as the owner end of a deque).
-//!
-//! The runtime calls:
-//! - [`Policy::central_enqueue`] for a job made outside any worker (a spawn or send from `main`,
-//!   from another system, from a detached actor);
-//! - [`Policy::external_enqueue`] to hand a job to one given worker (the runtime uses it for
-//!   its shutdown requests; policies use it to place central jobs);
-//! - [`Policy::internal_enqueue`] for a job made by a behaviour running on a worker;
-//! - [`Policy::resume_job_later`] for an actor that used its `max_throughput` and has more mail;
-//! - [`Policy::dequeue`] for the next job of a worker (blocking is the policy's business);
-//! - the hooks [`Policy::before_resume`], [`Policy::after_resume`], [`Policy::after_completion`].
-//!
-//! A policy that blocks in `dequeue` must be woken by its enqueues. [`WorkerCtx::idle_sleep`]
-//! and [`Scheduler::notify`] / [`Scheduler::notify_any`] give it the runtime's idle sleep
-//! (seed 003: event fds, benaphores, a handshake that never strands a job); a policy may also
-//! use its own mutex and condition variable ([`crate::policy::WorkSharing`] does).
+//! The scheduling policy concept of CAF (seed 000, "Policies"), as a trait users can implement:
+//! see [`Policy`].
 
 use super::Inner;
 use crate::executor::mailbox::{Job, Resumable};
 use crate::loom::sync::atomic::{fence, Ordering};
 use crate::stats::Counters;
 
-/// How many messages a job runs between two calls of [`Policy::during_resume`].
+/// A job calls [`Policy::during_resume`] once it has run this many messages in one resume,
+/// and again after each further `LONG_JOB_CHECK` or more (the check falls on a chunk or gulp
+/// boundary, so two calls are 256 to 511 messages apart).
 pub const LONG_JOB_CHECK: usize = 256;
 
-/// A scheduling policy for the actor-centric executor. See the [module docs](self) for when
-/// each method is called, and [`crate::policy`] for the built-in ones and an example.
+/// A scheduling policy for the actor-centric executor; [`crate::policy`] has the built-in
+/// ones and an example.
+///
+/// The actor-centric executor owns the threads and the jobs' life cycle; a [`Policy`] decides
+/// where a job waits and which worker runs it next. Its state is split as in CAF:
+/// *coordinator data* (one per scheduler), *worker data* (one per worker, reachable from every
+/// thread: what thieves and external enqueues touch) and, Rust's addition, *local data* (one per
+/// worker, touched only by its own thread, such as the owner end of a deque).
+///
+/// The runtime calls:
+/// - [`Policy::central_enqueue`] for a job made outside any worker (a spawn or send from `main`,
+///   from another system, from a detached actor);
+/// - [`Policy::external_enqueue`] to hand a job to one given worker (the runtime uses it for
+///   its shutdown requests; policies use it to place central jobs);
+/// - [`Policy::internal_enqueue`] for a job made by a behaviour running on a worker;
+/// - [`Policy::resume_job_later`] for an actor that used its `max_throughput` and has more mail;
+/// - [`Policy::dequeue`] for the next job of a worker (blocking is the policy's business);
+/// - the hooks [`Policy::before_resume`], [`Policy::after_resume`], [`Policy::after_completion`],
+///   and [`Policy::during_resume`] between the messages of a long job.
+///
+/// A policy that blocks in `dequeue` must be woken by its enqueues. [`WorkerCtx::idle_sleep`]
+/// and [`Scheduler::notify`] / [`Scheduler::notify_any`] give it the runtime's idle sleep
+/// (seed 003: event fds, benaphores, a handshake that never strands a job); a policy may also
+/// use its own mutex and condition variable ([`crate::policy::WorkSharing`] does).
 pub trait Policy: Send + Sync + Sized + 'static {
     /// State shared by the whole scheduler (CAF's `coordinator_data`).
     type Coordinator: Send + Sync;
@@ -66,12 +70,13 @@ pub trait Policy: Send + Sync + Sized + 'static {
     /// Called after a job ran, with how it ended.
     fn after_resume(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job, _result: Resumable) {}
 
-    /// Called while a long job runs: between two of its messages (never inside a behaviour),
-    /// once every [`LONG_JOB_CHECK`] messages of one resume. CAF has no such hook because its
-    /// relaxed tier polls every 10 ms, so an idle worker there eventually steals what waits
-    /// behind a long job; actorium's idle workers sleep instead, so a policy that keeps jobs
-    /// where only their owner looks should wake a sleeper here when jobs wait behind this one
-    /// (the built-in work stealing does). Default: nothing.
+    /// Called while a long job runs: between two of its messages (never inside a behaviour;
+    /// possibly right after its last one), every [`LONG_JOB_CHECK`] messages or so of one
+    /// resume. CAF has no such hook because its relaxed tier polls every 10 ms, so an idle
+    /// worker there eventually steals what waits behind a long job; actorium's idle workers
+    /// sleep instead, so a policy that keeps jobs where only their owner looks should wake a
+    /// sleeper here when jobs wait behind this one (the built-in work stealing does; a policy
+    /// wrapping it must forward this call). It must not block. Default: nothing.
     fn during_resume(&self, _me: &mut WorkerCtx<'_, Self>) {}
 
     /// Called after a job ran for the last time (its actor terminated). `job.id()` may be

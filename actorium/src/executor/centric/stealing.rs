@@ -19,8 +19,12 @@
 //! relaxed tier polls every 10 ms forever; here it steals once, then falls into the idle sleep
 //! of seed 003 ([`crate::policy::WorkerCtx::idle_sleep`]): an idle system burns no CPU. Who
 //! wakes a sleeper: an external enqueue wakes the worker it targets; a worker whose own deque
-//! holds a backlog (two or more jobs) wakes one sleeper to steal. No job is ever stranded: a job
-//! in a deque belongs to a worker that is running (it pushed it), and a job in an inbox was
+//! holds a backlog (two or more jobs) wakes one sleeper to steal; and a worker running a long
+//! job wakes one every [`crate::policy::LONG_JOB_CHECK`] messages or so while anything waits
+//! in its deque or inbox ([`Policy::during_resume`]). A woken worker first searches every
+//! worker once, so the job it was woken for is found at once. No job is ever stranded: a job
+//! in a deque belongs to a worker that is running (it pushed it) and that either takes it when
+//! its current job ends or, if that job is long, wakes a sleeper for it; a job in an inbox was
 //! followed by a notification of the inbox's owner.
 
 use super::policy::{Policy, Scheduler, WorkerCtx};
@@ -254,7 +258,9 @@ impl Policy for WorkStealing {
     }
 
     /// Jobs wait behind a long job on this worker: wake a sleeping thief to take them (CAF's
-    /// relaxed tier would find them by polling within 10 ms; ours sleeps).
+    /// relaxed tier would find them by polling within 10 ms; ours sleeps). While a job stays
+    /// unstolen this wakes one more sleeper per check; the woken worker's first search looks
+    /// at every worker, so that is rare.
     fn during_resume(&self, me: &mut WorkerCtx<'_, Self>) {
         let waiting = !me.local().deque.is_empty() || !me.data().inbox.is_empty();
         if waiting && me.scheduler().has_sleepers() {
@@ -290,7 +296,9 @@ impl Policy for WorkStealing {
         if let Some(j) = steal(me) {
             return Some(j);
         }
-        me.idle_sleep(search_all)
+        // Woken: someone has work for us (our inbox, or a backlog somewhere): look everywhere
+        // once rather than at one random victim per poll.
+        me.idle_sleep(search_all).or_else(|| search_all(me))
     }
 
     fn validate(&self) -> Result<(), String> {

@@ -63,8 +63,9 @@ pub(crate) struct Executor {
     pub(crate) core: Core,
     pub(crate) spin: Duration,
     pub(crate) stealing: Stealing,
-    /// Per worker: when it last tried to steal (ns since `epoch`), for the longest-victim
-    /// heuristic. Written only by thieves, so a worker that is not stealing does no work here.
+    /// Per worker: when it last tried to steal (ns since `epoch`; `u64::MAX` while it sleeps),
+    /// for the longest-victim heuristic. Written by its own worker only, when it tries to steal
+    /// or goes to sleep or wakes, so a busy worker does no work here.
     last_steal: Box<[CachePadded<AtomicU64>]>,
     epoch: Instant,
 }
@@ -119,22 +120,26 @@ impl Executor {
         self.last_steal[w].store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
-    /// Records that worker `w` is going to sleep: a sleeping worker has no queue worth stealing
-    /// (it just searched its range under the locks and found nothing), so until it wakes it
-    /// counts as the most recent thief. Without this the seed's heuristic, made for workers
-    /// that never sleep, picks sleepers (their timestamp ages) over the busy worker whose
-    /// queues hold the backlog (seen in `stolen_queues_keep_every_guarantee`: 81 attempts with
-    /// 3 workers, every one aimed at the sleeping worker).
-    pub(crate) fn stamp_asleep(&self, w: usize) {
-        self.last_steal[w].store(u64::MAX, Ordering::Relaxed);
+    /// Records that worker `w` is going to sleep, returning its steal timestamp (to restore
+    /// with [`Self::stamp_awake`]). A sleeping worker has no queue worth stealing (it just
+    /// searched its range under the locks and found nothing), so until it wakes it counts as
+    /// the most recent thief. Without this the seed's heuristic, made for workers that never
+    /// sleep, picks sleepers (their timestamp ages) over the busy worker whose queues hold the
+    /// backlog (seen in `stolen_queues_keep_every_guarantee`: 81 attempts with 3 workers, none
+    /// finding a candidate).
+    pub(crate) fn stamp_asleep(&self, w: usize) -> u64 {
+        self.last_steal[w].swap(u64::MAX, Ordering::Relaxed)
+    }
+
+    /// Worker `w` woke up: it gets back the timestamp of its last steal attempt (it may wake
+    /// to a backlog, and is then a good victim again).
+    pub(crate) fn stamp_awake(&self, w: usize, stamp: u64) {
+        self.last_steal[w].store(stamp, Ordering::Relaxed);
     }
 
     /// The longest victim: the other worker with the oldest steal timestamp.
     pub(crate) fn longest_victim(&self, me: usize) -> usize {
-        (0..self.last_steal.len())
-            .filter(|&w| w != me)
-            .min_by_key(|&w| self.last_steal[w].load(Ordering::Relaxed))
-            .expect("at least two workers")
+        longest_victim(&self.last_steal, me)
     }
 
     /// The next queue ticket, round-robin (seed: `fetch_add(next_ticket) % nrqueues`).
@@ -363,5 +368,37 @@ impl Executor {
                 break;
             }
         }
+    }
+}
+
+/// The longest victim among `stamps` (one per worker, see `Executor::last_steal`): the other
+/// worker with the oldest steal timestamp; ties go to the lowest index.
+fn longest_victim(stamps: &[CachePadded<AtomicU64>], me: usize) -> usize {
+    (0..stamps.len())
+        .filter(|&w| w != me)
+        .min_by_key(|&w| stamps[w].load(Ordering::Relaxed))
+        .expect("at least two workers")
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn stamps(v: &[u64]) -> Box<[CachePadded<AtomicU64>]> {
+        v.iter()
+            .map(|&s| CachePadded::new(AtomicU64::new(s)))
+            .collect()
+    }
+
+    #[test]
+    fn the_longest_victim_is_the_oldest_thief_and_never_a_sleeper() {
+        // Worker 0 busy since the start (stamp 0), worker 1 stole recently.
+        assert_eq!(longest_victim(&stamps(&[0, 50, 90]), 2), 0);
+        assert_eq!(longest_victim(&stamps(&[70, 50, 90]), 2), 1);
+        // Worker 1 asleep (stamp_asleep): worker 0 is chosen although its stamp is newer
+        // than the sleeper's was.
+        assert_eq!(longest_victim(&stamps(&[70, u64::MAX, 90]), 2), 0);
+        // Every other worker asleep: one of them (a steal there finds nothing; harmless).
+        assert_eq!(longest_victim(&stamps(&[u64::MAX, u64::MAX, 90]), 2), 0);
     }
 }

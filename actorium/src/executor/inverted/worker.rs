@@ -250,10 +250,10 @@ impl Worker {
             if let Some(c) = self.counters() {
                 c.sleeps.bump(1);
             }
-            exec.stamp_asleep(self.index);
+            let stamp = exec.stamp_asleep(self.index);
             exec.idle.sleep(self.index);
             exec.idle.retire(self.index);
-            exec.stamp_steal(self.index);
+            exec.stamp_awake(self.index, stamp);
             idle_since = None;
             idle_passes = 0;
         }
