@@ -181,7 +181,7 @@ impl Receive<()> for Counter {
 fn a_blocking_detached_actor_does_not_delay_others() {
     watchdog(300, || {
         on_every_executor(|name, ex| {
-            // One worker: a pooled actor blocking for a second would stop everything.
+            // One worker: a pooled actor blocked on the gate would stop everything.
             let system = ex(ActorSystem::builder().workers(1)).build().unwrap();
             let thread_ended = Arc::new(AtomicBool::new(false));
             let index = Arc::new(AtomicUsize::new(0));
