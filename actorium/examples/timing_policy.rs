@@ -31,17 +31,10 @@ impl Policy for Timing {
     fn worker(&self, _: &SharedQueue, _: usize) -> ((), Option<Instant>) {
         ((), None)
     }
+    /// One shared queue: the external and internal enqueues and `resume_job_later` default to
+    /// this.
     fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
         s.coordinator().push(job);
-    }
-    fn external_enqueue(&self, s: &Scheduler<'_, Self>, _worker: usize, job: Job) {
-        s.coordinator().push(job);
-    }
-    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        me.scheduler().coordinator().push(job);
-    }
-    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        me.scheduler().coordinator().push(job);
     }
     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
         Some(me.scheduler().coordinator().pop_blocking())

@@ -102,17 +102,9 @@ pub mod policy {
     //!
     //!     fn coordinator(&self, n: usize) -> Self::Coordinator { self.inner.coordinator(n) }
     //!     fn worker(&self, _: &Self::Coordinator, _: usize) -> ((), Option<Instant>) { ((), None) }
+    //!     // One queue: the other enqueues default to this one.
     //!     fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
     //!         s.coordinator().push(job)
-    //!     }
-    //!     fn external_enqueue(&self, s: &Scheduler<'_, Self>, _: usize, job: Job) {
-    //!         s.coordinator().push(job)
-    //!     }
-    //!     fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-    //!         me.scheduler().coordinator().push(job)
-    //!     }
-    //!     fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-    //!         me.scheduler().coordinator().push(job)
     //!     }
     //!     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
     //!         Some(me.scheduler().coordinator().pop_blocking())

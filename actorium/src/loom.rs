@@ -38,6 +38,15 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
+/// Gives the CPU to another thread (to the model checker's scheduler under loom).
+#[inline]
+pub(crate) fn yield_now() {
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
 /// `UnsafeCell` with loom's closure-based access API, so that loom can check that no two threads
 /// touch the contents at once.
 #[derive(Debug)]

@@ -295,10 +295,12 @@ impl SystemHandle {
     /// is dropped and the returned address is dead (every send fails); use
     /// [`Self::try_spawn`] to get the actor back instead.
     pub fn spawn<A: Actor>(&self, actor: A) -> Addr<A> {
-        match self.try_spawn(actor) {
-            Ok(a) => a,
-            Err(actor) => Addr::from_cell(cell::dead_cell(&self.exec, actor)),
-        }
+        Addr::from_cell(cell::spawn_or_dead(
+            &self.exec,
+            actor,
+            false,
+            Placement::Pooled,
+        ))
     }
 
     /// Spawns `actor`, or gives it back if the system is stopping.
@@ -311,19 +313,18 @@ impl SystemHandle {
     /// ordinary actor of this system: same API, same addresses, same statuses; the thread ends
     /// when the actor terminates. Works on either executor.
     pub fn spawn_detached<A: Actor>(&self, actor: A) -> Addr<A> {
-        match cell::spawn(&self.exec, actor, false, Placement::Detached) {
-            Ok(c) => Addr::from_cell(c),
-            Err(actor) => Addr::from_cell(cell::dead_cell(&self.exec, actor)),
-        }
+        Addr::from_cell(cell::spawn_or_dead(
+            &self.exec,
+            actor,
+            false,
+            Placement::Detached,
+        ))
     }
 
     /// Spawns `actor` and returns a [`JoinHandle`] that waits for it to terminate and hands
     /// back its final value if it ends with [`crate::Allocation::Finished`].
     pub fn spawn_joinable<A: Actor>(&self, actor: A) -> (Addr<A>, JoinHandle<A>) {
-        let cell = match cell::spawn(&self.exec, actor, true, Placement::Pooled) {
-            Ok(c) => c,
-            Err(actor) => cell::dead_cell(&self.exec, actor),
-        };
+        let cell = cell::spawn_or_dead(&self.exec, actor, true, Placement::Pooled);
         (Addr::from_cell(cell.clone()), JoinHandle::new(cell))
     }
 
@@ -416,7 +417,7 @@ impl ActorSystem {
 
     /// Worker threads (1 for a caller-driven policy: the calling thread).
     pub fn workers(&self) -> usize {
-        self.handle.exec.core().workers
+        self.handle.exec.core().workers()
     }
 
     /// Message queues over all workers (message-centric executor; 0 on the actor-centric

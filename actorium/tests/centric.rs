@@ -413,12 +413,6 @@ impl Policy for Hooked {
     fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
         s.coordinator().push(job)
     }
-    fn external_enqueue(&self, s: &Scheduler<'_, Self>, _: usize, job: Job) {
-        s.coordinator().push(job)
-    }
-    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        me.scheduler().coordinator().push(job)
-    }
     fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
         self.0.later.fetch_add(1, Ordering::SeqCst);
         me.scheduler().coordinator().push(job)

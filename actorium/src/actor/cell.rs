@@ -242,9 +242,19 @@ pub(crate) fn spawn<A: Actor>(
     Ok(cell)
 }
 
+/// [`spawn`], or on a stopping system a [`dead_cell`] (the actor is dropped; every send fails).
+pub(crate) fn spawn_or_dead<A: Actor>(
+    exec: &Exec,
+    actor: A,
+    joinable: bool,
+    placement: Placement,
+) -> Arc<Cell<A>> {
+    spawn(exec, actor, joinable, placement).unwrap_or_else(|actor| dead_cell(exec, actor))
+}
+
 /// A cell for an actor that was refused (its system is stopping): terminal, unregistered; the
 /// actor is dropped. Every send to it fails.
-pub(crate) fn dead_cell<A: Actor>(exec: &Exec, actor: A) -> Arc<Cell<A>> {
+fn dead_cell<A: Actor>(exec: &Exec, actor: A) -> Arc<Cell<A>> {
     drop(actor);
     Arc::new(Cell {
         header: Header {

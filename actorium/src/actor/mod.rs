@@ -147,20 +147,14 @@ impl<'a, A: Actor> Context<'a, A> {
     /// Spawns an actor on this actor's system. See [`SystemHandle::spawn`].
     pub fn spawn<B: Actor>(&self, actor: B) -> Addr<B> {
         let exec = &self.cell.header.exec;
-        match cell::spawn(exec, actor, false, Placement::Pooled) {
-            Ok(c) => Addr::from_cell(c),
-            Err(actor) => Addr::from_cell(cell::dead_cell(exec, actor)),
-        }
+        Addr::from_cell(cell::spawn_or_dead(exec, actor, false, Placement::Pooled))
     }
 
     /// Spawns a detached actor (its own thread) on this actor's system. See
     /// [`SystemHandle::spawn_detached`].
     pub fn spawn_detached<B: Actor>(&self, actor: B) -> Addr<B> {
         let exec = &self.cell.header.exec;
-        match cell::spawn(exec, actor, false, Placement::Detached) {
-            Ok(c) => Addr::from_cell(c),
-            Err(actor) => Addr::from_cell(cell::dead_cell(exec, actor)),
-        }
+        Addr::from_cell(cell::spawn_or_dead(exec, actor, false, Placement::Detached))
     }
 
     /// A handle to this actor's system.

@@ -75,10 +75,14 @@ impl CopyQueue {
         self.buf.capacity()
     }
 
-    /// Resets a fully drained queue and applies the reclamation rule.
+    /// Resets a fully drained queue and applies the reclamation rule (once per use: a queue
+    /// already reset and not used since is left alone, so a second reset cannot shrink it).
     #[inline]
     pub(crate) fn reset_drained(&mut self) {
         debug_assert!(self.is_empty());
+        if self.head == 0 {
+            return;
+        }
         let used = self.buf.len();
         // SAFETY: every element in [0, len) was moved out by `pop` (the queue is drained), so
         // forgetting them leaks nothing and drops nothing twice.

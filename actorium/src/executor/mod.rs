@@ -28,6 +28,7 @@ use crossbeam_utils::CachePadded;
 use envelope::Envelope;
 use mailbox::detached::Detached;
 use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 /// What every executor has: the life cycle, statistics, the registry of mailbox actors (all
@@ -40,7 +41,6 @@ pub(crate) struct Core {
     /// One block per worker (written by that worker only), then one for outside threads.
     pub(crate) counters: Box<[CachePadded<Counters>]>,
     pub(crate) external: CachePadded<Counters>,
-    pub(crate) workers: usize,
 }
 
 impl Core {
@@ -54,8 +54,25 @@ impl Core {
                 .map(|_| CachePadded::new(Counters::default()))
                 .collect(),
             external: CachePadded::new(Counters::default()),
-            workers,
         }
+    }
+
+    pub(crate) fn workers(&self) -> usize {
+        self.counters.len()
+    }
+
+    /// Worker `i`'s counters, if statistics are on.
+    #[inline]
+    pub(crate) fn counters_of(&self, i: usize) -> Option<&Counters> {
+        self.stats_on.then(|| &*self.counters[i])
+    }
+
+    /// Closes the system to new actors (`drain`: let the live ones finish) and waits out every
+    /// spawn that started before: each checks `closed` under a registry shard lock, and each
+    /// shard lock is taken once here, after closing.
+    pub(crate) fn close(&self, drain: bool) {
+        self.life.close(drain);
+        self.registry.locked_all();
     }
 
     /// Counts one event in the counter `pick` chooses, if statistics are on: worker `me()`'s
@@ -80,7 +97,7 @@ impl Core {
             return None;
         }
         let mut s = Stats {
-            workers: self.workers,
+            workers: self.workers(),
             ..Stats::default()
         };
         for c in self.counters.iter() {
@@ -267,7 +284,7 @@ pub(crate) enum WorkerRef<'a> {
 }
 
 impl WorkerRef<'_> {
-    /// The worker index (`usize::MAX` on a detached actor's thread).
+    /// The worker index ([`crate::DETACHED`] on a detached actor's thread).
     #[inline]
     pub(crate) fn index(self) -> usize {
         match self {
@@ -282,6 +299,37 @@ impl WorkerRef<'_> {
         match self {
             WorkerRef::Inverted(w) => w.counters(),
             WorkerRef::Mailbox(r) => r.counters,
+        }
+    }
+}
+
+/// Runs envelopes taken with `pop`, on the thread `w`, until `pop` gives `None` or `max` have
+/// run; returns how many ran. Behaviour panics are caught per envelope where the actor is known;
+/// this catches what is left (a message's or a finished actor's destructor), reports it and
+/// goes on with the next envelope.
+#[inline]
+pub(crate) fn run_batch(
+    mut pop: impl FnMut() -> Option<Envelope>,
+    w: WorkerRef<'_>,
+    max: usize,
+) -> usize {
+    let mut n = 0;
+    loop {
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            while n < max {
+                let Some(e) = pop() else { return };
+                n += 1;
+                e.run(w);
+            }
+        }));
+        match r {
+            Ok(()) => return n,
+            Err(p) => {
+                report_panic("a destructor run by the executor", &*p);
+                if let Some(c) = w.counters() {
+                    c.panics.bump(1);
+                }
+            }
         }
     }
 }

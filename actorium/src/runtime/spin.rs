@@ -5,8 +5,8 @@
 //! orders everything the previous holder did before releasing it (Release) before the new
 //! holder's critical section.
 
-use crate::loom::spin_hint;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::{spin_hint, yield_now};
 
 #[derive(Debug)]
 pub(crate) struct SpinLock {
@@ -41,10 +41,7 @@ impl SpinLock {
                 } else {
                     // On an over-subscribed machine the holder may be descheduled: let it run.
                     spins = 0;
-                    #[cfg(not(loom))]
-                    std::thread::yield_now();
-                    #[cfg(loom)]
-                    loom::thread::yield_now();
+                    yield_now();
                 }
             }
         }

@@ -95,7 +95,7 @@ impl<P: Policy> Inner<P> {
             index,
             // SAFETY: caller contract: this thread is the only one using this worker's local.
             local: unsafe { &mut *self.locals[index].get() },
-            counters: core.stats_on.then(|| &*core.counters[index]),
+            counters: core.counters_of(index),
         }
     }
 }
@@ -111,7 +111,6 @@ pub(crate) trait Sched: Send + Sync {
     /// Runs one job, one message long (as CAF's test coordinator), on the calling thread
     /// (caller-driven policies); whether there was one.
     fn run_once(&self, core: &Core) -> bool;
-    fn manual(&self) -> bool;
     /// Caller-driven: no job runs after this returns (waits for one that is running).
     fn end_driving(&self);
 }
@@ -121,6 +120,8 @@ pub(crate) struct Executor {
     sched: Arc<dyn Sched>,
     ticket: CachePadded<AtomicUsize>,
     pub(crate) max_throughput: usize,
+    /// The policy is driven by its caller (no worker threads).
+    manual: bool,
 }
 
 impl Executor {
@@ -140,12 +141,12 @@ impl Executor {
     }
 
     pub(crate) fn manual(&self) -> bool {
-        self.sched.manual()
+        self.manual
     }
 
     /// Runs one job on the calling thread if the policy is caller-driven.
     pub(crate) fn run_once(&self) -> bool {
-        self.manual() && self.sched.run_once(&self.core)
+        self.manual && self.sched.run_once(&self.core)
     }
 
     /// Caller-driven: runs jobs until `done()` holds, waiting for outside threads when no job
@@ -161,8 +162,7 @@ impl Executor {
     /// Starts shutting down: no spawn or respawn succeeds afterwards (the closed check is made
     /// under a registry shard lock, each of which is taken once here after closing).
     pub(crate) fn begin_shutdown(&self, drain: bool) {
-        self.core.life.close(drain);
-        self.core.registry.locked_all();
+        self.core.close(drain);
     }
 
     /// Ends the worker threads (CAF's shutdown handshake) and joins them.
@@ -174,7 +174,7 @@ impl Executor {
             // Workers catch behaviour panics; a join error would be an actorium bug.
             t.join().expect("actorium worker thread panicked");
         }
-        if self.manual() {
+        if self.manual {
             if !self.core.life.aborting() {
                 // Release what terminal actors still hold (their last jobs), as workers would.
                 while self.run_once() {}
@@ -202,6 +202,7 @@ pub(crate) fn start<P: Policy>(
         sched: inner.clone(),
         ticket: CachePadded::new(AtomicUsize::new(0)),
         max_throughput: cfg.max_throughput,
+        manual,
     });
     let mut threads = Vec::new();
     if !manual {

@@ -52,14 +52,21 @@ pub trait Policy: Send + Sync + Sized + 'static {
     /// A job made outside the workers (e.g. a send from `main`).
     fn central_enqueue(&self, sched: &Scheduler<'_, Self>, job: Job);
 
-    /// Hands `job` to worker `worker`.
-    fn external_enqueue(&self, sched: &Scheduler<'_, Self>, worker: usize, job: Job);
+    /// Hands `job` to worker `worker`. Default: [`Self::central_enqueue`] (right for a policy
+    /// whose workers all take from one queue: any worker may run it).
+    fn external_enqueue(&self, sched: &Scheduler<'_, Self>, _worker: usize, job: Job) {
+        self.central_enqueue(sched, job)
+    }
 
-    /// A job made by a behaviour running on worker `me`.
-    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job);
+    /// A job made by a behaviour running on worker `me`. Default: [`Self::central_enqueue`].
+    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+        self.central_enqueue(me.scheduler(), job)
+    }
 
-    /// `job` used its `max_throughput` and has more mail.
-    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job);
+    /// `job` used its `max_throughput` and has more mail. Default: [`Self::central_enqueue`].
+    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+        self.central_enqueue(me.scheduler(), job)
+    }
 
     /// The next job for worker `me`. May block; `None` makes the worker call again at once.
     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job>;

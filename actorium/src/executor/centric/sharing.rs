@@ -77,20 +77,9 @@ impl Policy for WorkSharing {
         ((), ())
     }
 
+    /// Every enqueue (the others forward here): the one queue.
     fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
         s.coordinator().push(job);
-    }
-
-    fn external_enqueue(&self, s: &Scheduler<'_, Self>, _worker: usize, job: Job) {
-        s.coordinator().push(job);
-    }
-
-    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        me.scheduler().coordinator().push(job);
-    }
-
-    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        me.scheduler().coordinator().push(job);
     }
 
     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {

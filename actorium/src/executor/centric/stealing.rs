@@ -29,6 +29,7 @@
 
 use super::policy::{Policy, Scheduler, WorkerCtx};
 use crate::executor::mailbox::Job;
+use crate::runtime::rng::XorShift;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker as Deque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -113,7 +114,7 @@ pub struct Shared {
 #[derive(Debug)]
 pub struct Local {
     deque: Deque<Job>,
-    rng: u64,
+    rng: XorShift,
     ticks: u32,
 }
 
@@ -144,11 +145,10 @@ fn own(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
     let l = me.local();
     l.ticks = l.ticks.wrapping_add(1);
     if l.ticks % INBOX_EVERY == 0 {
-        if let Some(j) = take(inbox) {
-            return Some(j);
-        }
+        take(inbox).or_else(|| l.deque.pop())
+    } else {
+        l.deque.pop().or_else(|| take(inbox))
     }
-    l.deque.pop().or_else(|| take(inbox))
 }
 
 /// One steal attempt from a random victim.
@@ -158,16 +158,10 @@ fn steal(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
         return None;
     }
     let i = me.index();
-    let l = me.local();
-    l.rng ^= l.rng << 13;
-    l.rng ^= l.rng >> 7;
-    l.rng ^= l.rng << 17;
-    let victim = (i + 1 + (l.rng % (n as u64 - 1)) as usize) % n;
-    if let Some(c) = me.counters() {
-        c.steal_attempts.bump(1);
-    }
+    let victim = me.local().rng.other_than(i, n);
     let got = steal_from(me.scheduler().worker(victim));
     if let Some(c) = me.counters() {
+        c.steal_attempts.bump(1);
         if got.is_some() {
             c.steals.bump(1);
             c.messages_stolen.bump(1);
@@ -226,12 +220,11 @@ impl Policy for WorkStealing {
             stealer: deque.stealer(),
             inbox: Injector::new(),
         };
-        let rng = 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
         (
             shared,
             Local {
                 deque,
-                rng,
+                rng: XorShift::for_worker(index),
                 ticks: 0,
             },
         )
@@ -248,11 +241,11 @@ impl Policy for WorkStealing {
     }
 
     fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        let l = me.local();
-        l.deque.push(job);
+        me.local().deque.push(job);
         // Two or more jobs waiting here: wake a sleeping thief (a lone job is most often the
-        // next step of a conversation this worker is about to run).
-        if l.deque.len() > 1 && me.scheduler().has_sleepers() {
+        // next step of a conversation this worker is about to run). The sleeper hint first: it
+        // is one relaxed load, the deque's length reads the end thieves write.
+        if me.scheduler().has_sleepers() && me.local().deque.len() > 1 {
             me.scheduler().notify_any();
         }
     }
@@ -262,8 +255,9 @@ impl Policy for WorkStealing {
     /// unstolen this wakes one more sleeper per check; the woken worker's first search looks
     /// at every worker, so that is rare.
     fn during_resume(&self, me: &mut WorkerCtx<'_, Self>) {
-        let waiting = !me.local().deque.is_empty() || !me.data().inbox.is_empty();
-        if waiting && me.scheduler().has_sleepers() {
+        if me.scheduler().has_sleepers()
+            && (!me.local().deque.is_empty() || !me.data().inbox.is_empty())
+        {
             me.scheduler().notify_any();
         }
     }

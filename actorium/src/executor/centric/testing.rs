@@ -55,20 +55,9 @@ impl Policy for Testing {
         ((), ())
     }
 
+    /// Every enqueue (the others forward here): the back of the one FIFO queue.
     fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
         s.coordinator().lock().unwrap().push_back(job);
-    }
-
-    fn external_enqueue(&self, s: &Scheduler<'_, Self>, _worker: usize, job: Job) {
-        s.coordinator().lock().unwrap().push_back(job);
-    }
-
-    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        me.scheduler().coordinator().lock().unwrap().push_back(job);
-    }
-
-    fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
-        me.scheduler().coordinator().lock().unwrap().push_back(job);
     }
 
     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {

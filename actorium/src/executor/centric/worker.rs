@@ -55,7 +55,7 @@ pub(crate) fn run<P: Policy>(exec: &super::Executor, inner: &Arc<Inner<P>>, inde
     };
     let runner = Runner {
         index,
-        counters: core.stats_on.then(|| &*core.counters[index]),
+        counters: core.counters_of(index),
         during: Some(&during),
     };
     loop {
@@ -71,22 +71,22 @@ pub(crate) fn run<P: Policy>(exec: &super::Executor, inner: &Arc<Inner<P>>, inde
             continue;
         }
         // SAFETY: as above.
-        unsafe { step(inner, core, index, &runner, job, exec.max_throughput) };
+        unsafe { step(inner, core, &runner, job, exec.max_throughput) };
     }
 }
 
 /// Runs one job with the policy's hooks around it.
 ///
 /// # Safety
-/// On worker `index`'s thread (or the driver's), for a job the policy handed to it.
+/// On worker `runner.index`'s thread (or the driver's), for a job the policy handed to it.
 unsafe fn step<P: Policy>(
     inner: &Inner<P>,
     core: &Core,
-    index: usize,
     runner: &Runner<'_>,
     job: Job,
     max_throughput: usize,
 ) {
+    let index = runner.index;
     let p = &*inner.policy;
     // The contexts below never overlap: each ends before the next is made, none lives across
     // the job (whose behaviours may make their own for internal enqueues, and whose runner makes
@@ -98,7 +98,7 @@ unsafe fn step<P: Policy>(
         p.before_resume(&mut me, &job)
     });
     // SAFETY: the policy handed this job to this thread only (caller contract).
-    let r = unsafe { mailbox::resume(&job, runner, max_throughput) };
+    let (r, _) = unsafe { mailbox::resume(&job, runner, max_throughput) };
     policy_call(|| {
         // SAFETY: as above.
         let mut me = unsafe { inner.ctx(index, core) };
@@ -175,17 +175,13 @@ impl<P: Policy> Sched for Inner<P> {
         }
         let runner = Runner {
             index: 0,
-            counters: core.stats_on.then(|| &*core.counters[0]),
+            counters: core.counters_of(0),
             during: None, // one message per step: never a long job
         };
         // One message per step, as CAF's test coordinator runs them.
         // SAFETY: as above.
-        unsafe { step(self, core, 0, &runner, job, 1) };
+        unsafe { step(self, core, &runner, job, 1) };
         true
-    }
-
-    fn manual(&self) -> bool {
-        self.policy.driven_by_caller()
     }
 
     fn end_driving(&self) {

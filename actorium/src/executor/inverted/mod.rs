@@ -115,8 +115,12 @@ impl Executor {
         &self.slots
     }
 
-    /// Records that worker `w` is trying to steal now.
+    /// Records that worker `w` is trying to steal now. The stamps below are kept only for the
+    /// longest-victim heuristic, the only reader.
     pub(crate) fn stamp_steal(&self, w: usize) {
+        if self.stealing != Stealing::LongestVictim {
+            return;
+        }
         self.last_steal[w].store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
@@ -128,12 +132,18 @@ impl Executor {
     /// backlog (seen in `stolen_queues_keep_every_guarantee`: 81 attempts with 3 workers, none
     /// finding a candidate).
     pub(crate) fn stamp_asleep(&self, w: usize) -> u64 {
+        if self.stealing != Stealing::LongestVictim {
+            return 0;
+        }
         self.last_steal[w].swap(u64::MAX, Ordering::Relaxed)
     }
 
     /// Worker `w` woke up: it gets back the timestamp of its last steal attempt (it may wake
     /// to a backlog, and is then a good victim again).
     pub(crate) fn stamp_awake(&self, w: usize, stamp: u64) {
+        if self.stealing != Stealing::LongestVictim {
+            return;
+        }
         self.last_steal[w].store(stamp, Ordering::Relaxed);
     }
 
@@ -318,11 +328,10 @@ impl Executor {
     /// lock that this function takes once after closing, so it has counted itself in `live`
     /// by the time this returns. Wakes every worker.
     pub(crate) fn begin_shutdown(&self, drain: bool) {
-        self.core.life.close(drain);
+        self.core.close(drain);
         for q in self.queues.iter() {
             drop(q.lock());
         }
-        self.core.registry.locked_all();
         self.idle.wake_all();
     }
 

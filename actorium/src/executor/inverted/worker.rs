@@ -22,11 +22,11 @@ use super::{Executor, Stealing};
 use crate::actor::cell::{Header, Status};
 use crate::executor::copy_queue::CopyQueue;
 use crate::executor::envelope::Envelope;
-use crate::executor::{report_panic, WorkerRef};
-use crate::loom::spin_hint;
+use crate::executor::{run_batch, WorkerRef};
+use crate::loom::{spin_hint, yield_now};
+use crate::runtime::rng::XorShift;
 use crate::stats::Counters;
 use std::cell::{Cell, UnsafeCell};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -82,8 +82,8 @@ pub(crate) struct Worker {
     current: Cell<usize>,
     /// Local sends left in this visit.
     budget: Cell<u32>,
-    /// xorshift state for victim and slot choice.
-    rng: Cell<u64>,
+    /// Victim and slot choice.
+    rng: Cell<XorShift>,
 }
 
 impl Worker {
@@ -94,18 +94,13 @@ impl Worker {
             batch: UnsafeCell::new(CopyQueue::new()),
             current: Cell::new(NO_QUEUE),
             budget: Cell::new(0),
-            rng: Cell::new(
-                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
-            ),
+            rng: Cell::new(XorShift::for_worker(index)),
         }
     }
 
     #[inline]
     pub(crate) fn counters(&self) -> Option<&Counters> {
-        self.exec
-            .core
-            .stats_on
-            .then(|| &*self.exec.core.counters[self.index])
+        self.exec.core.counters_of(self.index)
     }
 
     /// Whether a send to `hdr` from this thread can take the local fast path.
@@ -231,7 +226,7 @@ impl Worker {
                     // Let a worker that shares our CPU run: it may be the one about to hand us
                     // work (measured on a 10k-hop ring when the kernel co-locates both workers:
                     // 12 ms yielding every 64th pass, 2.2 ms every 4th; 0.5-0.8 ms otherwise).
-                    std::thread::yield_now();
+                    yield_now();
                 } else {
                     for _ in 0..8 {
                         spin_hint();
@@ -259,13 +254,11 @@ impl Worker {
         }
     }
 
-    fn random(&self, below: usize) -> usize {
-        let mut x = self.rng.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng.set(x);
-        (x % below as u64) as usize
+    fn random(&self, pick: impl FnOnce(&mut XorShift) -> usize) -> usize {
+        let mut r = self.rng.get();
+        let v = pick(&mut r);
+        self.rng.set(r);
+        v
     }
 
     /// One steal attempt (seed 002, "Stealing Mechanism"): choose a victim, scan its range once
@@ -276,19 +269,15 @@ impl Worker {
         let exec = &*self.exec;
         let me = self.index;
         let workers = exec.set.len();
-        let count = |f: fn(&Counters) -> &crate::stats::Counter| {
-            if let Some(c) = self.counters() {
-                f(c).bump(1);
-            }
-        };
+        let count = |pick| exec.core.count(|| Some(me), pick);
         count(|c| &c.steal_attempts);
         exec.stamp_steal(me);
         let victim = match exec.stealing {
             Stealing::LongestVictim => exec.longest_victim(me),
-            _ => (me + 1 + self.random(workers - 1)) % workers,
+            _ => self.random(|r| r.other_than(me, workers)),
         };
         let vr = exec.set.range(victim);
-        let start = self.random(vr.len());
+        let start = self.random(|r| r.below(vr.len()));
         let candidate = (0..vr.len())
             .map(|k| vr.start + (start + k) % vr.len())
             .find(|&s| {
@@ -300,7 +289,7 @@ impl Worker {
             return false;
         };
         let own = exec.set.range(me);
-        let mine = own.start + self.random(own.len());
+        let mine = own.start + self.random(|r| r.below(own.len()));
         let Ok((stolen, given)) = try_swap(exec.slots(), mine, candidate) else {
             count(|c| &c.steal_fail_swap);
             return false;
@@ -381,26 +370,8 @@ impl Worker {
 
     /// Runs every envelope of the batch, including those appended while it runs.
     fn drain(&self) -> usize {
-        let mut n = 0;
-        loop {
-            // Behaviour panics are caught per envelope where the actor is known; this catches
-            // what is left (a message's or a finished actor's destructor), once per batch.
-            let r = catch_unwind(AssertUnwindSafe(|| loop {
-                // SAFETY: the borrow of the batch ends with `pop`; behaviours may push after.
-                let e = unsafe { (*self.batch.get()).pop() };
-                let Some(e) = e else { return };
-                n += 1;
-                e.run(WorkerRef::Inverted(self));
-            }));
-            match r {
-                Ok(()) => return n,
-                Err(p) => {
-                    report_panic("a destructor run by the executor", &*p);
-                    if let Some(c) = self.counters() {
-                        c.panics.bump(1);
-                    }
-                }
-            }
-        }
+        // SAFETY: the borrow of the batch ends with `pop`; behaviours may push after.
+        let pop = || unsafe { (*self.batch.get()).pop() };
+        run_batch(pop, WorkerRef::Inverted(self), usize::MAX)
     }
 }

@@ -5,7 +5,7 @@
 //! for a `Destroyed` actor, which may be respawned on its address: its thread waits until then,
 //! until the cell is freed (the mailbox's drop tells it), or until the system shuts down.
 
-use super::{resume_reporting, Job, Resumable, Runner};
+use super::{resume, Job, Resumable, Runner};
 use crate::actor::cell::Header;
 use crate::executor::Exec;
 use crate::stats::Counters;
@@ -36,8 +36,7 @@ impl DetachedUnit {
 
     /// The actor has a job: run it.
     pub(crate) fn wake(&self) {
-        *self.state.lock().unwrap() |= PENDING;
-        self.cv.notify_one();
+        self.flag(PENDING);
     }
 
     fn flag(&self, f: u8) {
@@ -143,7 +142,7 @@ fn body(exec: &Exec, unit: &DetachedUnit, cell: CellPtr) {
     let core = exec.core();
     let counters = Counters::default();
     let runner = Runner {
-        index: usize::MAX,
+        index: crate::actor::DETACHED,
         counters: core.stats_on.then_some(&counters),
         during: None, // no job waits for this thread
     };
@@ -151,7 +150,7 @@ fn body(exec: &Exec, unit: &DetachedUnit, cell: CellPtr) {
         // SAFETY: a job is pending, so the actor is registered and its system reference held.
         let job = Job::of(unsafe { &*cell.0 });
         // SAFETY: only this thread runs the actor's jobs.
-        let (r, destroyed) = unsafe { resume_reporting(&job, &runner, usize::MAX) };
+        let (r, destroyed) = unsafe { resume(&job, &runner, usize::MAX) };
         // After `Done` the cell may be freed: it is only touched again after a respawn's wake-up
         // (which took a new system reference).
         // (`ResumeLater` only comes when the system is dropped: the next wait sees ABORT.)

@@ -22,7 +22,7 @@ pub(crate) mod detached;
 
 use super::copy_queue::CopyQueue;
 use super::envelope::Envelope;
-use super::{report_panic, Core, Exec, WorkerRef};
+use super::{run_batch, Core, Exec, WorkerRef};
 use crate::actor::cell::{Header, Status};
 use crate::executor::centric::policy::LONG_JOB_CHECK;
 use crate::loom::UnsafeCell;
@@ -30,7 +30,6 @@ use crate::runtime::spin::{SpinGuard, SpinLock};
 use crate::stats::Counters;
 use detached::DetachedUnit;
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 /// What a job's run ended with (CAF's `resumable::resume_result`).
@@ -113,7 +112,7 @@ impl fmt::Debug for Job {
 
 /// The thread running a mailbox actor's job, as behaviours see it.
 pub(crate) struct Runner<'a> {
-    /// The worker index, or `usize::MAX` on a detached actor's thread.
+    /// The worker index, or [`crate::DETACHED`] on a detached actor's thread.
     pub(crate) index: usize,
     /// This thread's counters (its own, written by it alone), if statistics are on.
     pub(crate) counters: Option<&'a Counters>,
@@ -305,25 +304,12 @@ pub(crate) unsafe fn retire(exec: &Exec, hdr: &Header, mb: &Mailbox, status: Sta
 }
 
 /// Runs a job: up to `max` messages (behaviours, starts, installs, dead letters), gulping the
-/// inbox whenever the batch is empty.
+/// inbox whenever the batch is empty. Also tells whether a `Done` actor was `Destroyed` (it may
+/// be respawned: a detached actor's thread then waits for the respawn instead of ending).
 ///
 /// # Safety
 /// `job` is an actor job dequeued by the calling thread (so it is the only one running it).
-pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> Resumable {
-    // SAFETY: forwarded contract.
-    unsafe { resume_reporting(job, runner, max).0 }
-}
-
-/// [`resume`], also telling whether a `Done` actor was `Destroyed` (it may be respawned: a
-/// detached actor's thread then waits for the respawn instead of ending).
-///
-/// # Safety
-/// As [`resume`].
-pub(crate) unsafe fn resume_reporting(
-    job: &Job,
-    runner: &Runner<'_>,
-    max: usize,
-) -> (Resumable, bool) {
+pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> (Resumable, bool) {
     let hdr = job.header().expect("an actor job");
     let mb = hdr.mailbox().expect("a mailbox actor");
     let mut n = 0usize;
@@ -391,33 +377,10 @@ pub(crate) unsafe fn resume_reporting(
 
 /// Runs up to `max` envelopes of the batch; returns how many ran.
 fn drain(mb: &Mailbox, runner: &Runner<'_>, max: usize) -> usize {
-    let mut n = 0;
-    while n < max {
-        // Behaviour panics are caught where the actor is known; this catches what is left (a
-        // message's or a finished actor's destructor).
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            while n < max {
-                // SAFETY: the borrow of the batch ends with `pop`; behaviours may not touch it
-                // (sends go to the inbox).
-                let e = mb.batch.with_mut(|b| unsafe { (*b).pop() });
-                let Some(e) = e else { return true };
-                n += 1;
-                e.run(WorkerRef::Mailbox(runner));
-            }
-            false
-        }));
-        match r {
-            Ok(true) => break,
-            Ok(false) => {}
-            Err(p) => {
-                report_panic("a destructor run by the executor", &*p);
-                if let Some(c) = runner.counters {
-                    c.panics.bump(1);
-                }
-            }
-        }
-    }
-    n
+    // SAFETY: the borrow of the batch ends with `pop`; behaviours may not touch it (sends go
+    // to the inbox).
+    let pop = || mb.batch.with_mut(|b| unsafe { (*b).pop() });
+    run_batch(pop, WorkerRef::Mailbox(runner), max)
 }
 
 /// After every worker and detached thread has stopped: stop the mailbox actors still alive,
@@ -429,7 +392,7 @@ pub(crate) fn cleanup(core: &Core) {
         // reference is held (module invariants).
         let hdr = unsafe { Header::from_link(link) };
         let mb = hdr.mailbox().expect("registry holds mailbox actors");
-        let (alive, mut inbox) = {
+        let (alive, inbox) = {
             let g = mb.lock();
             let alive = hdr.status() == Status::Alive;
             if alive {
@@ -441,8 +404,8 @@ pub(crate) fn cleanup(core: &Core) {
             });
             (alive, inbox)
         };
-        inbox.discard_all();
-        // SAFETY: no thread runs jobs any more.
+        drop(inbox); // disposes of the mail (`CopyQueue`'s drop discards what is left)
+                     // SAFETY: no thread runs jobs any more.
         mb.batch.with_mut(|b| unsafe { (*b).discard_all() });
         taken.push((hdr as *const Header, alive));
     }
