@@ -3,6 +3,7 @@
 use crate::suite::Params;
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
+use actorium_peers::common::{complement, matrices, row_sum, tiny, XorShift};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
@@ -40,12 +41,6 @@ impl Done {
         }
         self.sum.load(Ordering::Acquire)
     }
-}
-
-/// The tiny computation of the fork-join workloads.
-#[inline]
-fn tiny(x: u64, r: u64) -> u64 {
-    (x.wrapping_mul(31) + r) % 1_000_003
 }
 
 /// Runs `bench` on an actorium system with `threads` workers; returns (seconds, checksum).
@@ -349,32 +344,14 @@ struct Row(usize);
 impl Actor for RowWorker {}
 impl Receive<Row> for RowWorker {
     fn receive(&mut self, Row(i): Row, _: &mut Context<'_, Self>) -> Allocation {
-        let n = self.n;
-        let mut z = vec![0u64; n];
-        let xi = &self.x[i * n..(i + 1) * n];
-        for (k, &xik) in xi.iter().enumerate() {
-            let yk = &self.y[k * n..(k + 1) * n];
-            for (zj, &ykj) in z.iter_mut().zip(yk) {
-                *zj += xik * ykj;
-            }
-        }
-        self.done.report(z.iter().sum());
+        self.done.report(row_sum(&self.x, &self.y, self.n, i));
         Allocation::Delete
     }
 }
 
 /// Matrix builds its data before the clock, so it times itself.
 fn matrix(system: ActorSystem, n: usize) -> Result<(f64, u64), String> {
-    let x: Arc<Vec<u64>> = Arc::new(
-        (0..n * n)
-            .map(|e| ((e / n + 2 * (e % n)) % 7) as u64)
-            .collect(),
-    );
-    let y: Arc<Vec<u64>> = Arc::new(
-        (0..n * n)
-            .map(|e| ((3 * (e / n) + e % n) % 5) as u64)
-            .collect(),
-    );
+    let (x, y) = matrices(n);
     let t0 = Instant::now();
     let done = Done::new(n as u64);
     for i in 0..n {
@@ -657,13 +634,6 @@ impl Receive<MeetReq> for Mall {
         Allocation::Nodelete
     }
 }
-fn complement(a: u8, b: u8) -> u8 {
-    if a == b {
-        a
-    } else {
-        3 - a - b
-    }
-}
 impl Receive<Paired> for Creature {
     fn receive(&mut self, Paired(other): Paired, ctx: &mut Context<'_, Self>) -> Allocation {
         self.met += 1;
@@ -715,7 +685,7 @@ type Peers = Arc<OnceLock<Vec<Addr<BigActor>>>>;
 struct BigActor {
     peers: Peers,
     me: u64,
-    rng: u64,
+    rng: XorShift,
     sent: u64,
     pongs: u64,
     pings: u64,
@@ -726,16 +696,9 @@ struct BigPong;
 impl Actor for BigActor {}
 impl BigActor {
     fn ping(&mut self) {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
         let peers = self.peers.get().unwrap();
-        // Uniform among the other actors.
-        let mut to = (self.rng % (peers.len() as u64 - 1)) as usize;
-        if to >= self.me as usize {
-            to += 1;
-        }
-        peers[to].send(BigPing(self.me)).unwrap();
+        let to = self.rng.other(self.me, peers.len() as u64);
+        peers[to as usize].send(BigPing(self.me)).unwrap();
         self.sent += 1;
     }
 }
@@ -773,7 +736,7 @@ fn big(s: &ActorSystem, actors: u64, pings: u64) -> u64 {
             s.spawn(BigActor {
                 peers: peers.clone(),
                 me: i,
-                rng: 0x9E37_79B9_7F4A_7C15 ^ (i + 1),
+                rng: XorShift::new(i),
                 sent: 0,
                 pongs: 0,
                 pings,

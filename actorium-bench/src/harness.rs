@@ -143,13 +143,18 @@ pub fn run_once(
     }
     let (seconds, checksum) = parse_result(&stdout)
         .ok_or_else(|| RunError::Failed(format!("no RESULT line in output: {}", stdout.trim())))?;
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     Ok(Measured {
         seconds,
         checksum,
         peak_rss_mb: ru.ru_maxrss as f64 / 1024.0,
-        cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime),
+        cpu_s: cpu_seconds(&ru),
     })
+}
+
+/// User plus system CPU time of a `rusage`, in seconds.
+pub fn cpu_seconds(ru: &libc::rusage) -> f64 {
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 #[cfg(test)]

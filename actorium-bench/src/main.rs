@@ -116,7 +116,7 @@ fn exec(bench: &str, system: &str, threads: usize, params: &[String]) {
     };
     let mut params = Params::parse(params).unwrap_or_else(|e| fail(2, e));
     // Parameters not given take the benchmark's defaults (so `exec` is handy by hand).
-    if let Some(b) = BENCHES.iter().find(|b| b.name == bench) {
+    if let Some(b) = suite::bench(bench) {
         for (k, v) in b.params(false).0 {
             params.0.entry(k).or_insert(v);
         }
@@ -156,15 +156,10 @@ fn select<T>(
 }
 
 fn suite_main(cli: &Cli) -> i32 {
-    let benches = match select(&cli.only, BENCHES, |b| b.name, "benchmark") {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("actorium-bench: {e}");
-            return 2;
-        }
-    };
-    let systems = match select(&cli.systems, SYSTEMS, |s| s.name, "system") {
-        Ok(s) => s,
+    let selected = select(&cli.only, BENCHES, |b| b.name, "benchmark")
+        .and_then(|b| Ok((b, select(&cli.systems, SYSTEMS, |s| s.name, "system")?)));
+    let (benches, systems) = match selected {
+        Ok(bs) => bs,
         Err(e) => {
             eprintln!("actorium-bench: {e}");
             return 2;
@@ -294,16 +289,13 @@ fn write_outputs(
     );
     let md_path = cli.out.join("results.md");
     std::fs::write(&md_path, md).map_err(|e| format!("{}: {e}", md_path.display()))?;
-    report::chart(records, benches, systems, &cli.out.join("ratios.svg"))?;
+    let svg_path = cli.out.join("ratios.svg");
+    report::chart(records, benches, systems, &svg_path)?;
     if let Some(path) = &cli.json {
         let json = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
         std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    eprintln!(
-        "wrote {} and {}",
-        md_path.display(),
-        cli.out.join("ratios.svg").display()
-    );
+    eprintln!("wrote {} and {}", md_path.display(), svg_path.display());
     Ok(())
 }
 
@@ -314,8 +306,7 @@ fn idle(threads: usize, secs: u64) {
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: valid pointer.
         unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-        tv(ru.ru_utime) + tv(ru.ru_stime)
+        harness::cpu_seconds(&ru)
     }
     let system = actorium::ActorSystem::builder()
         .workers(threads)

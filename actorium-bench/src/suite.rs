@@ -1,5 +1,6 @@
 //! The benchmark suite: workloads, their parameters and expected checksums (see
-//! `BENCHMARKS.md`), and the systems they run on.
+//! `BENCHMARKS.md`; the formulas are `actorium_peers::common::expected_checksum`, shared with
+//! the peers' own tests), and the systems they run on.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +58,6 @@ pub struct Bench {
     /// What one "operation" is, for `per_op_ns`.
     pub op: &'static str,
     ops: fn(&Params) -> u64,
-    expected: fn(&Params) -> u64,
 }
 
 impl Bench {
@@ -71,7 +71,7 @@ impl Bench {
 
     /// The checksum a correct run must produce.
     pub fn expected(&self, p: &Params) -> u64 {
-        (self.expected)(p)
+        actorium_peers::common::expected_checksum(self.name, &p.0)
     }
 }
 
@@ -91,24 +91,11 @@ const fn executor_family(name: &'static str, default: Table, quick: Table) -> Be
         quick,
         op: "message",
         ops: executor_total,
-        expected: executor_total,
     }
 }
 
 fn executor_total(p: &Params) -> u64 {
     p.get("actors") * (p.get("rounds") * p.get("group") + 1)
-}
-
-/// Σ Z for the matrix workload: Σ_k (Σ_i X[i][k]) (Σ_j Y[k][j]).
-fn matrix_sum(p: &Params) -> u64 {
-    let n = p.get("n");
-    (0..n)
-        .map(|k| {
-            let col_x: u64 = (0..n).map(|i| (i + 2 * k) % 7).sum();
-            let row_y: u64 = (0..n).map(|j| (3 * k + j) % 5).sum();
-            col_x * row_y
-        })
-        .sum()
 }
 
 /// The suite, in report order.
@@ -120,7 +107,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 1_000_000)],
         op: "send",
         ops: |p| p.get("n"),
-        expected: |p| p.get("n"),
     },
     Bench {
         name: "dynamic-send",
@@ -129,7 +115,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 100_000)],
         op: "spawn+send",
         ops: |p| p.get("n"),
-        expected: |p| p.get("n"),
     },
     executor_family("executor", EXECUTOR_DEFAULT, EXECUTOR_QUICK),
     Bench {
@@ -139,10 +124,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("servers", 10_000), ("reps", 10)],
         op: "message",
         ops: |p| 2 * p.get("servers") * p.get("reps"),
-        expected: |p| {
-            let s = p.get("servers");
-            p.get("reps") * s * (s + 1) / 2
-        },
     },
     Bench {
         name: "matrix",
@@ -151,7 +132,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 256)],
         op: "row",
         ops: |p| p.get("n"),
-        expected: matrix_sum,
     },
     executor_family("balance-one", BALANCE_DEFAULT, BALANCE_QUICK),
     executor_family("balance-multi", BALANCE_DEFAULT, BALANCE_QUICK),
@@ -162,7 +142,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 10_000)],
         op: "round trip",
         ops: |p| p.get("n"),
-        expected: |p| p.get("n"),
     },
     Bench {
         name: "counting",
@@ -171,7 +150,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 100_000)],
         op: "message",
         ops: |p| p.get("n"),
-        expected: |p| p.get("n"),
     },
     Bench {
         name: "fork-join-throughput",
@@ -180,7 +158,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("actors", 60), ("msgs", 1_000)],
         op: "message",
         ops: |p| p.get("actors") * p.get("msgs"),
-        expected: |p| p.get("actors") * p.get("msgs"),
     },
     Bench {
         name: "fork-join-creation",
@@ -189,7 +166,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 10_000)],
         op: "actor",
         ops: |p| p.get("n"),
-        expected: |p| p.get("n"),
     },
     Bench {
         name: "thread-ring",
@@ -198,7 +174,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("actors", 100), ("passes", 10_000)],
         op: "hop",
         ops: |p| p.get("passes") + 1,
-        expected: |p| p.get("passes"),
     },
     Bench {
         name: "chameneos",
@@ -207,7 +182,6 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("creatures", 100), ("meetings", 20_000)],
         op: "meeting",
         ops: |p| p.get("meetings"),
-        expected: |p| 2 * p.get("meetings"),
     },
     Bench {
         name: "big",
@@ -216,11 +190,9 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("actors", 120), ("pings", 2_000)],
         op: "ping",
         ops: |p| p.get("actors") * p.get("pings"),
-        expected: |p| p.get("actors") * p.get("pings"),
     },
 ];
 
-#[cfg(test)]
 pub fn bench(name: &str) -> Option<&'static Bench> {
     BENCHES.iter().find(|b| b.name == name)
 }

@@ -181,6 +181,17 @@ impl XorShift {
         self.0 ^= self.0 << 17;
         self.0 % bound
     }
+
+    /// A peer index in `0..n` other than `me` (`n >= 2`), uniform among the others.
+    #[inline]
+    pub fn other(&mut self, me: u64, n: u64) -> u64 {
+        let to = self.below(n - 1);
+        if to >= me {
+            to + 1
+        } else {
+            to
+        }
+    }
 }
 
 /// `X[i][j] = (i + 2j) % 7` and `Y[i][j] = (3i + j) % 5`, row-major `n × n`.
@@ -276,4 +287,36 @@ where
     });
     drop(rt);
     result
+}
+
+/// The checksum a correct run of `bench` with parameters `p` must produce (the formulas of
+/// `BENCHMARKS.md`; balance-one and balance-multi are the executor workload placed).
+pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64>) -> u64 {
+    let g = |k: &str| {
+        *p.get(k)
+            .unwrap_or_else(|| panic!("{bench}: parameter `{k}` missing"))
+    };
+    match bench {
+        "static-send" | "dynamic-send" | "ping-pong" | "counting" | "fork-join-creation" => g("n"),
+        "executor" | "balance-one" | "balance-multi" => {
+            g("actors") * (g("rounds") * g("group") + 1)
+        }
+        "repeat" => g("reps") * g("servers") * (g("servers") + 1) / 2,
+        "matrix" => {
+            // Σ_k (Σ_i X[i][k]) (Σ_j Y[k][j])
+            let n = g("n");
+            (0..n)
+                .map(|k| {
+                    let col_x: u64 = (0..n).map(|i| (i + 2 * k) % 7).sum();
+                    let row_y: u64 = (0..n).map(|j| (3 * k + j) % 5).sum();
+                    col_x * row_y
+                })
+                .sum()
+        }
+        "fork-join-throughput" => g("actors") * g("msgs"),
+        "thread-ring" => g("passes"),
+        "chameneos" => 2 * g("meetings"),
+        "big" => g("actors") * g("pings"),
+        other => panic!("no checksum formula for {other}"),
+    }
 }

@@ -4,6 +4,7 @@
 //!
 //! The `#[ignore]`d `defaults_*` tests time the default parameters once per system.
 
+use actorium_peers::common::expected_checksum as expected;
 use actorium_peers::{run, SYSTEMS};
 use std::collections::BTreeMap;
 
@@ -11,32 +12,6 @@ const THREADS: usize = 2;
 
 fn params(kv: &[(&str, u64)]) -> BTreeMap<String, u64> {
     kv.iter().map(|&(k, v)| (k.to_string(), v)).collect()
-}
-
-/// The checksum the contract promises for `bench` with `p`.
-fn expected(bench: &str, p: &BTreeMap<String, u64>) -> u64 {
-    let g = |k: &str| p[k];
-    match bench {
-        "static-send" | "dynamic-send" | "ping-pong" | "counting" | "fork-join-creation" => g("n"),
-        "executor" => g("actors") * (g("rounds") * g("group") + 1),
-        "repeat" => g("reps") * g("servers") * (g("servers") + 1) / 2,
-        "matrix" => {
-            // Σ_k (Σ_i X[i][k]) (Σ_j Y[k][j])
-            let n = g("n");
-            (0..n)
-                .map(|k| {
-                    let col_x: u64 = (0..n).map(|i| (i + 2 * k) % 7).sum();
-                    let row_y: u64 = (0..n).map(|j| (3 * k + j) % 5).sum();
-                    col_x * row_y
-                })
-                .sum()
-        }
-        "fork-join-throughput" => g("actors") * g("msgs"),
-        "thread-ring" => g("passes"),
-        "chameneos" => 2 * g("meetings"),
-        "big" => g("actors") * g("pings"),
-        other => panic!("no formula for {other}"),
-    }
 }
 
 fn check(bench: &str, kv: &[(&str, u64)], threads: usize) {
