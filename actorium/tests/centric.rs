@@ -7,7 +7,7 @@ use actorium::policy::{
     Job, Policy, Resumable, Scheduler, SharedQueue, Testing, WorkSharing, WorkStealing, WorkerCtx,
 };
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, Receive, DETACHED};
-use common::{on_every_executor, settle, watchdog};
+use common::{on_every_executor, settle, watchdog, Counter};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -67,10 +67,11 @@ fn fairness_run(policy_stealing: bool, max: Option<usize>) -> Vec<(u32, u32)> {
     } else {
         b.policy(WorkSharing)
     };
-    let system = max
-        .map_or(b.clone(), |m| b.max_throughput(m))
-        .build()
-        .unwrap();
+    let b = match max {
+        Some(m) => b.max_throughput(m),
+        None => b,
+    };
+    let system = b.build().unwrap();
     system
         .spawn(Starter {
             trace: trace.clone(),
@@ -119,7 +120,7 @@ fn max_throughput_one_interleaves_busy_actors() {
     });
 }
 
-/// Blocks its thread for the duration it is sent.
+/// A detached actor that blocks its thread on the gate it is sent.
 struct Sleeper {
     done: Arc<AtomicBool>,
     index: Arc<AtomicUsize>,
@@ -153,28 +154,6 @@ impl Drop for ThreadEnd {
 }
 thread_local! {
     static THREAD_END: RefCell<Option<ThreadEnd>> = const { RefCell::new(None) };
-}
-
-/// Counts to a target by sending itself messages.
-struct Counter {
-    left: u64,
-    done: Arc<AtomicU64>,
-}
-impl Actor for Counter {
-    fn started(&mut self, ctx: &mut Context<'_, Self>) {
-        ctx.address().send(()).unwrap();
-    }
-}
-impl Receive<()> for Counter {
-    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
-        self.left -= 1;
-        if self.left == 0 {
-            self.done.fetch_add(1, Ordering::SeqCst);
-            return Allocation::Delete;
-        }
-        ctx.address().send(()).unwrap();
-        Allocation::Nodelete
-    }
 }
 
 #[test]

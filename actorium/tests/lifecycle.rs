@@ -7,7 +7,7 @@ use actorium::{
     Actor, ActorExit, ActorSystem, Addr, Allocation, ConfigError, Context, DeleteMsg, DestroyMsg,
     FinishedMsg, Receive,
 };
-use common::{on_every_executor, settle, watchdog};
+use common::{on_every_executor, settle, watchdog, Counter};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -262,7 +262,7 @@ fn poison_pills_deliver_pending_messages_first() {
     });
 }
 
-/// Panics on `Boom`, otherwise replies to whoever asked.
+/// Panics on `Boom`; counts each `Ask` in the asker's counter.
 #[derive(Debug)]
 struct Fragile;
 impl Actor for Fragile {}
@@ -316,31 +316,16 @@ fn panicking_behaviour_terminates_only_its_actor() {
 fn stop_waits_for_every_actor() {
     watchdog(180, || {
         on_every_executor(|_name, ex| {
-            static DONE: AtomicU64 = AtomicU64::new(0);
-            struct Countdown(u64);
-            impl Actor for Countdown {
-                fn started(&mut self, ctx: &mut Context<'_, Self>) {
-                    ctx.address().send(()).unwrap();
-                }
-            }
-            impl Receive<()> for Countdown {
-                fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
-                    self.0 -= 1;
-                    if self.0 == 0 {
-                        DONE.fetch_add(1, Ordering::SeqCst);
-                        return Allocation::Delete;
-                    }
-                    ctx.address().send(()).unwrap();
-                    Allocation::Nodelete
-                }
-            }
             let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
-            DONE.store(0, Ordering::SeqCst);
+            let done = Arc::new(AtomicU64::new(0));
             for i in 0..1000 {
-                system.spawn(Countdown(1 + i % 50));
+                system.spawn(Counter {
+                    left: 1 + i % 50,
+                    done: done.clone(),
+                });
             }
             system.stop();
-            assert_eq!(DONE.load(Ordering::SeqCst), 1000);
+            assert_eq!(done.load(Ordering::SeqCst), 1000);
         });
     });
 }

@@ -102,7 +102,8 @@ fn allocations(w: &[AtomicU64; 2]) -> u64 {
     w[1].load(Ordering::SeqCst) - w[0].load(Ordering::SeqCst)
 }
 
-/// Spins (no allocation, unlike a sleep-based wait) until `cond`, failing after a minute.
+/// Spins until `cond`, failing after a minute (`wait_for` sleeps 200 µs per check: too slow
+/// for the thousands of round trips below).
 fn spin_until(what: &str, cond: impl Fn() -> bool) {
     let t0 = std::time::Instant::now();
     while !cond() {

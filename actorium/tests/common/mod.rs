@@ -44,20 +44,30 @@ impl Rng {
     }
 }
 
-/// Spins (yielding) until `cond` holds, failing after `secs`.
-pub fn wait_for(secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
+/// Waits (sleeping briefly between checks) until `cond` holds, failing after `secs`.
+pub fn wait_for(secs: u64, what: &str, cond: impl FnMut() -> bool) {
+    poll(secs, what, cond, || false)
+}
+
+/// Checks `cond` until it holds, failing after `secs`; between checks runs `step`, and sleeps
+/// briefly when it did nothing.
+fn poll(secs: u64, what: &str, mut cond: impl FnMut() -> bool, mut step: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + Duration::from_secs(secs);
     while !cond() {
         assert!(
             std::time::Instant::now() < deadline,
             "timed out waiting for {what}"
         );
-        std::thread::sleep(Duration::from_micros(200));
+        if !step() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 }
 
 use actorium::policy::{Testing, WorkSharing, WorkStealing};
-use actorium::{ActorSystem, ActorSystemBuilder};
+use actorium::{Actor, ActorSystem, ActorSystemBuilder, Allocation, Context, Receive};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Chooses an executor on a builder.
 pub type ExecutorChoice = fn(ActorSystemBuilder) -> ActorSystemBuilder;
@@ -82,15 +92,28 @@ pub fn on_every_executor(mut f: impl FnMut(&str, ExecutorChoice)) {
 
 /// [`wait_for`] that also drives a caller-driven system (the testing policy runs jobs only
 /// when asked).
-pub fn settle(system: &ActorSystem, secs: u64, what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        if !system.run_once() {
-            std::thread::sleep(Duration::from_micros(200));
+pub fn settle(system: &ActorSystem, secs: u64, what: &str, cond: impl FnMut() -> bool) {
+    poll(secs, what, cond, || system.run_once())
+}
+
+/// Counts to a target by sending itself messages, then adds one to `done` and deletes itself.
+pub struct Counter {
+    pub left: u64,
+    pub done: Arc<AtomicU64>,
+}
+impl Actor for Counter {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        ctx.address().send(()).unwrap();
+    }
+}
+impl Receive<()> for Counter {
+    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+        self.left -= 1;
+        if self.left == 0 {
+            self.done.fetch_add(1, Ordering::SeqCst);
+            return Allocation::Delete;
         }
+        ctx.address().send(()).unwrap();
+        Allocation::Nodelete
     }
 }
