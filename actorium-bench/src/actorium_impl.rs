@@ -3,7 +3,7 @@
 use crate::suite::Params;
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
-use actorium_peers::common::{complement, matrices, row_sum, tiny, XorShift};
+use actorium_peers::common::{complement, matrices, ring_checksum, row_sum, tiny, XorShift};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
@@ -589,12 +589,7 @@ fn thread_ring(s: &ActorSystem, actors: u64, passes: u64) -> u64 {
     for n in &nodes {
         n.send(actorium::DeleteMsg).unwrap();
     }
-    // The token made `passes` hops iff it stopped at actor `passes % actors`.
-    if last == passes % actors {
-        passes
-    } else {
-        last
-    }
+    ring_checksum(last, passes, actors)
 }
 
 // ---- chameneos ------------------------------------------------------------------------------

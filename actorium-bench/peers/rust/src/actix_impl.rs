@@ -597,6 +597,7 @@ async fn fj_creation(p: &Placer, n: u64) -> Result<u64, String> {
 // ---- thread-ring ----------------------------------------------------------------------------
 struct Node {
     _me: Addr<Node>,
+    index: u64,
     next: Option<Addr<Node>>,
     done: Arc<Done>,
 }
@@ -624,7 +625,7 @@ impl Handler<Token> for Node {
                 .expect("ring closed")
                 .do_send(Token(k - 1));
         } else {
-            self.done.report(0);
+            self.done.report(self.index);
         }
     }
 }
@@ -632,10 +633,11 @@ impl Handler<Token> for Node {
 async fn thread_ring(p: &Placer, actors: u64, passes: u64) -> Result<u64, String> {
     let (done, rx) = Done::new(1);
     let nodes: Vec<_> = (0..actors)
-        .map(|_| {
+        .map(|index| {
             let done = done.clone();
             p.start(move |_me| Node {
                 _me,
+                index,
                 next: None,
                 done,
             })
@@ -646,11 +648,11 @@ async fn thread_ring(p: &Placer, actors: u64, passes: u64) -> Result<u64, String
         node.do_send(SetNext(nodes[(i + 1) % nodes.len()].clone()));
     }
     nodes[0].do_send(Token(passes));
-    common::wait(rx).await?;
+    let last = common::wait(rx).await?;
     for node in &nodes {
         node.do_send(Stop);
     }
-    Ok(passes)
+    Ok(common::ring_checksum(last, passes, actors))
 }
 
 // ---- chameneos ------------------------------------------------------------------------------
@@ -781,7 +783,8 @@ stoppable!(BigActor);
 impl BigActor {
     fn ping(&mut self) {
         let peers = self.peers.get().expect("peers set");
-        let to = self.rng.below(peers.len() as u64);
+        // Uniform among the other actors (the contract).
+        let to = self.rng.other(self.me, peers.len() as u64);
         peers[to as usize].do_send(BigPing(self.me));
         self.sent += 1;
     }

@@ -140,10 +140,17 @@ impl Bench {
                     meetings: param(p, "meetings")?,
                 }
             }
-            "big" => Bench::Big {
-                actors: positive(p, "actors")?,
-                pings: positive(p, "pings")?,
-            },
+            "big" => {
+                let actors = positive(p, "actors")?;
+                if actors < 2 {
+                    // Each actor pings the *other* actors.
+                    return Err("big needs at least 2 actors".into());
+                }
+                Bench::Big {
+                    actors,
+                    pings: positive(p, "pings")?,
+                }
+            }
             other => return Err(format!("unknown benchmark `{other}`")),
         })
     }
@@ -287,6 +294,17 @@ where
     });
     drop(rt);
     result
+}
+
+/// thread-ring's checksum: the token made `passes` hops iff it stopped at node
+/// `passes % actors` (`last`, the index that node reported); `passes` then, else `last`, which
+/// fails the check.
+pub fn ring_checksum(last: u64, passes: u64, actors: u64) -> u64 {
+    if last == passes % actors {
+        passes
+    } else {
+        last
+    }
 }
 
 /// The checksum a correct run of `bench` with parameters `p` must produce (the formulas of

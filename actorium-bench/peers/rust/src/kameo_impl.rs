@@ -510,6 +510,7 @@ async fn fj_creation(n: u64) -> Result<u64, String> {
 
 // ---- thread-ring ----------------------------------------------------------------------------
 struct Node {
+    index: u64,
     next: Option<ActorRef<Node>>,
     done: Arc<Done>,
 }
@@ -532,7 +533,7 @@ impl Message<Token> for Node {
         if k > 0 {
             send(self.next.as_ref().expect("ring closed"), Token(k - 1));
         } else {
-            self.done.report(0);
+            self.done.report(self.index);
         }
     }
 }
@@ -540,8 +541,9 @@ impl Message<Token> for Node {
 async fn thread_ring(actors: u64, passes: u64) -> Result<u64, String> {
     let (done, rx) = Done::new(1);
     let nodes: Vec<_> = (0..actors)
-        .map(|_| {
+        .map(|index| {
             spawn(Node {
+                index,
                 next: None,
                 done: done.clone(),
             })
@@ -552,11 +554,11 @@ async fn thread_ring(actors: u64, passes: u64) -> Result<u64, String> {
         send(node, SetNext(nodes[(i + 1) % nodes.len()].clone()));
     }
     send(&nodes[0], Token(passes));
-    common::wait(rx).await?;
+    let last = common::wait(rx).await?;
     for node in &nodes {
         stop(node).await;
     }
-    Ok(passes)
+    Ok(common::ring_checksum(last, passes, actors))
 }
 
 // ---- chameneos ------------------------------------------------------------------------------
@@ -679,7 +681,8 @@ actor!(BigActor);
 impl BigActor {
     fn ping(&mut self) {
         let peers = self.peers.get().expect("peers set");
-        let to = self.rng.below(peers.len() as u64);
+        // Uniform among the other actors (the contract).
+        let to = self.rng.other(self.me, peers.len() as u64);
         send(&peers[to as usize], BigPing(self.me));
         self.sent += 1;
     }

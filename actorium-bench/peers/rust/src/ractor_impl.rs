@@ -575,6 +575,7 @@ enum NodeMsg {
     Token(u64),
 }
 struct NodeState {
+    index: u64,
     next: Option<ActorRef<NodeMsg>>,
     done: Arc<Done>,
 }
@@ -582,10 +583,15 @@ struct NodeState {
 impl Actor for Node {
     type Msg = NodeMsg;
     type State = NodeState;
-    type Arguments = Arc<Done>;
+    type Arguments = (u64, Arc<Done>);
 
-    async fn pre_start(&self, _: ActorRef<NodeMsg>, done: Arc<Done>) -> Started<NodeState> {
-        Ok(NodeState { next: None, done })
+    async fn pre_start(&self, _: ActorRef<NodeMsg>, a: (u64, Arc<Done>)) -> Started<NodeState> {
+        let (index, done) = a;
+        Ok(NodeState {
+            index,
+            next: None,
+            done,
+        })
     }
 
     async fn handle(&self, _: ActorRef<NodeMsg>, m: NodeMsg, st: &mut NodeState) -> Handled {
@@ -595,7 +601,7 @@ impl Actor for Node {
                 st.next.as_ref().expect("ring closed"),
                 NodeMsg::Token(k - 1),
             ),
-            NodeMsg::Token(_) => st.done.report(0),
+            NodeMsg::Token(_) => st.done.report(st.index),
         }
         Ok(())
     }
@@ -604,19 +610,19 @@ impl Actor for Node {
 async fn thread_ring(actors: u64, passes: u64) -> Result<u64, String> {
     let (done, rx) = Done::new(1);
     let mut nodes = Vec::with_capacity(actors as usize);
-    for _ in 0..actors {
-        nodes.push(spawn(Node, done.clone()).await);
+    for index in 0..actors {
+        nodes.push(spawn(Node, (index, done.clone())).await);
     }
     drop(done);
     for (i, node) in nodes.iter().enumerate() {
         send(node, NodeMsg::SetNext(nodes[(i + 1) % nodes.len()].clone()));
     }
     send(&nodes[0], NodeMsg::Token(passes));
-    common::wait(rx).await?;
+    let last = common::wait(rx).await?;
     for node in &nodes {
         node.stop(None);
     }
-    Ok(passes)
+    Ok(common::ring_checksum(last, passes, actors))
 }
 
 // ---- chameneos ------------------------------------------------------------------------------
@@ -766,7 +772,8 @@ struct BigState {
 impl BigState {
     fn ping(&mut self) {
         let peers = self.peers.get().expect("peers set");
-        let to = self.rng.below(peers.len() as u64);
+        // Uniform among the other actors (the contract).
+        let to = self.rng.other(self.me, peers.len() as u64);
         send(&peers[to as usize], BigMsg::Ping(self.me));
         self.sent += 1;
     }

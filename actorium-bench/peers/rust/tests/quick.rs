@@ -102,7 +102,8 @@ fn small_and_single_threaded() {
     check("thread-ring", &[("actors", 1), ("passes", 0)], 1);
     check("chameneos", &[("creatures", 2), ("meetings", 0)], 1);
     check("chameneos", &[("creatures", 3), ("meetings", 5)], 2);
-    check("big", &[("actors", 1), ("pings", 1)], 1);
+    check("big", &[("actors", 2), ("pings", 1)], 1);
+    check("thread-ring", &[("actors", 3), ("passes", 7)], 2);
 }
 
 #[test]
@@ -114,6 +115,11 @@ fn bad_input_is_an_error() {
     assert!(run("kameo", "executor", 2, &p).is_err()); // missing parameters
     let uneven = params(&[("actors", 10), ("group", 3), ("rounds", 1)]);
     assert!(run("kameo", "executor", 2, &uneven).is_err());
+    // big pings the *other* actors: one actor alone has none.
+    let alone = params(&[("actors", 1), ("pings", 1)]);
+    for system in SYSTEMS {
+        assert!(run(system, "big", 2, &alone).is_err(), "{system}");
+    }
 }
 
 macro_rules! defaults {
