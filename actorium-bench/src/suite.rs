@@ -249,6 +249,11 @@ pub const SYSTEMS: &[System] = &[
         threads_note: "T arbiters, actors round-robin",
     },
     System {
+        name: "actix-1",
+        kind: Kind::InProcess,
+        threads_note: "1 arbiter, every actor on it (T ignored)",
+    },
+    System {
         name: "ractor",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`",
@@ -257,6 +262,11 @@ pub const SYSTEMS: &[System] = &[
         name: "kameo",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`",
+    },
+    System {
+        name: "tokio-mpsc",
+        kind: Kind::InProcess,
+        threads_note: "tokio, `worker_threads(T)`, a task per actor, unbounded `mpsc` mailboxes",
     },
     System {
         name: "caf-stealing",

@@ -3,6 +3,11 @@
 //! `start_in_arbiter` on the next arbiter in round-robin order of creation (across the whole
 //! run, also for actors created by actors); messages are sent with `do_send`; actors end with
 //! `ctx.stop()` (from outside: a `Stop` message whose handler calls it).
+//!
+//! Two systems: `actix` runs with `T` arbiters; `actix-1` runs every actor on one arbiter
+//! whatever `T` (the thread count the harness passes is ignored for placement): actix's usual
+//! set-up, where the actors share one arbiter's event loop and every send stays on its thread.
+//! Both are [`run`] with a different arbiter count; the workloads are the same.
 
 use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
 use actix::prelude::*;
@@ -11,11 +16,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-/// Runs one workload on a fresh system with `threads` arbiters; the clock starts once the
-/// arbiters run.
-pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
+/// Runs one workload on a fresh system with `arbiters` arbiters (`T` for `actix`, 1 for
+/// `actix-1`); the clock starts once the arbiters run.
+pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
     let sys = System::new();
-    let arbiters: Vec<Arbiter> = (0..threads).map(|_| Arbiter::new()).collect();
+    let arbiters: Vec<Arbiter> = (0..arbiters).map(|_| Arbiter::new()).collect();
     let placer = Arc::new(Placer {
         arbiters: arbiters.iter().map(Arbiter::handle).collect(),
         next: AtomicUsize::new(0),

@@ -1,5 +1,5 @@
-//! What the three frameworks share: the parsed workload, parameter lookup, the tiny
-//! computation, xorshift, the matrices and the completion latch.
+//! What the peers share: the parsed workload, parameter lookup, the tiny computation,
+//! xorshift, the matrices, the completion latch and the tokio runtime set-up.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -276,7 +276,7 @@ pub async fn wait(rx: oneshot::Receiver<u64>) -> Result<u64, String> {
 }
 
 /// Runs one workload on a fresh multi-thread tokio runtime with `threads` workers (the
-/// ractor and kameo configuration): times `work` from just after the runtime is up, then drops
+/// ractor, kameo and tokio-mpsc configuration): times `work` from just after the runtime is up, then drops
 /// the runtime, which cancels what is left and joins its threads.
 pub fn on_tokio<F>(threads: usize, work: impl FnOnce() -> F) -> Result<(f64, u64), String>
 where

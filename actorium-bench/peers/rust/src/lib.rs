@@ -1,8 +1,10 @@
 //! The actorium-bench workloads (see `../../BENCHMARKS.md`) on the Rust peers.
 //!
-//! One module per framework ([`actix_impl`], [`ractor_impl`], [`kameo_impl`]); what they share
-//! (parameters, the tiny computation, xorshift, the matrices, the completion latch) is in
-//! [`common`].
+//! One module per peer ([`actix_impl`], [`ractor_impl`], [`kameo_impl`], and
+//! [`tokio_mpsc_impl`]: plain tokio tasks with `mpsc` channels, no actor library); what they
+//! share (parameters, the tiny computation, xorshift, the matrices, the completion latch, the
+//! tokio runtime set-up) is in [`common`]. Two systems run on actix: `actix` (`T` arbiters,
+//! actors round-robin) and `actix-1` (one arbiter for every actor, whatever `T`).
 
 use std::collections::BTreeMap;
 
@@ -10,14 +12,16 @@ pub mod actix_impl;
 pub mod common;
 pub mod kameo_impl;
 pub mod ractor_impl;
+pub mod tokio_mpsc_impl;
 
 use common::Bench;
 
 /// Systems this crate implements.
-pub const SYSTEMS: &[&str] = &["actix", "ractor", "kameo"];
+pub const SYSTEMS: &[&str] = &["actix", "actix-1", "ractor", "kameo", "tokio-mpsc"];
 
-/// Runs `bench` once on `system` with `threads` threads. Returns (seconds, checksum), or an
-/// error; an error starting with "n/a" means the system cannot express the workload.
+/// Runs `bench` once on `system` with `threads` threads (`actix-1` ignores it: one arbiter).
+/// Returns (seconds, checksum), or an error; an error starting with "n/a" means the system
+/// cannot express the workload.
 pub fn run(
     system: &str,
     bench: &str,
@@ -34,7 +38,9 @@ pub fn run(
     let work = Bench::parse(system, bench, params)?;
     match system {
         "actix" => actix_impl::run(threads, work),
+        "actix-1" => actix_impl::run(1, work),
         "ractor" => ractor_impl::run(threads, work),
-        _ => kameo_impl::run(threads, work),
+        "kameo" => kameo_impl::run(threads, work),
+        _ => tokio_mpsc_impl::run(threads, work),
     }
 }

@@ -20,7 +20,7 @@ fn check(bench: &str, kv: &[(&str, u64)], threads: usize) {
     for system in SYSTEMS {
         match run(system, bench, threads, &p) {
             Ok((secs, sum)) => {
-                eprintln!("{bench:<22} {system:<7} T={threads} {secs:>9.4} s  checksum={sum}");
+                eprintln!("{bench:<22} {system:<10} T={threads} {secs:>9.4} s  checksum={sum}");
                 assert_eq!(sum, want, "{system}/{bench}: checksum");
                 assert!(secs > 0.0, "{system}/{bench}: seconds");
             }
@@ -35,7 +35,7 @@ fn check_na(bench: &str, kv: &[(&str, u64)]) {
         match run(system, bench, THREADS, &p) {
             Ok(r) => panic!("{system}/{bench}: expected n/a, got {r:?}"),
             Err(e) => {
-                eprintln!("{bench:<22} {system:<7} {e}");
+                eprintln!("{bench:<22} {system:<10} {e}");
                 assert!(e.starts_with("n/a"), "{system}/{bench}: {e}");
             }
         }
