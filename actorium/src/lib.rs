@@ -64,15 +64,14 @@
 #![warn(missing_docs)]
 
 mod actor;
+mod core;
 mod executor;
-mod loom;
 mod runtime;
-mod stats;
 mod system;
 
 pub use actor::{
     Actor, ActorExit, Addr, Allocation, Context, DeleteMsg, DestroyMsg, FinishedMsg, JoinHandle,
-    Receive, SendError, DETACHED,
+    Receive, SendError, SystemHandle, DETACHED,
 };
 
 pub mod policy {
@@ -135,10 +134,9 @@ pub mod policy {
     pub use crate::executor::mailbox::{Job, Resumable};
 }
 pub use executor::inverted::Stealing;
-pub use stats::Stats;
+pub use runtime::stats::Stats;
 pub use system::{
-    ActorSystem, ActorSystemBuilder, ConfigError, SystemHandle, DEFAULT_QUEUES_PER_WORKER,
-    DEFAULT_SPIN,
+    ActorSystem, ActorSystemBuilder, ConfigError, DEFAULT_QUEUES_PER_WORKER, DEFAULT_SPIN,
 };
 
 /// The README's examples, compiled and run as doc tests.

@@ -1,13 +1,14 @@
-//! The actor system: builder, configuration errors, start, stop.
+//! The actor system: builder, configuration errors, start and stop. The top layer: it chooses
+//! the executors, wires them to one another, and owns their shutdown.
 
-use crate::actor::cell::{self, Placement};
-use crate::actor::{Actor, Addr, JoinHandle};
+use crate::actor::SystemHandle;
+use crate::core::{ExecRef, Shared};
 use crate::executor::centric::policy::Policy;
-use crate::executor::centric::{self, PolicyStarter, Starter};
-use crate::executor::inverted::worker::Worker;
-use crate::executor::inverted::{Config, Executor, Stealing};
-use crate::executor::Exec;
-use crate::stats::Stats;
+use crate::executor::centric::{self, PolicyStarter, StartError, Starter};
+use crate::executor::inverted::{self, Stealing};
+use crate::executor::mailbox::detached::Detached;
+use crate::runtime::stats::Stats;
+use crate::runtime::worker::runs_for;
 use std::fmt;
 use std::sync::Arc;
 use std::thread;
@@ -190,7 +191,7 @@ impl ActorSystemBuilder {
         self
     }
 
-    fn config(&self) -> Result<Config, ConfigError> {
+    fn config(&self) -> Result<(inverted::Config, bool), ConfigError> {
         let workers = self
             .workers
             .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()));
@@ -207,13 +208,13 @@ impl ActorSystemBuilder {
         if queues < workers {
             return Err(ConfigError::TooFewQueues { queues, workers });
         }
-        Ok(Config {
+        let cfg = inverted::Config {
             workers,
             queues,
-            stats: self.stats,
             spin: self.spin.unwrap_or(DEFAULT_SPIN),
             stealing: self.stealing,
-        })
+        };
+        Ok((cfg, self.stats))
     }
 
     /// Validates the configuration and starts the worker threads.
@@ -222,141 +223,35 @@ impl ActorSystemBuilder {
     /// [`ConfigError`] naming what to change, or an OS error if threads or event fds could not
     /// be created.
     pub fn build(self) -> Result<ActorSystem, ConfigError> {
-        let cfg = self.config()?;
-        if let Some(starter) = &self.policy {
-            if self.max_throughput == Some(0) {
-                return Err(ConfigError::ZeroMaxThroughput);
-            }
-            starter.validate().map_err(ConfigError::Policy)?;
-            let ccfg = centric::Config {
-                workers: cfg.workers,
-                stats: cfg.stats,
-                max_throughput: self.max_throughput.unwrap_or(usize::MAX),
-            };
-            let (exec, threads) = starter.start(&ccfg).map_err(ConfigError::Os)?;
-            return Ok(ActorSystem {
-                handle: SystemHandle {
-                    exec: Exec::Centric(exec),
-                },
-                threads,
-                done: false,
-            });
-        }
-        let exec = Arc::new(Executor::new(&cfg).map_err(ConfigError::Os)?);
-        let mut threads = Vec::with_capacity(cfg.workers);
-        for i in 0..cfg.workers {
-            let worker = Worker::new(i, exec.clone());
-            let spawned = thread::Builder::new()
-                .name(format!("actorium-worker-{i}"))
-                .spawn(move || worker.run());
-            match spawned {
-                Ok(t) => threads.push(t),
-                Err(e) => {
-                    exec.begin_shutdown(false);
-                    for t in threads {
-                        let _ = t.join();
-                    }
-                    exec.cleanup();
-                    return Err(ConfigError::Os(e));
+        let (cfg, stats) = self.config()?;
+        let shared = Arc::new(Shared::new(cfg.workers, stats));
+        let pooled: ExecRef = match &self.policy {
+            Some(starter) => {
+                if self.max_throughput == Some(0) {
+                    return Err(ConfigError::ZeroMaxThroughput);
                 }
+                starter.validate().map_err(ConfigError::Policy)?;
+                let ccfg = centric::Config {
+                    workers: cfg.workers,
+                    max_throughput: self.max_throughput.unwrap_or(usize::MAX),
+                };
+                starter.start(&ccfg, shared.clone()).map_err(|e| match e {
+                    StartError::Os(e) => ConfigError::Os(e),
+                    StartError::Policy(m) => ConfigError::Policy(m),
+                })?
             }
-        }
+            None => ExecRef::from_arc(
+                inverted::Executor::start(&cfg, shared.clone()).map_err(ConfigError::Os)?,
+            ),
+        };
+        // Each executor refers to the other until shutdown's cleanup breaks the cycle.
+        let detached = ExecRef::from_arc(Arc::new(Detached::new(shared, pooled.clone())));
+        pooled.attach_detached(detached.clone());
         Ok(ActorSystem {
-            handle: SystemHandle {
-                exec: Exec::Inverted(exec),
-            },
-            threads,
+            handle: SystemHandle::from_executor(pooled),
+            detached,
             done: false,
         })
-    }
-}
-
-/// A cloneable handle for spawning actors on a running system from anywhere.
-#[derive(Clone)]
-pub struct SystemHandle {
-    exec: Exec,
-}
-
-impl fmt::Debug for SystemHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SystemHandle")
-            .field("live_actors", &self.exec.live())
-            .finish()
-    }
-}
-
-impl SystemHandle {
-    pub(crate) fn from_executor(exec: Exec) -> Self {
-        Self { exec }
-    }
-
-    /// Spawns `actor`: it gets the next queue ticket (round-robin over all queues), and its
-    /// `started` hook is queued before any message. On a system that is stopping, the actor
-    /// is dropped and the returned address is dead (every send fails); use
-    /// [`Self::try_spawn`] to get the actor back instead.
-    pub fn spawn<A: Actor>(&self, actor: A) -> Addr<A> {
-        Addr::from_cell(cell::spawn_or_dead(
-            &self.exec,
-            actor,
-            false,
-            Placement::Pooled,
-        ))
-    }
-
-    /// Spawns `actor`, or gives it back if the system is stopping.
-    pub fn try_spawn<A: Actor>(&self, actor: A) -> Result<Addr<A>, A> {
-        cell::spawn(&self.exec, actor, false, Placement::Pooled).map(Addr::from_cell)
-    }
-
-    /// Spawns a *detached* actor (seed 000): it runs on a thread of its own, so its behaviours
-    /// may block (on I/O, a lock, a sleep) without holding up any worker. It is otherwise an
-    /// ordinary actor of this system: same API, same addresses, same statuses; the thread ends
-    /// when the actor terminates. Works on either executor.
-    pub fn spawn_detached<A: Actor>(&self, actor: A) -> Addr<A> {
-        Addr::from_cell(cell::spawn_or_dead(
-            &self.exec,
-            actor,
-            false,
-            Placement::Detached,
-        ))
-    }
-
-    /// Spawns `actor` and returns a [`JoinHandle`] that waits for it to terminate and hands
-    /// back its final value if it ends with [`crate::Allocation::Finished`].
-    pub fn spawn_joinable<A: Actor>(&self, actor: A) -> (Addr<A>, JoinHandle<A>) {
-        let cell = cell::spawn_or_dead(&self.exec, actor, true, Placement::Pooled);
-        (Addr::from_cell(cell.clone()), JoinHandle::new(cell))
-    }
-
-    /// The home worker of message queue `queue` (see [`Addr::queue`]): the worker whose range
-    /// of queues it starts in. Queue stealing may move a queue to another worker while the
-    /// system runs; this is where placement by ticket puts an actor's work to begin with.
-    ///
-    /// # Panics
-    /// If `queue` is not below the system's number of queues (the actor-centric executor has
-    /// none).
-    pub fn worker_of_queue(&self, queue: usize) -> usize {
-        match &self.exec {
-            Exec::Inverted(e) => {
-                assert!(queue < e.queue_count(), "queue {queue} does not exist");
-                e.set.owner_of(queue)
-            }
-            Exec::Centric(_) => panic!(
-                "queue {queue} does not exist: the actor-centric executor has a mailbox per \
-                 actor, not message queues"
-            ),
-        }
-    }
-
-    /// Actors spawned and not yet terminal.
-    pub fn live_actors(&self) -> usize {
-        self.exec.live()
-    }
-
-    /// Whether this system runs the actor-centric executor (built with
-    /// [`ActorSystemBuilder::policy`]).
-    pub fn is_actor_centric(&self) -> bool {
-        matches!(self.exec, Exec::Centric(_))
     }
 }
 
@@ -367,14 +262,17 @@ impl SystemHandle {
 /// message each other.
 ///
 /// **Dropping** a system without calling [`stop`](Self::stop) shuts it down at once instead of
-/// waiting for actors: each worker finishes the batch it is running (behaviours are never
-/// interrupted), then exits; the threads are joined; actors still alive are stopped (their
-/// `stopped` hook is *not* run), their states and all queued messages are dropped, and every
-/// later send returns [`crate::SendError`]. Nothing is leaked and no thread outlives the drop,
-/// but a behaviour that never returns would block it (as it would block `stop`).
+/// waiting for actors: each worker finishes the behaviour it is running (behaviours are never
+/// interrupted) and at most a few dozen more (it checks every 64), then exits; the threads are
+/// joined; actors still alive are stopped (their `stopped` hook is *not* run), their states and
+/// all queued messages are dropped, and every later send returns [`crate::SendError`]. Nothing
+/// is leaked and no thread outlives the drop, but a behaviour that never returns would block it
+/// (as it would block `stop`). Dropping a system from inside one of its own behaviours is
+/// allowed: the shutdown then completes on a helper thread once that behaviour returns.
 pub struct ActorSystem {
     handle: SystemHandle,
-    threads: Vec<thread::JoinHandle<()>>,
+    /// The executor of the system's detached actors.
+    detached: ExecRef,
     /// Stopped (or shut down): nothing left for `Drop`.
     done: bool,
 }
@@ -415,23 +313,31 @@ impl ActorSystem {
         self.handle.clone()
     }
 
+    fn exec(&self) -> &ExecRef {
+        self.handle.executor()
+    }
+
     /// Worker threads (1 for a caller-driven policy: the calling thread).
     pub fn workers(&self) -> usize {
-        self.handle.exec.core().workers()
+        self.exec().workers()
     }
 
     /// Message queues over all workers (message-centric executor; 0 on the actor-centric
     /// one, where each actor has a mailbox instead).
     pub fn queues(&self) -> usize {
-        match &self.handle.exec {
-            Exec::Inverted(e) => e.queue_count(),
-            Exec::Centric(_) => 0,
-        }
+        self.exec().queues()
     }
 
     /// Statistics so far (`None` unless enabled with [`ActorSystemBuilder::stats`]).
     pub fn stats(&self) -> Option<Stats> {
-        self.handle.exec.core().stats()
+        let shared = self.exec().shared();
+        if !shared.stats_on {
+            return None;
+        }
+        let mut s = Stats::default();
+        self.exec().add_stats(&mut s);
+        shared.external.add_to(&mut s);
+        Some(s)
     }
 
     /// With a caller-driven policy ([`crate::policy::Testing`]): runs the next job — one
@@ -439,10 +345,7 @@ impl ActorSystem {
     /// whether there was one. On a system with worker threads it does nothing and returns
     /// `false`: the workers run jobs.
     pub fn run_once(&self) -> bool {
-        match &self.handle.exec {
-            Exec::Centric(e) => e.run_once(),
-            Exec::Inverted(_) => false,
-        }
+        self.exec().run_once()
     }
 
     /// With a caller-driven policy: runs jobs until none is ready; returns how many ran
@@ -458,51 +361,66 @@ impl ActorSystem {
     /// Blocks until every actor has reached a terminal status, then drains the queues (dead
     /// letters) and joins every worker thread. Returns the final statistics if enabled.
     ///
-    /// Must not be called from a behaviour of this system (it would wait for itself).
+    /// If the system failed meanwhile (a scheduling policy panicked where it may have lost a
+    /// job; reported on standard error), it shuts down as if dropped, and `stop` returns.
+    ///
+    /// # Panics
+    /// When called from inside one of this system's behaviours (it would wait for itself).
     pub fn stop(mut self) -> Option<Stats> {
-        let exec = self.handle.exec.clone();
-        exec.wait_until(|| exec.live() == 0);
+        let exec = self.exec().clone();
+        let life = &exec.shared().life;
+        assert!(
+            !runs_for(exec.shared().id()),
+            "`ActorSystem::stop` was called from inside a behaviour of that system (or on one \
+             of its threads): it would wait for itself to finish (a deadlock). Stop it from a \
+             thread outside the system; to end the system from inside, drop it instead"
+        );
+        let settled = || life.live() == 0 || life.aborting();
+        exec.wait_until(&mut { settled });
         self.begin_shutdown(true);
         // An actor spawned (from a handle on another thread) between the wait and the close
         // is counted in `live` by now: wait for it too, then let the workers see `live == 0`.
-        exec.wait_until(|| exec.live() == 0);
-        self.join_and_clean(true);
-        exec.core().stats()
+        exec.wait_until(&mut { settled });
+        let drain = !life.aborting();
+        shutdown(&exec, &self.detached, drain);
+        self.done = true;
+        self.stats()
     }
 
     fn begin_shutdown(&self, drain: bool) {
-        match &self.handle.exec {
-            Exec::Inverted(e) => e.begin_shutdown(drain),
-            Exec::Centric(e) => e.begin_shutdown(drain),
-        }
+        self.exec().shared().close(drain);
+        self.exec().begin_shutdown(drain);
+        self.detached.begin_shutdown(drain);
     }
+}
 
-    fn join_and_clean(&mut self, drain: bool) {
-        let exec = self.handle.exec.clone();
-        match &exec {
-            Exec::Inverted(e) => {
-                e.idle.wake_all();
-                for t in self.threads.drain(..) {
-                    // Worker threads catch behaviour panics; a join error would be a bug.
-                    t.join().expect("actorium worker thread panicked");
-                }
-            }
-            Exec::Centric(e) => e.stop_workers(&mut self.threads),
-        }
-        exec.core().detached.join_all(!drain);
-        match &exec {
-            Exec::Inverted(e) => e.cleanup(),
-            Exec::Centric(e) => e.cleanup(),
-        }
-        self.done = true;
-    }
+/// Ends the threads of both executors, then cleans up: stops live actors, disposes of queued
+/// envelopes, releases references and kernel resources.
+fn shutdown(pooled: &ExecRef, detached: &ExecRef, drain: bool) {
+    pooled.join_threads(drain);
+    detached.join_threads(drain);
+    pooled.cleanup();
+    detached.cleanup();
 }
 
 impl Drop for ActorSystem {
     fn drop(&mut self) {
-        if !self.done {
-            self.begin_shutdown(false);
-            self.join_and_clean(false);
+        if self.done {
+            return;
+        }
+        self.begin_shutdown(false);
+        let (pooled, detached) = (self.exec().clone(), self.detached.clone());
+        if runs_for(pooled.shared().id()) {
+            // Dropped from inside one of its behaviours: this thread must return to its loop
+            // (and see the abort) before it can be joined, so a helper thread finishes.
+            let helper = thread::Builder::new()
+                .name("actorium-shutdown".into())
+                .spawn(move || shutdown(&pooled, &detached, false));
+            if let Err(e) = helper {
+                eprintln!("actorium: cannot start the shutdown thread: {e}");
+            }
+        } else {
+            shutdown(&pooled, &detached, false);
         }
     }
 }

@@ -1,7 +1,9 @@
 //! Addresses, send errors and join handles.
 
-use super::cell::{self, Cell, Status};
+use super::cell::{self, Cell};
 use super::{Actor, Receive};
+use crate::core::Status;
+use crate::runtime::worker::{detached_actor_of, runs_for};
 use std::fmt;
 use std::sync::Arc;
 
@@ -33,8 +35,12 @@ impl<A: Actor> Addr<A> {
         Self { cell }
     }
 
-    /// Sends `msg` to the actor. Never blocks, and allocates nothing in steady state for
-    /// messages up to 32 bytes (larger ones are boxed).
+    /// Sends `msg` to the actor. Allocates nothing in steady state for messages up to 32 bytes
+    /// (larger ones are boxed). It does not wait for the actor: it appends the message under a
+    /// short spinlock (the receiver's message queue or mailbox, held for a few instructions by
+    /// each sender), and may make one system call to wake a sleeping worker. Sending to an idle
+    /// actor of the work-sharing policy takes that policy's mutex, and to an idle detached
+    /// actor its thread's mutex, for as long.
     ///
     /// Messages from one sender to one actor are received in send order.
     ///
@@ -215,10 +221,29 @@ impl<A: Actor> JoinHandle<A> {
     ///
     /// # Errors
     /// [`ActorExit`] when it ended any other way than `Finished`.
+    ///
+    /// # Panics
+    /// When called on a thread that runs this system's work (inside a behaviour on one of its
+    /// workers, or on the actor's own detached thread), where waiting could deadlock: the
+    /// actor may need this very thread to run. (A detached actor may join *another* actor of
+    /// its system: it has a thread of its own.)
     pub fn join(self) -> Result<A, ActorExit> {
         let hdr = &self.cell.header;
+        let life = &hdr.exec.shared().life;
+        let owner = hdr.exec.shared().id();
+        if runs_for(owner) {
+            let me = (hdr as *const crate::core::Header).cast::<()>();
+            let other_detached = detached_actor_of(owner).is_some_and(|a| a != me);
+            assert!(
+                other_detached,
+                "`JoinHandle::join` was called from inside a behaviour of the actor's own \
+                 system (or on the actor's own thread): the thread would block waiting for an \
+                 actor that may need it to run (a deadlock). Join from a thread outside the \
+                 system, or have the actor send its result as a message"
+            );
+        }
         hdr.exec
-            .wait_until(|| hdr.status() != Status::Alive || hdr.exec.aborting());
+            .wait_until(&mut || hdr.status() != Status::Alive || life.aborting());
         match hdr.status() {
             // SAFETY: `Finished` was read with Acquire, and this handle (not Clone) is the only
             // taker of the final state.
@@ -228,6 +253,13 @@ impl<A: Actor> JoinHandle<A> {
             Status::Panicked => Err(ActorExit::Panicked),
             Status::Stopped | Status::Alive => Err(ActorExit::Stopped),
         }
+    }
+}
+
+impl<A: Actor> Drop for JoinHandle<A> {
+    /// A `Finished` actor's final state kept for this handle is dropped with it.
+    fn drop(&mut self) {
+        cell::handle_dropped(&self.cell);
     }
 }
 

@@ -1,152 +1,20 @@
 //! The actor cell: one heap allocation per actor holding the executor's bookkeeping (the
-//! [`Header`]) and the actor's state, plus the monomorphised envelope operations that run
-//! behaviours on it.
+//! [`Header`], from the core) and the actor's state, plus the monomorphised envelope and cell
+//! operations that run behaviours on it.
 //!
 //! Ownership of a cell (an `Arc`): every [`crate::Addr`] and [`crate::JoinHandle`] holds a
-//! reference, and so does the system while the actor is registered — the *system reference*.
-//! Envelopes hold a raw pointer and no reference: they are kept valid because the system
-//! reference is released only by a *reclaim envelope*, which `retire` queues on the actor's own
-//! queue after marking the actor terminal under that queue's lock. Every envelope for that
-//! incarnation was queued before it (a send checks the status under the same lock) or sits in
-//! the batch being processed, which runs first. The only envelopes that can be queued behind it
-//! are a respawn's `Install` and the mail that follows, and `respawn` takes a new system
-//! reference under the lock first, so every envelope is covered by a reference until it has run.
-//! No reference count is touched per send.
+//! reference, and so does the system while the actor is registered — the *system reference*,
+//! which the executor takes with [`Header::retain`] and releases when every envelope for the
+//! actor has run (a reclaim envelope behind its queued mail, or its mailbox job's end). No
+//! reference count is touched per send.
 
 use super::{Actor, Allocation, Context, Receive};
-use crate::executor::actor_list::Link;
-use crate::executor::envelope::{Envelope, EnvelopeVTable, Payload};
-use crate::executor::mailbox::detached::DetachedUnit;
-use crate::executor::mailbox::Mailbox;
-use crate::executor::{report_panic, Exec, WorkerRef};
-use std::cell::{Cell as StdCell, UnsafeCell};
+use crate::core::envelope::{Envelope, EnvelopeVTable, Payload};
+use crate::core::header::CellVTable;
+use crate::core::{report_panic, ExecRef, Header, Placement, Sibling, Status, WorkerRef};
+use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
-
-/// Life-cycle status of an actor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Status {
-    Alive = 0,
-    Finished = 1,
-    Deleted = 2,
-    Destroyed = 3,
-    Panicked = 4,
-    /// The system shut down while the actor was alive.
-    Stopped = 5,
-}
-
-impl Status {
-    fn from_u8(v: u8) -> Self {
-        match v {
-            0 => Status::Alive,
-            1 => Status::Finished,
-            2 => Status::Deleted,
-            3 => Status::Destroyed,
-            4 => Status::Panicked,
-            _ => Status::Stopped,
-        }
-    }
-}
-
-/// Per-cell operations that need the actor type.
-pub(crate) struct CellVTable {
-    /// Drops the state of a stopped actor and releases the system reference.
-    shutdown: unsafe fn(*const Header),
-    /// Releases the system reference.
-    release: unsafe fn(*const Header),
-    type_name: fn() -> &'static str,
-}
-
-/// The executor's part of a cell. `link` must stay the first field: list links are cast back
-/// to headers, and headers to cells.
-#[repr(C)]
-pub(crate) struct Header {
-    pub(crate) link: Link,
-    pub(crate) exec: Exec,
-    /// The ticket: index of the queue that carries all of this actor's messages (inverted
-    /// executor), or of its registry shard (mailbox actors).
-    pub(crate) queue: usize,
-    /// The actor's own mailbox: every actor of the actor-centric executor, and detached actors.
-    mbox: Option<Box<Mailbox>>,
-    status: AtomicU8,
-    /// Whether the state is present so behaviours may run. Written only by the thread that holds
-    /// the actor's queue (or by `spawn` before the cell is published).
-    installed: StdCell<bool>,
-    joinable: AtomicBool,
-    vtable: &'static CellVTable,
-}
-
-// SAFETY: `installed` and `link` are only accessed by the thread holding the actor's queue
-// (processing its batch, or holding its lock), as documented on the fields; everything else is
-// atomic or immutable.
-unsafe impl Sync for Header {}
-// SAFETY: as above.
-unsafe impl Send for Header {}
-
-impl Header {
-    #[inline]
-    pub(crate) fn status(&self) -> Status {
-        Status::from_u8(self.status.load(Ordering::Acquire))
-    }
-
-    #[inline]
-    pub(crate) fn set_status(&self, s: Status) {
-        self.status.store(s as u8, Ordering::Release);
-    }
-
-    #[inline]
-    pub(crate) fn installed(&self) -> bool {
-        self.installed.get()
-    }
-
-    /// Only by the thread holding the actor's queue, or before the cell is published.
-    #[inline]
-    pub(crate) fn set_installed(&self, v: bool) {
-        self.installed.set(v);
-    }
-
-    pub(crate) fn joinable(&self) -> bool {
-        self.joinable.load(Ordering::Relaxed)
-    }
-
-    /// # Safety
-    /// `link` is the `link` field of a live header.
-    pub(crate) unsafe fn from_link<'a>(link: *const Link) -> &'a Header {
-        // SAFETY: `link` is the first field of a `repr(C)` header (caller contract).
-        unsafe { &*link.cast::<Header>() }
-    }
-
-    #[inline]
-    pub(crate) fn mailbox(&self) -> Option<&Mailbox> {
-        self.mbox.as_deref()
-    }
-
-    /// The actor's type name, as a function (calling it is left to whoever wants the name).
-    pub(crate) fn type_name_fn(&self) -> fn() -> &'static str {
-        self.vtable.type_name
-    }
-
-    /// Releases the system reference (the cell may be freed).
-    ///
-    /// # Safety
-    /// `hdr` is a registered cell's header whose system reference is held and not otherwise
-    /// released; called once per reference.
-    pub(crate) unsafe fn release(hdr: *const Header) {
-        // SAFETY: forwarded contract; the vtable matches the cell's actor type.
-        unsafe { ((*hdr).vtable.release)(hdr) }
-    }
-
-    /// Drops a stopped actor's state and releases the system reference.
-    ///
-    /// # Safety
-    /// `hdr` is a registered cell's header whose system reference is still held, called once.
-    pub(crate) unsafe fn shutdown(hdr: *const Header) {
-        // SAFETY: forwarded contract; the vtable matches the cell's actor type.
-        unsafe { ((*hdr).vtable.shutdown)(hdr) }
-    }
-}
 
 /// An actor cell.
 #[repr(C)]
@@ -157,7 +25,7 @@ pub(crate) struct Cell<A> {
 
 // SAFETY: the state is only accessed by the one worker holding the actor's queue (behaviours,
 // termination), or after the actor is terminal by the single owner of the join handle; the
-// header is Sync (above). `A: Send` lets the state move between those threads.
+// header is Sync. `A: Send` lets the state move between those threads.
 unsafe impl<A: Send> Sync for Cell<A> {}
 // SAFETY: as above.
 unsafe impl<A: Send> Send for Cell<A> {}
@@ -170,81 +38,72 @@ impl<A: Actor> Cell<A> {
     /// Takes the final state of a `Finished` actor.
     ///
     /// # Safety
-    /// The status is `Finished` (read with Acquire), and the caller is the only taker.
+    /// The status is `Finished` (read with Acquire), and the caller is the join handle (the
+    /// only taker).
     pub(crate) unsafe fn take_finished(&self) -> Option<A> {
         // SAFETY: caller contract: no worker touches a terminal actor's state.
         unsafe { (*self.state.get()).take() }
     }
 }
 
-/// How an actor runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Placement {
-    /// On the executor's workers.
-    Pooled,
-    /// On a thread of its own.
-    Detached,
+/// The executor for actors placed `p` on the system of `exec`.
+pub(crate) fn executor_for(exec: &ExecRef, p: Placement) -> Option<ExecRef> {
+    match exec.sibling(p) {
+        Sibling::This => Some(exec.clone()),
+        Sibling::Other(e) => Some(e),
+        Sibling::Gone => None,
+    }
 }
 
-/// Spawns `actor` on `exec`. Fails, giving it back, when the system no longer accepts actors
-/// (or, for a detached actor, no thread could be started).
+/// Spawns `actor` on the system of `exec`, placed `placement`. Fails, giving it back, when the
+/// system no longer accepts actors (or, for a detached actor, no thread could be started).
 pub(crate) fn spawn<A: Actor>(
-    exec: &Exec,
+    exec: &ExecRef,
     actor: A,
     joinable: bool,
     placement: Placement,
 ) -> Result<Arc<Cell<A>>, A> {
-    if exec.closed() {
+    // One reference count per spawn, the header's: the executor of another placement is
+    // borrowed from `sibling`'s answer, this one from the caller.
+    let other;
+    let exec = match exec.sibling(placement) {
+        Sibling::This => exec,
+        Sibling::Other(e) => {
+            other = e;
+            &other
+        }
+        Sibling::Gone => return Err(actor),
+    };
+    if exec.shared().life.closed() {
         return Err(actor);
     }
-    let detached = placement == Placement::Detached;
-    let unit = detached.then(|| Arc::new(DetachedUnit::new()));
-    let mbox = (detached || exec.uses_mailboxes()).then(|| Box::new(Mailbox::new(unit.clone())));
-    let mut cell = Arc::new(Cell {
-        header: Header {
-            link: Link::new(),
-            exec: exec.clone(),
-            queue: exec.next_ticket(),
-            mbox,
-            status: AtomicU8::new(Status::Alive as u8),
-            installed: StdCell::new(true),
-            joinable: AtomicBool::new(joinable),
-            vtable: &CellOps::<A>::VTABLE,
-        },
+    let header = Header::new(
+        exec.clone(),
+        exec.next_ticket(),
+        exec.new_mailbox(),
+        true,
+        joinable,
+        &CellOps::<A>::VTABLE,
+    );
+    let cell = Arc::new(Cell {
+        header,
         state: UnsafeCell::new(Some(actor)),
     });
-    if let Some(unit) = &unit {
-        if let Err(e) = exec.core().detached.start(exec, unit, &cell.header) {
-            eprintln!("actorium: cannot start a thread for a detached actor: {e}");
-            let actor = Arc::get_mut(&mut cell).and_then(|c| c.state.get_mut().take());
-            return Err(actor.expect("fresh cell has its state"));
-        }
-    }
-    let raw = Arc::as_ptr(&cell).cast::<()>();
-    let start = Envelope::new(raw, &Start::<A>::VTABLE, Payload::pack(()));
-    // SAFETY: the header belongs to a fresh cell; on success the system reference taken by
-    // `take_ref` keeps it alive until it is released (reclaim envelope, or the mailbox job).
-    let registered = unsafe {
-        exec.register(&cell.header, start, || {
-            Arc::increment_strong_count(Arc::as_ptr(&cell))
-        })
-    };
-    if let Err(start) = registered {
+    let start = Envelope::new(cell.raw(), &Start::<A>::VTABLE, Payload::pack(()));
+    // SAFETY: the header belongs to a fresh cell, made with this executor's mailbox; on
+    // success the system reference it takes keeps the cell alive until it is released.
+    if let Err(start) = unsafe { exec.register(&cell.header, start) } {
         start.discard();
-        if let Some(unit) = unit {
-            exec.core().detached.abandon(&unit);
-        }
         // SAFETY: not registered, never shared: we are the only owner of the state.
         let actor = unsafe { (*cell.state.get()).take() }.expect("fresh cell has its state");
         return Err(actor);
     }
-    exec.count_created();
     Ok(cell)
 }
 
 /// [`spawn`], or on a stopping system a [`dead_cell`] (the actor is dropped; every send fails).
 pub(crate) fn spawn_or_dead<A: Actor>(
-    exec: &Exec,
+    exec: &ExecRef,
     actor: A,
     joinable: bool,
     placement: Placement,
@@ -254,19 +113,10 @@ pub(crate) fn spawn_or_dead<A: Actor>(
 
 /// A cell for an actor that was refused (its system is stopping): terminal, unregistered; the
 /// actor is dropped. Every send to it fails.
-fn dead_cell<A: Actor>(exec: &Exec, actor: A) -> Arc<Cell<A>> {
+fn dead_cell<A: Actor>(exec: &ExecRef, actor: A) -> Arc<Cell<A>> {
     drop(actor);
     Arc::new(Cell {
-        header: Header {
-            link: Link::new(),
-            exec: exec.clone(),
-            queue: 0,
-            mbox: None,
-            status: AtomicU8::new(Status::Stopped as u8),
-            installed: StdCell::new(false),
-            joinable: AtomicBool::new(false),
-            vtable: &CellOps::<A>::VTABLE,
-        },
+        header: Header::new(exec.clone(), 0, None, false, false, &CellOps::<A>::VTABLE),
         state: UnsafeCell::new(None),
     })
 }
@@ -275,12 +125,8 @@ fn dead_cell<A: Actor>(exec: &Exec, actor: A) -> Arc<Cell<A>> {
 #[inline]
 pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Arc<Cell<A>>, msg: M) -> Result<(), M> {
     let env = Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
-    let exec = &cell.header.exec;
-    match exec.push(&cell.header, env) {
-        Ok(()) => {
-            exec.count_sent();
-            Ok(())
-        }
+    match cell.header.exec.push(&cell.header, env) {
+        Ok(()) => Ok(()),
         // SAFETY: the envelope was packed from an `M` just above.
         Err(env) => Err(unsafe { env.into_message::<M>() }),
     }
@@ -289,13 +135,8 @@ pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Arc<Cell<A>>, msg: M
 /// Puts a new state into a `Destroyed` actor's cell, in order with its queue.
 pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> {
     let env = Envelope::new(cell.raw(), &Install::<A>::VTABLE, Payload::pack(actor));
-    let exec = &cell.header.exec;
-    // SAFETY: `revive` takes a new system reference for the cell before queuing `env`.
-    match unsafe {
-        exec.revive(&cell.header, env, || {
-            Arc::increment_strong_count(Arc::as_ptr(cell))
-        })
-    } {
+    // SAFETY: the cell is kept alive by `cell`, and belongs to its header's executor.
+    match unsafe { cell.header.exec.revive(&cell.header, env) } {
         Ok(()) => Ok(()),
         // SAFETY: packed from an `A` above.
         Err(env) => Err(unsafe { env.into_message::<A>() }),
@@ -313,18 +154,34 @@ fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>) {
             }
         }
     }
-    if status != Status::Finished {
-        cell.header.installed.set(false);
+    // A finished actor's final state is kept only for a join handle: without one nobody could
+    // take it (and a state holding the actor's own address would keep the cell, and the whole
+    // executor with it, alive for ever).
+    if status != Status::Finished || !cell.header.keep_final_state() {
+        cell.header.set_installed(false);
         let old = state.take();
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
             panicked::<A>(&*p, "destructor", w);
         }
     }
-    let raw = (cell as *const Cell<A>).cast::<()>();
-    let reclaim = || Envelope::new(raw, &Reclaim::<A>::VTABLE, Payload::pack(()));
-    // SAFETY: the actor is registered (it was alive), and the reclaim envelope releases the
-    // system reference.
-    unsafe { cell.header.exec.retire(&cell.header, status, reclaim) };
+    // SAFETY: the actor is registered and alive, and we run its behaviour.
+    unsafe { cell.header.exec.retire(&cell.header, status) };
+}
+
+/// A join handle was dropped without joining: drop a final state kept for it.
+pub(crate) fn handle_dropped<A: Actor>(cell: &Cell<A>) {
+    if cell.header.handle_dropped() {
+        // SAFETY: the worker kept the state for the handle and touches it no more (it set
+        // `KEPT` after its last access); the handle, which is being dropped, was the only other
+        // taker, so this is the only access now.
+        let old = unsafe { (*cell.state.get()).take() };
+        if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
+            report_panic(
+                &format!("actor `{}` (destructor)", std::any::type_name::<A>()),
+                &*p,
+            );
+        }
+    }
 }
 
 fn panicked<A>(payload: &(dyn std::any::Any + Send), what: &str, w: WorkerRef<'_>) {
@@ -332,7 +189,7 @@ fn panicked<A>(payload: &(dyn std::any::Any + Send), what: &str, w: WorkerRef<'_
         &format!("actor `{}` ({what})", std::any::type_name::<A>()),
         payload,
     );
-    if let Some(c) = w.counters() {
+    if let Some(c) = w.counters {
         c.panics.bump(1);
     }
 }
@@ -368,9 +225,17 @@ struct CellOps<A>(A);
 impl<A: Actor> CellOps<A> {
     const VTABLE: CellVTable = CellVTable {
         shutdown: Self::shutdown,
+        retain: Self::retain,
         release: Self::release,
+        reclaim: &Reclaim::<A>::VTABLE,
         type_name: std::any::type_name::<A>,
     };
+
+    unsafe fn retain(hdr: *const Header) {
+        // SAFETY: the header is the first field of a `Cell<A>` made by `Arc::new` (vtable
+        // matches), alive while the caller uses it.
+        unsafe { Arc::increment_strong_count(hdr.cast::<Cell<A>>()) }
+    }
 
     unsafe fn release(hdr: *const Header) {
         // SAFETY: the header is the first field of a `Cell<A>` (vtable matches); this drops
@@ -382,7 +247,7 @@ impl<A: Actor> CellOps<A> {
         // SAFETY: the header is the first field of a `Cell<A>` (vtable matches); the system
         // reference is still held (caller contract), so the cell is alive.
         let cell = unsafe { &*hdr.cast::<Cell<A>>() };
-        cell.header.installed.set(false);
+        cell.header.set_installed(false);
         // SAFETY: the workers have exited: nothing else touches the state.
         let old = unsafe { (*cell.state.get()).take() };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
@@ -402,6 +267,7 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
     const VTABLE: EnvelopeVTable = EnvelopeVTable {
         run: Self::run,
         discard: discard::<M>,
+        message: true,
     };
 
     unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
@@ -410,12 +276,12 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
         // SAFETY: packed from an `M` by `send`; consumed once.
         let msg = unsafe { Payload::unpack::<M>(p) };
         if !runnable(cell) {
-            if let Some(c) = w.counters() {
+            if let Some(c) = w.counters {
                 c.dead_letters.bump(1);
             }
             return;
         }
-        if let Some(c) = w.counters() {
+        if let Some(c) = w.counters {
             c.messages_processed.bump(1);
         }
         run_behaviour(cell, w, "behaviour", move |a, ctx| a.receive(msg, ctx));
@@ -428,6 +294,7 @@ impl<A: Actor> Start<A> {
     const VTABLE: EnvelopeVTable = EnvelopeVTable {
         run: Self::run,
         discard: discard::<()>,
+        message: false,
     };
 
     unsafe fn run(target: *const (), _: *mut Payload, w: WorkerRef<'_>) {
@@ -439,7 +306,7 @@ impl<A: Actor> Start<A> {
             // SAFETY (of the read): we hold the actor's queue, and a live actor that has not
             // started still has its state.
             debug_assert!(unsafe { (*cell.state.get()).is_some() });
-            cell.header.installed.set(true);
+            cell.header.set_installed(true);
         }
         if runnable(cell) {
             run_behaviour(cell, w, "started hook", |a, ctx| {
@@ -456,6 +323,7 @@ impl<A: Actor> Install<A> {
     const VTABLE: EnvelopeVTable = EnvelopeVTable {
         run: Self::run,
         discard: discard::<A>,
+        message: false,
     };
 
     unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
@@ -468,7 +336,7 @@ impl<A: Actor> Install<A> {
         }
         // SAFETY: this worker holds the actor's queue.
         unsafe { *cell.state.get() = Some(actor) };
-        cell.header.installed.set(true);
+        cell.header.set_installed(true);
         run_behaviour(cell, w, "started hook", |a, ctx| {
             a.started(ctx);
             Allocation::Nodelete
@@ -482,6 +350,7 @@ impl<A: Actor> Reclaim<A> {
     const VTABLE: EnvelopeVTable = EnvelopeVTable {
         run: Self::run,
         discard: Self::release,
+        message: false,
     };
 
     unsafe fn run(target: *const (), p: *mut Payload, _: WorkerRef<'_>) {

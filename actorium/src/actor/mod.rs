@@ -7,17 +7,18 @@
 
 mod addr;
 pub(crate) mod cell;
+mod handle;
 mod poison;
 
 pub use addr::{ActorExit, Addr, JoinHandle, SendError};
+pub use handle::SystemHandle;
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
 
 /// What [`Context::worker_index`] returns on a detached actor's own thread.
-pub const DETACHED: usize = usize::MAX;
+pub const DETACHED: usize = crate::core::DETACHED;
 
-use crate::executor::WorkerRef;
-use crate::system::SystemHandle;
-use cell::{Cell, Placement, Status};
+use crate::core::{Placement, Status, WorkerRef};
+use cell::Cell;
 use std::sync::Arc;
 
 /// What the executor does with an actor after one of its behaviours returns (seed 002,
@@ -159,12 +160,14 @@ impl<'a, A: Actor> Context<'a, A> {
 
     /// A handle to this actor's system.
     pub fn system(&self) -> SystemHandle {
-        SystemHandle::from_executor(self.cell.header.exec.clone())
+        let pooled = cell::executor_for(&self.cell.header.exec, Placement::Pooled)
+            .expect("a behaviour runs while its system does");
+        SystemHandle::from_executor(pooled)
     }
 
     /// Index of the worker thread running this behaviour; [`DETACHED`] on a detached
     /// actor's own thread.
     pub fn worker_index(&self) -> usize {
-        self.worker.index()
+        self.worker.index
     }
 }

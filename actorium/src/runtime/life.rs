@@ -3,7 +3,7 @@
 //! Shared by every executor, so the shutdown protocol reads the same everywhere.
 
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -11,12 +11,14 @@ use std::time::Duration;
 const RUNNING: u8 = 0;
 /// `stop()`: every actor is terminal; workers drain what is left and exit.
 const DRAINING: u8 = 1;
-/// Dropped while running: workers exit after their current batch or job.
+/// Dropped while running (or failed): workers exit after their current batch or job.
 const ABORTING: u8 = 2;
 
 #[derive(Debug)]
 pub(crate) struct Life {
     run_state: AtomicU8,
+    /// Set when user code that schedules work (a policy) failed: the system aborts.
+    failed: AtomicBool,
     /// Actors spawned (or respawned) and not yet terminal.
     live: CachePadded<AtomicUsize>,
     /// Guards waits for `live == 0` and for joinable actors to terminate.
@@ -28,6 +30,7 @@ impl Life {
     pub(crate) fn new() -> Self {
         Self {
             run_state: AtomicU8::new(RUNNING),
+            failed: AtomicBool::new(false),
             live: CachePadded::new(AtomicUsize::new(0)),
             term: Mutex::new(()),
             term_cv: Condvar::new(),
@@ -86,6 +89,19 @@ impl Life {
             Ordering::Acquire,
         );
         self.notify();
+    }
+
+    /// The system can no longer keep its guarantees (a policy lost a job): it aborts, as if
+    /// dropped, and every wait returns.
+    pub(crate) fn fail(&self) {
+        self.failed.store(true, Ordering::Release);
+        self.run_state.store(ABORTING, Ordering::Release);
+        self.notify();
+    }
+
+    /// Whether [`Self::fail`] was called.
+    pub(crate) fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     /// Wakes every waiter to re-check its condition.

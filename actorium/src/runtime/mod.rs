@@ -1,10 +1,24 @@
-//! The runtime under the executors: worker threads and how work is divided among them
-//! ([`workers`]), idle sleep ([`idle`], seed 003), the life cycle shared by every executor
-//! ([`life`]), the spinlock of the send paths ([`spin`]) and the workers' random choices
-//! ([`rng`]).
+//! The runtime: the lowest layer, which knows nothing of actors or messages.
+//!
+//! - [`pool`]: the worker pool: the *worker table* (one slot per worker holding everything
+//!   kept per worker: its idle-sleep flag, its statistics, and the executor's per-worker data),
+//!   the worker threads, and the idle sleep that connects them;
+//! - [`worker`]: the loop every worker thread runs, and the one interface through which it
+//!   runs work ([`worker::Unit`]): an executor is a kind of unit, so a new kind of work can be
+//!   added to the same threads without touching the existing ones;
+//! - [`idle`]: idle sleep (seed 003: event fds, benaphores, the sleepers list);
+//! - [`life`]: run state and waits shared by the executors of one system;
+//! - [`signal`]: a thread's wake-up flag (a detached actor's thread blocks on one);
+//! - [`stats`]: per-worker counters and the public [`stats::Stats`];
+//! - [`spin`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
+//! - [`loom`]: the loom shims, so that no other module mentions loom.
 
 pub(crate) mod idle;
 pub(crate) mod life;
+pub(crate) mod loom;
+pub(crate) mod pool;
 pub(crate) mod rng;
+pub(crate) mod signal;
 pub(crate) mod spin;
-pub(crate) mod workers;
+pub(crate) mod stats;
+pub(crate) mod worker;

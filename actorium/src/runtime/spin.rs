@@ -5,8 +5,8 @@
 //! orders everything the previous holder did before releasing it (Release) before the new
 //! holder's critical section.
 
-use crate::loom::sync::atomic::{AtomicBool, Ordering};
-use crate::loom::{spin_hint, yield_now};
+use crate::runtime::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::runtime::loom::{spin_hint, yield_now};
 
 #[derive(Debug)]
 pub(crate) struct SpinLock {

@@ -5,8 +5,10 @@
 //! [`Policy`]'s business: [`stealing`], [`sharing`] and [`testing`] are built in, and users can
 //! write their own.
 //!
-//! Files: [`policy`] (the public trait and the handles it gets), [`worker`] (the worker loop,
-//! the shutdown handshake, driving by the caller), one file per built-in policy.
+//! Files: [`policy`] (the public trait and the handles it gets), [`worker`] (the executor's
+//! unit of work on the runtime's worker loop, policy calls and their panics, the shutdown
+//! handshake, driving by the caller), one file per built-in policy. This executor uses the
+//! mailbox protocol, the core and the runtime.
 
 pub(crate) mod policy;
 pub(crate) mod sharing;
@@ -14,70 +16,132 @@ pub(crate) mod stealing;
 pub(crate) mod testing;
 pub(crate) mod worker;
 
-use super::mailbox::{self, Job};
-use super::Core;
-use crate::runtime::idle::IdleSleep;
+use super::mailbox::{self, Job, JobScheduler};
+use crate::core::envelope::Envelope;
+use crate::core::mailbox::Mailbox;
+use crate::core::{ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status};
+use crate::runtime::pool::Pool;
+use crate::runtime::stats::{Counters, Stats};
 use crossbeam_utils::CachePadded;
 use policy::{Policy, Scheduler, WorkerCtx};
 use std::cell::UnsafeCell;
+use std::collections::BTreeSet;
 use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Settings of an actor-centric executor.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) workers: usize,
-    pub(crate) stats: bool,
     pub(crate) max_throughput: usize,
 }
 
-/// The policy's state, typed. Worker threads hold it typed; the executor holds it as a
-/// [`Sched`] trait object.
-pub(crate) struct Inner<P: Policy> {
+/// What the executor keeps per worker in the worker table: the policy's worker data, and its
+/// local data (touched only by that worker's thread, or by the caller driving a caller-driven
+/// policy, under `driver`).
+pub(crate) struct WorkerSlot<P: Policy> {
+    pub(crate) worker: P::Worker,
+    local: UnsafeCell<P::Local>,
+}
+
+// SAFETY: `local` is only accessed by its worker's thread (or by the caller holding `driver`
+// for a caller-driven policy, which has no worker threads); `P::Worker: Sync`.
+unsafe impl<P: Policy> Sync for WorkerSlot<P> {}
+// SAFETY: `P::Worker: Send`, `P::Local: Send`.
+unsafe impl<P: Policy> Send for WorkerSlot<P> {}
+
+/// The actor-centric executor with policy `P`.
+pub(crate) struct Executor<P: Policy> {
     pub(crate) policy: Arc<P>,
     pub(crate) coord: P::Coordinator,
-    pub(crate) workers: Box<[P::Worker]>,
-    /// Each worker's local data, touched only by that worker's thread (or the one driving a
-    /// caller-driven policy, under `driver`).
-    locals: Box<[CachePadded<UnsafeCell<P::Local>>]>,
-    pub(crate) idle: IdleSleep,
-    /// The worker that took the last shutdown job (CAF's `shutdown_helper`).
-    shutdown: Mutex<Option<usize>>,
-    shutdown_cv: Condvar,
+    pub(crate) pool: Pool<WorkerSlot<P>>,
+    pub(crate) shared: Arc<Shared>,
+    ticket: CachePadded<AtomicUsize>,
+    pub(crate) max_throughput: usize,
+    /// The policy is driven by its caller (no worker threads).
+    manual: bool,
+    /// Workers that have exited (the shutdown handshake waits on it).
+    exited: Mutex<BTreeSet<usize>>,
+    exited_cv: Condvar,
     /// Serialises callers driving a caller-driven policy; true once the system has stopped
     /// (so a thread still waiting in `join` can no longer run a job during the cleanup).
     driver: Mutex<bool>,
+    detached: OnceLock<ExecRef>,
 }
 
-// SAFETY: `locals[i]` is only accessed by worker i's thread (or by the caller holding `driver`
-// for a caller-driven policy, which has no worker threads); the rest is `Sync` by the trait's
-// bounds.
-unsafe impl<P: Policy> Sync for Inner<P> {}
-// SAFETY: as above; `P::Local: Send`.
-unsafe impl<P: Policy> Send for Inner<P> {}
+/// Why an executor could not start.
+pub(crate) enum StartError {
+    /// The operating system refused a thread or an event fd.
+    Os(io::Error),
+    /// The policy panicked while building its data (the message says where).
+    Policy(String),
+}
 
-impl<P: Policy> Inner<P> {
-    fn new(policy: Arc<P>, workers: usize) -> io::Result<Self> {
-        let coord = policy.coordinator(workers);
-        let (shared, locals): (Vec<_>, Vec<_>) = (0..workers)
-            .map(|i| {
-                let (w, l) = policy.worker(&coord, i);
-                (w, CachePadded::new(UnsafeCell::new(l)))
-            })
-            .unzip();
+impl<P: Policy> Executor<P> {
+    fn new(policy: Arc<P>, cfg: &Config, shared: Arc<Shared>) -> Result<Self, StartError> {
+        let manual = policy.driven_by_caller();
+        let workers = if manual { 1 } else { cfg.workers };
+        let built = catch_unwind(AssertUnwindSafe(|| {
+            let coord = policy.coordinator(workers);
+            let slots: Vec<_> = (0..workers).map(|i| policy.worker(&coord, i)).collect();
+            (coord, slots)
+        }));
+        let (coord, slots) = built.map_err(|p| {
+            StartError::Policy(format!(
+                "the scheduling policy `{}` panicked while building its data \
+                 (`coordinator` or `worker`): {}",
+                std::any::type_name::<P>(),
+                crate::core::panic_message(&*p)
+            ))
+        })?;
+        let mut slots = slots.into_iter();
+        let pool = Pool::new(workers, shared.stats_on, |_| {
+            let (worker, local) = slots.next().expect("one per worker");
+            WorkerSlot {
+                worker,
+                local: UnsafeCell::new(local),
+            }
+        })
+        .map_err(StartError::Os)?;
         Ok(Self {
-            idle: IdleSleep::new(workers)?,
             policy,
             coord,
-            workers: shared.into(),
-            locals: locals.into(),
-            shutdown: Mutex::new(None),
-            shutdown_cv: Condvar::new(),
+            pool,
+            shared,
+            ticket: CachePadded::new(AtomicUsize::new(0)),
+            max_throughput: cfg.max_throughput,
+            manual,
+            exited: Mutex::new(BTreeSet::new()),
+            exited_cv: Condvar::new(),
             driver: Mutex::new(false),
+            detached: OnceLock::new(),
         })
+    }
+
+    /// Builds the executor and starts its worker threads (none for a caller-driven policy).
+    pub(crate) fn start(
+        policy: Arc<P>,
+        cfg: &Config,
+        shared: Arc<Shared>,
+    ) -> Result<Arc<Self>, StartError> {
+        let exec = Arc::new(Self::new(policy, cfg, shared)?);
+        if !exec.manual {
+            let e = exec.clone();
+            if let Err(err) = exec
+                .pool
+                .spawn(move |i| crate::runtime::worker::run(&*e, i))
+            {
+                exec.shared.close(false);
+                exec.begin_shutdown(false);
+                exec.join_threads(false);
+                exec.cleanup();
+                return Err(StartError::Os(err));
+            }
+        }
+        Ok(exec)
     }
 
     pub(crate) fn sched(&self) -> Scheduler<'_, P> {
@@ -89,144 +153,156 @@ impl<P: Policy> Inner<P> {
     /// # Safety
     /// Called on worker `index`'s thread (or by the driver of a caller-driven policy), with no
     /// other `WorkerCtx` of that worker alive.
-    pub(crate) unsafe fn ctx<'a>(&'a self, index: usize, core: &'a Core) -> WorkerCtx<'a, P> {
+    pub(crate) unsafe fn ctx(&self, index: usize) -> WorkerCtx<'_, P> {
         WorkerCtx {
             sched: self.sched(),
             index,
             // SAFETY: caller contract: this thread is the only one using this worker's local.
-            local: unsafe { &mut *self.locals[index].get() },
-            counters: core.counters_of(index),
+            local: unsafe { &mut *self.pool.data(index).local.get() },
+            counters: self.pool.counters(index),
         }
     }
-}
 
-/// The type-erased face of [`Inner`] that the executor and cells use.
-pub(crate) trait Sched: Send + Sync {
-    /// An actor got mail: internal enqueue on one of our workers, central enqueue elsewhere.
-    fn schedule(&self, core: &Core, job: Job);
     /// The index of the calling thread's worker, if it is one of ours.
-    fn current_worker(&self) -> Option<usize>;
-    /// Sends every worker a shutdown job and waits until each has taken one.
-    fn stop_workers(&self, started: usize);
-    /// Runs one job, one message long (as CAF's test coordinator), on the calling thread
-    /// (caller-driven policies); whether there was one.
-    fn run_once(&self, core: &Core) -> bool;
-    /// Caller-driven: no job runs after this returns (waits for one that is running).
-    fn end_driving(&self);
-}
-
-pub(crate) struct Executor {
-    pub(crate) core: Core,
-    sched: Arc<dyn Sched>,
-    ticket: CachePadded<AtomicUsize>,
-    pub(crate) max_throughput: usize,
-    /// The policy is driven by its caller (no worker threads).
-    manual: bool,
-}
-
-impl Executor {
-    #[inline]
-    pub(crate) fn next_ticket(&self) -> usize {
-        self.ticket.fetch_add(1, Ordering::Relaxed)
-    }
-
-    #[inline]
-    pub(crate) fn schedule(&self, job: Job) {
-        self.sched.schedule(&self.core, job);
-    }
-
     #[inline]
     pub(crate) fn current_worker(&self) -> Option<usize> {
-        self.sched.current_worker()
-    }
-
-    pub(crate) fn manual(&self) -> bool {
-        self.manual
-    }
-
-    /// Runs one job on the calling thread if the policy is caller-driven.
-    pub(crate) fn run_once(&self) -> bool {
-        self.manual && self.sched.run_once(&self.core)
+        crate::runtime::worker::current::<Self>(&self.pool).map(|w| w.index)
     }
 
     /// Caller-driven: runs jobs until `done()` holds, waiting for outside threads when no job
     /// is ready.
-    pub(crate) fn drive_until(&self, done: &mut dyn FnMut() -> bool) {
+    fn drive_until(&self, done: &mut dyn FnMut() -> bool) {
         while !done() {
             if !self.run_once() {
-                self.core.life.wait_a_little(Duration::from_millis(1));
+                self.shared.life.wait_a_little(Duration::from_millis(1));
             }
         }
-    }
-
-    /// Starts shutting down: no spawn or respawn succeeds afterwards (the closed check is made
-    /// under a registry shard lock, each of which is taken once here after closing).
-    pub(crate) fn begin_shutdown(&self, drain: bool) {
-        self.core.close(drain);
-    }
-
-    /// Ends the worker threads (CAF's shutdown handshake) and joins them.
-    pub(crate) fn stop_workers(&self, threads: &mut Vec<thread::JoinHandle<()>>) {
-        if !threads.is_empty() {
-            self.sched.stop_workers(threads.len());
-        }
-        for t in threads.drain(..) {
-            // Workers catch behaviour panics; a join error would be an actorium bug.
-            t.join().expect("actorium worker thread panicked");
-        }
-        if self.manual {
-            if !self.core.life.aborting() {
-                // Release what terminal actors still hold (their last jobs), as workers would.
-                while self.run_once() {}
-            }
-            self.sched.end_driving();
-        }
-    }
-
-    /// After every thread stopped: stop live actors, drop their mail, release references.
-    pub(crate) fn cleanup(&self) {
-        mailbox::cleanup(&self.core);
     }
 }
 
-/// Starts an actor-centric executor with `policy`: the executor and its worker threads.
-pub(crate) fn start<P: Policy>(
-    policy: Arc<P>,
-    cfg: &Config,
-) -> io::Result<(Arc<Executor>, Vec<thread::JoinHandle<()>>)> {
-    let manual = policy.driven_by_caller();
-    let workers = if manual { 1 } else { cfg.workers };
-    let inner = Arc::new(Inner::new(policy, workers)?);
-    let exec = Arc::new(Executor {
-        core: Core::new(workers, cfg.stats),
-        sched: inner.clone(),
-        ticket: CachePadded::new(AtomicUsize::new(0)),
-        max_throughput: cfg.max_throughput,
-        manual,
-    });
-    let mut threads = Vec::new();
-    if !manual {
-        for i in 0..workers {
-            let (e, inn) = (exec.clone(), inner.clone());
-            match thread::Builder::new()
-                .name(format!("actorium-worker-{i}"))
-                .spawn(move || worker::run(&e, &inn, i))
-            {
-                Ok(t) => threads.push(t),
-                Err(err) => {
-                    exec.begin_shutdown(false);
-                    exec.stop_workers(&mut threads);
-                    return Err(err);
-                }
-            }
+impl<P: Policy> JobScheduler for Executor<P> {
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// An actor got mail: internal enqueue on one of our workers, central enqueue elsewhere.
+    #[inline]
+    fn schedule(&self, hdr: &Header) {
+        self.schedule_job(Job::of(hdr));
+    }
+
+    #[inline]
+    fn my_counters(&self) -> Option<&Counters> {
+        self.current_worker().and_then(|i| self.pool.counters(i))
+    }
+}
+
+impl<P: Policy> Exec for Executor<P> {
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn sibling(&self, p: Placement) -> Sibling {
+        match p {
+            Placement::Pooled => Sibling::This,
+            Placement::Detached => match self.detached.get() {
+                Some(d) => Sibling::Other(d.clone()),
+                None => Sibling::Gone,
+            },
         }
     }
-    Ok((exec, threads))
+
+    fn attach_detached(&self, d: ExecRef) {
+        let _ = self.detached.set(d);
+    }
+
+    #[inline]
+    fn next_ticket(&self) -> usize {
+        self.ticket.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn new_mailbox(&self) -> Option<Box<Mailbox>> {
+        Some(Box::new(Mailbox::new(None)))
+    }
+
+    /// Inlined into the cells' send path (`ExecRef::push`).
+    #[inline(always)]
+    fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+        mailbox::push(self, hdr, env)
+    }
+
+    unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope> {
+        // SAFETY: forwarded contract.
+        unsafe { mailbox::register(self, hdr, start) }
+    }
+
+    unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope> {
+        // SAFETY: forwarded contract.
+        unsafe { mailbox::revive(self, hdr, install) }
+    }
+
+    unsafe fn retire(&self, hdr: &Header, status: Status) {
+        // SAFETY: forwarded contract.
+        unsafe { mailbox::retire(&self.shared, hdr, status) }
+    }
+
+    /// On a system driven by its caller (the testing policy) the waiting thread runs jobs.
+    fn wait_until(&self, done: &mut dyn FnMut() -> bool) {
+        if self.manual {
+            self.drive_until(done)
+        } else {
+            self.shared.life.wait_until(done)
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.pool.len()
+    }
+
+    fn is_actor_centric(&self) -> bool {
+        true
+    }
+
+    fn run_once(&self) -> bool {
+        self.manual && self.run_one_job()
+    }
+
+    /// A dropped system: wake the sleeping workers so they see it and exit (a stopping one
+    /// keeps working until each takes its shutdown job).
+    fn begin_shutdown(&self, drain: bool) {
+        if !drain {
+            self.pool.wake_all();
+        }
+    }
+
+    /// Ends the worker threads (CAF's shutdown handshake) and joins them.
+    fn join_threads(&self, drain: bool) {
+        let threads = self.pool.take_threads();
+        if !threads.is_empty() {
+            self.stop_workers(threads);
+        }
+        if self.manual {
+            if drain && !self.shared.life.aborting() {
+                // Release what terminal actors still hold (their last jobs), as workers would.
+                while self.run_once() {}
+            }
+            *self.driver.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        }
+    }
+
+    fn cleanup(&self) {
+        mailbox::cleanup(&self.shared);
+        self.pool.close();
+    }
+
+    fn add_stats(&self, s: &mut Stats) {
+        self.pool.add_stats(s);
+    }
 }
 
 /// A policy ready to start an executor (the builder keeps it type-erased).
 pub(crate) trait Starter: Send + Sync {
-    fn start(&self, cfg: &Config) -> io::Result<(Arc<Executor>, Vec<thread::JoinHandle<()>>)>;
+    fn start(&self, cfg: &Config, shared: Arc<Shared>) -> Result<ExecRef, StartError>;
     fn validate(&self) -> Result<(), String>;
     fn name(&self) -> &'static str;
 }
@@ -234,12 +310,22 @@ pub(crate) trait Starter: Send + Sync {
 pub(crate) struct PolicyStarter<P>(pub(crate) Arc<P>);
 
 impl<P: Policy> Starter for PolicyStarter<P> {
-    fn start(&self, cfg: &Config) -> io::Result<(Arc<Executor>, Vec<thread::JoinHandle<()>>)> {
-        start(self.0.clone(), cfg)
+    fn start(&self, cfg: &Config, shared: Arc<Shared>) -> Result<ExecRef, StartError> {
+        Ok(ExecRef::from_arc(Executor::start(
+            self.0.clone(),
+            cfg,
+            shared,
+        )?))
     }
 
     fn validate(&self) -> Result<(), String> {
-        self.0.validate()
+        catch_unwind(AssertUnwindSafe(|| self.0.validate())).unwrap_or_else(|p| {
+            Err(format!(
+                "the scheduling policy `{}` panicked in `validate`: {}",
+                self.name(),
+                crate::core::panic_message(&*p)
+            ))
+        })
     }
 
     fn name(&self) -> &'static str {

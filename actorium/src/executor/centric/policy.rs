@@ -1,15 +1,11 @@
 //! The scheduling policy concept of CAF (seed 000, "Policies"), as a trait users can implement:
 //! see [`Policy`].
 
-use super::Inner;
+use super::Executor as Inner;
+pub use crate::executor::mailbox::LONG_JOB_CHECK;
 use crate::executor::mailbox::{Job, Resumable};
-use crate::loom::sync::atomic::{fence, Ordering};
-use crate::stats::Counters;
-
-/// A job calls [`Policy::during_resume`] once it has run this many messages in one resume,
-/// and again after each further `LONG_JOB_CHECK` or more (the check falls on a chunk or gulp
-/// boundary, so two calls are 256 to 511 messages apart).
-pub const LONG_JOB_CHECK: usize = 256;
+use crate::runtime::loom::sync::atomic::{fence, Ordering};
+use crate::runtime::stats::Counters;
 
 /// A scheduling policy for the actor-centric executor; [`crate::policy`] has the built-in
 /// ones and an example.
@@ -118,12 +114,12 @@ impl<'a, P: Policy> Scheduler<'a, P> {
 
     /// Worker `i`'s shared data.
     pub fn worker(&self, i: usize) -> &'a P::Worker {
-        &self.inner.workers[i]
+        &self.inner.pool.data(i).worker
     }
 
     /// Number of workers.
     pub fn workers(&self) -> usize {
-        self.inner.workers.len()
+        self.inner.pool.len()
     }
 
     /// Wakes worker `i` if it sleeps in [`WorkerCtx::idle_sleep`] (or makes its next idle
@@ -133,19 +129,19 @@ impl<'a, P: Policy> Scheduler<'a, P> {
         // The job was published before; the sleeper publishes its state before searching.
         // With both fences, one of the two sees the other (Dekker), so no job is stranded.
         fence(Ordering::SeqCst);
-        self.inner.idle.notify(i)
+        self.inner.pool.notify(i)
     }
 
     /// Wakes one worker sleeping in [`WorkerCtx::idle_sleep`], if any (seed 003's general
     /// notification). Returns whether one was woken.
     pub fn notify_any(&self) -> bool {
         fence(Ordering::SeqCst);
-        self.inner.idle.notify_any()
+        self.inner.pool.notify_any()
     }
 
     /// Whether some worker may be asleep in [`WorkerCtx::idle_sleep`] (one load).
     pub fn has_sleepers(&self) -> bool {
-        self.inner.idle.has_idle()
+        self.inner.pool.has_idle()
     }
 }
 
@@ -184,18 +180,15 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
     /// [`Scheduler::notify_any`]. Returns what `search` found, or `None` after a wake-up (call
     /// `dequeue`'s search again).
     pub fn idle_sleep(&mut self, search: impl FnOnce(&mut Self) -> Option<Job>) -> Option<Job> {
-        let idle = &self.sched.inner.idle;
-        idle.announce(self.index);
+        let pool = &self.sched.inner.pool;
+        pool.announce(self.index);
         fence(Ordering::SeqCst);
         if let Some(job) = search(self) {
-            idle.retire(self.index);
+            pool.retire(self.index);
             return Some(job);
         }
-        if let Some(c) = self.counters {
-            c.sleeps.bump(1);
-        }
-        idle.sleep(self.index);
-        idle.retire(self.index);
+        pool.sleep(self.index);
+        pool.retire(self.index);
         None
     }
 

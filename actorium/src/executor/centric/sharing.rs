@@ -45,7 +45,7 @@ impl SharedQueue {
         self.pop(None)
     }
 
-    fn pop(&self, counters: Option<&crate::stats::Counters>) -> Job {
+    fn pop(&self, counters: Option<&crate::runtime::stats::Counters>) -> Job {
         let mut g = self.state.lock().unwrap();
         loop {
             if let Some(job) = g.0.pop_front() {

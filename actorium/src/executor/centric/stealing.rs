@@ -162,11 +162,17 @@ fn steal(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
     let got = steal_from(me.scheduler().worker(victim));
     if let Some(c) = me.counters() {
         c.steal_attempts.bump(1);
-        if got.is_some() {
-            c.steals.bump(1);
-            c.messages_stolen.bump(1);
-        } else {
-            c.steal_fail_no_candidate.bump(1);
+        match &got {
+            Some(job) => {
+                c.steals.bump(1);
+                // SAFETY: we took the job and do not run it yet.
+                let queued = unsafe { job.queued() } as u64;
+                c.messages_stolen.bump(queued);
+                if queued == 0 {
+                    c.empty_steals.bump(1);
+                }
+            }
+            None => c.steal_fail_no_candidate.bump(1),
         }
     }
     got

@@ -1,190 +1,281 @@
-//! The actor-centric worker loop, the shutdown handshake, and driving by the caller.
+//! The actor-centric executor's unit of work on the runtime's worker loop, the policy calls,
+//! the shutdown handshake, and driving by the caller.
 //!
-//! A worker asks its policy for a job, runs it for at most `max_throughput` messages, and tells
-//! the policy how it ended (hooks, `resume_job_later`). It exits when it takes a shutdown job.
+//! One turn: ask the policy for a job, run it for at most `max_throughput` messages, and tell
+//! the policy how it ended (hooks, `resume_job_later`). The policy does its own idling inside
+//! `dequeue` (polling tiers, then the runtime's idle sleep, or its own condition variable), so
+//! a turn never reports the worker idle. A worker exits when it takes a shutdown job, or after
+//! any turn once the system is being dropped (the cleanup owns the actors left).
 //!
-//! Shutdown (CAF's `shutdown_helper`): the coordinator hands one shutdown job to a worker that
-//! has not exited yet, through the policy's `external_enqueue`, and waits until *some* worker
-//! took it (with stealing it need not be the one it was given to); that worker exits, and the
-//! coordinator repeats with the next. So it works with any policy that eventually hands every
-//! job to some worker. On a dropped system (aborting) workers skip ordinary jobs; the shutdown's
-//! cleanup owns their actors.
+//! Policy code is user code: every call runs with the worker hidden (a send it makes is a
+//! central enqueue, never a second context of this worker) and under `catch_unwind`. A panic
+//! in a hook (`before_resume`, `after_resume`, `during_resume`, `after_completion`) is reported
+//! and counted, and the job goes on. A panic in a call that moves jobs (`dequeue`, the
+//! enqueues, `resume_job_later`) may have lost a job, whose actor would then never run again:
+//! the system *fails* — it shuts down as if dropped, `stop()` and every wait return, and the
+//! report on standard error says why. No worker thread dies either way.
+//!
+//! Shutdown (after CAF's `shutdown_helper`): the coordinator hands a shutdown job to a worker
+//! that has not exited yet, through the policy's `external_enqueue`, and waits until one more
+//! worker has exited (with stealing it need not be the one it was given to); it repeats until
+//! every worker has. So it works with any policy that eventually hands every job to some
+//! worker. If the policy has failed and no worker exits for [`GIVE_UP`], the remaining threads
+//! are left behind (reported), so that `stop()` and `Drop` still return.
 
-use super::{Inner, Sched};
+use super::Executor;
+use crate::core::{report_panic, WorkerRef};
 use crate::executor::mailbox::{self, Job, Resumable, Runner};
-use crate::executor::Core;
 use crate::policy::Policy;
-use std::cell::Cell;
+use crate::runtime::pool::{join_all, Pool};
+use crate::runtime::worker::{Enter, Idleness, Turn, Unit, Worker};
 use std::collections::BTreeSet;
-use std::ptr;
-use std::sync::Arc;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-thread_local! {
-    /// The scheduler (an `Inner<P>`, erased) and worker index of the calling thread.
-    static CURRENT: Cell<(*const (), usize)> = const { Cell::new((ptr::null(), 0)) };
+/// How long shutdown waits for a worker of a failed policy to exit before leaving it behind.
+const GIVE_UP: Duration = Duration::from_secs(2);
+
+/// Whether a panic in a policy call may have lost a job.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Moves {
+    /// A hook: nothing is lost; report and go on.
+    Nothing,
+    /// The call held a job: the system fails.
+    Jobs,
 }
 
-/// Sets CURRENT for a scope, restoring the previous value (a caller-driven system may be
-/// driven from inside a behaviour of another system).
-struct Enter((*const (), usize));
+impl<P: Policy> Unit for Executor<P> {
+    type Slot = super::WorkerSlot<P>;
+    type Local = ();
 
-impl Enter {
-    fn new(inner: *const (), index: usize) -> Self {
-        Enter(CURRENT.with(|c| c.replace((inner, index))))
+    fn pool(&self) -> &Pool<Self::Slot> {
+        &self.pool
     }
-}
 
-impl Drop for Enter {
-    fn drop(&mut self) {
-        CURRENT.with(|c| c.set(self.0));
+    fn owner(&self) -> *const () {
+        self.shared.id()
     }
-}
 
-/// Worker `index`'s thread body.
-pub(crate) fn run<P: Policy>(exec: &super::Executor, inner: &Arc<Inner<P>>, index: usize) {
-    let _enter = Enter::new(Arc::as_ptr(inner).cast(), index);
-    let core = &exec.core;
-    let p = &*inner.policy;
-    let during = || {
-        policy_call(|| {
-            // SAFETY: called by the job's thread between two behaviours, when no other context
-            // of this worker is alive (see `step`).
-            let mut me = unsafe { inner.ctx(index, core) };
-            p.during_resume(&mut me)
-        })
-    };
-    let runner = Runner {
-        index,
-        counters: core.counters_of(index),
-        during: Some(&during),
-    };
-    loop {
+    fn local(&self, _: usize) {}
+
+    fn turn(&self, me: &Worker<'_, Self>, _: &Idleness) -> Turn {
+        let index = me.index;
         // SAFETY: this is worker `index`'s thread, and no other context of it is alive.
-        let job = policy_call(|| inner.policy.dequeue(&mut unsafe { inner.ctx(index, core) }));
-        let Some(job) = job else { continue };
-        if job.is_shutdown() {
-            *inner.shutdown.lock().unwrap() = Some(index);
-            inner.shutdown_cv.notify_all();
-            return;
+        let job = self
+            .policy_call("dequeue", Moves::Jobs, || {
+                self.policy.dequeue(&mut unsafe { self.ctx(index) })
+            })
+            .flatten();
+        let exit = match &job {
+            Some(j) => j.is_shutdown() || self.shared.life.aborting(),
+            None => self.shared.life.aborting(),
+        };
+        if exit {
+            self.exited(index);
+            return Turn::Exit;
         }
-        if core.life.aborting() {
-            continue;
+        if let Some(job) = job {
+            // SAFETY: on worker `index`'s thread, for a job the policy handed to it.
+            unsafe { self.step(index, job, self.max_throughput, true) };
         }
-        // SAFETY: as above.
-        unsafe { step(inner, core, &runner, job, exec.max_throughput) };
+        Turn::Worked
+    }
+
+    fn search(&self, _: &Worker<'_, Self>) -> bool {
+        false
+    }
+
+    fn exit_ready(&self) -> bool {
+        false
+    }
+
+    fn spin(&self) -> Duration {
+        Duration::ZERO
     }
 }
 
-/// Runs one job with the policy's hooks around it.
-///
-/// # Safety
-/// On worker `runner.index`'s thread (or the driver's), for a job the policy handed to it.
-unsafe fn step<P: Policy>(
-    inner: &Inner<P>,
-    core: &Core,
-    runner: &Runner<'_>,
-    job: Job,
-    max_throughput: usize,
-) {
-    let index = runner.index;
-    let p = &*inner.policy;
-    // The contexts below never overlap: each ends before the next is made, none lives across
-    // the job (whose behaviours may make their own for internal enqueues, and whose runner makes
-    // one between behaviours for `during_resume`), and policy code runs outside CURRENT, so a
-    // send it makes cannot make another.
-    policy_call(|| {
-        // SAFETY: as just said; this is worker `index`'s thread (caller contract).
-        let mut me = unsafe { inner.ctx(index, core) };
-        p.before_resume(&mut me, &job)
-    });
-    // SAFETY: the policy handed this job to this thread only (caller contract).
-    let (r, _) = unsafe { mailbox::resume(&job, runner, max_throughput) };
-    policy_call(|| {
-        // SAFETY: as above.
-        let mut me = unsafe { inner.ctx(index, core) };
-        p.after_resume(&mut me, &job, r);
+impl<P: Policy> Executor<P> {
+    /// Runs policy code with the worker hidden and panics caught (see the module docs).
+    /// `None` if it panicked.
+    fn policy_call<R>(&self, what: &str, moves: Moves, f: impl FnOnce() -> R) -> Option<R> {
+        let r = {
+            let _outside = Enter::outside();
+            catch_unwind(AssertUnwindSafe(f))
+        };
         match r {
-            Resumable::ResumeLater => p.resume_job_later(&mut me, job),
-            Resumable::Done => p.after_completion(&mut me, &job),
-            Resumable::AwaitingMessage | Resumable::ShutdownExecutionUnit => {}
-        }
-    });
-}
-
-/// Runs policy code with CURRENT cleared: a send it makes (or a destructor it runs) is a
-/// central enqueue, never a second context of this worker.
-#[inline]
-fn policy_call<R>(f: impl FnOnce() -> R) -> R {
-    let _outside = Enter::new(ptr::null(), 0);
-    f()
-}
-
-impl<P: Policy> Sched for Inner<P> {
-    #[inline]
-    fn schedule(&self, core: &Core, job: Job) {
-        match self.current_worker() {
-            Some(i) => policy_call(|| {
-                // SAFETY: we are inside a behaviour run by worker `i`'s thread (CURRENT), whose
-                // loop holds no context across the job.
-                let mut me = unsafe { self.ctx(i, core) };
-                self.policy.internal_enqueue(&mut me, job)
-            }),
-            None => self.policy.central_enqueue(&self.sched(), job),
-        }
-    }
-
-    #[inline]
-    fn current_worker(&self) -> Option<usize> {
-        let (inner, i) = CURRENT.with(Cell::get);
-        ptr::eq(inner, (self as *const Self).cast()).then_some(i)
-    }
-
-    fn stop_workers(&self, started: usize) {
-        let mut alive: BTreeSet<usize> = (0..started).collect();
-        while let Some(&w) = alive.iter().next() {
-            self.policy
-                .external_enqueue(&self.sched(), w, Job::shutdown());
-            // With stealing, another worker may take it: wait for whoever did.
-            let mut g = self.shutdown.lock().unwrap();
-            loop {
-                if let Some(t) = g.take() {
-                    alive.remove(&t);
-                    break;
+            Ok(r) => Some(r),
+            Err(p) => {
+                report_panic(
+                    &format!(
+                        "the scheduling policy `{}` (in `{what}`)",
+                        std::any::type_name::<P>()
+                    ),
+                    &*p,
+                );
+                self.shared.count(None, |c| &c.panics);
+                if moves == Moves::Jobs {
+                    eprintln!(
+                        "actorium: a job may have been lost inside the scheduling policy, so \
+                         its actor might never run again: the system shuts down now, as if \
+                         dropped (waits return; live actors are stopped)"
+                    );
+                    self.shared.life.fail();
+                    self.pool.wake_all();
                 }
-                g = self.shutdown_cv.wait(g).unwrap();
+                None
             }
         }
     }
 
-    fn run_once(&self, core: &Core) -> bool {
+    /// A job was made for an actor: internal enqueue on one of our workers (inside a
+    /// behaviour), central enqueue elsewhere.
+    #[inline]
+    pub(crate) fn schedule_job(&self, job: Job) {
+        let p = &*self.policy;
+        match self.current_worker() {
+            Some(i) => self.policy_call("internal_enqueue", Moves::Jobs, || {
+                // SAFETY: we are inside a behaviour run by worker `i`'s thread, whose loop
+                // holds no context across the job.
+                p.internal_enqueue(&mut unsafe { self.ctx(i) }, job)
+            }),
+            None => self.policy_call("central_enqueue", Moves::Jobs, || {
+                p.central_enqueue(&self.sched(), job)
+            }),
+        };
+    }
+
+    /// Runs one job with the policy's hooks around it.
+    ///
+    /// # Safety
+    /// On worker `index`'s thread (or the driver's), for a job the policy handed to it.
+    unsafe fn step(&self, index: usize, job: Job, max_throughput: usize, during: bool) {
+        let p = &*self.policy;
+        // The contexts below never overlap: each ends before the next is made, none lives across
+        // the job (whose behaviours may make their own for internal enqueues, and whose runner
+        // makes one between behaviours for `during_resume`), and policy code runs with the
+        // worker hidden, so a send it makes cannot make another.
+        // SAFETY (every `ctx` below): as just said; this is worker `index`'s thread.
+        self.policy_call("before_resume", Moves::Nothing, || {
+            p.before_resume(&mut unsafe { self.ctx(index) }, &job)
+        });
+        let during_resume = || {
+            self.policy_call("during_resume", Moves::Nothing, || {
+                p.during_resume(&mut unsafe { self.ctx(index) })
+            });
+        };
+        let runner = Runner {
+            worker: WorkerRef {
+                index,
+                counters: self.pool.counters(index),
+            },
+            during: during.then_some(&during_resume as &dyn Fn()),
+        };
+        // SAFETY: the policy handed this job to this thread only (caller contract).
+        let (r, _) = unsafe { mailbox::resume(&self.shared, &job, &runner, max_throughput) };
+        self.policy_call("after_resume", Moves::Nothing, || {
+            p.after_resume(&mut unsafe { self.ctx(index) }, &job, r)
+        });
+        match r {
+            Resumable::ResumeLater => {
+                self.policy_call("resume_job_later", Moves::Jobs, || {
+                    p.resume_job_later(&mut unsafe { self.ctx(index) }, job)
+                });
+            }
+            Resumable::Done => {
+                self.policy_call("after_completion", Moves::Nothing, || {
+                    p.after_completion(&mut unsafe { self.ctx(index) }, &job)
+                });
+            }
+            Resumable::AwaitingMessage | Resumable::ShutdownExecutionUnit => {}
+        }
+    }
+
+    /// Worker `index` exits.
+    fn exited(&self, index: usize) {
+        let mut g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
+        g.insert(index);
+        self.exited_cv.notify_all();
+    }
+
+    /// The shutdown handshake (module docs), then joins the threads (`threads[i]` runs worker
+    /// `i`).
+    pub(super) fn stop_workers(&self, threads: Vec<JoinHandle<()>>) {
+        let n = threads.len();
+        let mut can_enqueue = true;
+        let mut g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
+        while g.len() < n {
+            let before = g.len();
+            if can_enqueue {
+                let w = (0..n).find(|w| !g.contains(w)).expect("a worker left");
+                drop(g);
+                can_enqueue = self
+                    .policy_call("external_enqueue", Moves::Jobs, || {
+                        self.policy
+                            .external_enqueue(&self.sched(), w, Job::shutdown())
+                    })
+                    .is_some();
+                g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
+            }
+            let since = Instant::now();
+            while g.len() == before {
+                if self.shared.life.failed() && since.elapsed() >= GIVE_UP {
+                    break;
+                }
+                g = self
+                    .exited_cv
+                    .wait_timeout(g, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            if g.len() == before {
+                eprintln!(
+                    "actorium: {} worker thread(s) stay blocked in the failed scheduling policy \
+                     `{}` and are left behind",
+                    n - g.len(),
+                    std::any::type_name::<P>()
+                );
+                break;
+            }
+        }
+        let exited: BTreeSet<usize> = g.clone();
+        drop(g);
+        let joinable = threads
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, t)| exited.contains(&i).then_some(t))
+            .collect();
+        join_all(joinable);
+    }
+
+    /// Caller-driven: runs one job, one message long (as CAF's test coordinator), on the
+    /// calling thread; whether there was one.
+    pub(super) fn run_one_job(&self) -> bool {
         assert!(
             self.current_worker().is_none(),
             "a behaviour of a caller-driven (testing) system waited for that system \
              (`JoinHandle::join`, `stop`, `run_once`): it would wait for itself"
         );
         let g = self.driver.lock().unwrap_or_else(|e| e.into_inner());
-        if *g || core.life.aborting() {
+        if *g || self.shared.life.aborting() {
             return false; // stopped: nothing runs any more
         }
-        let _enter = Enter::new((self as *const Self).cast(), 0);
+        let me = Worker::new(self, 0);
+        let _enter = Enter::worker(&me);
         // SAFETY: caller-driven: no worker threads; `driver` serialises the callers.
-        let job = policy_call(|| self.policy.dequeue(&mut unsafe { self.ctx(0, core) }));
+        let job = self
+            .policy_call("dequeue", Moves::Jobs, || {
+                self.policy.dequeue(&mut unsafe { self.ctx(0) })
+            })
+            .flatten();
         let Some(job) = job else { return false };
         if job.is_shutdown() {
             return true;
         }
-        let runner = Runner {
-            index: 0,
-            counters: core.counters_of(0),
-            during: None, // one message per step: never a long job
-        };
         // One message per step, as CAF's test coordinator runs them.
         // SAFETY: as above.
-        unsafe { step(self, core, &runner, job, 1) };
+        unsafe { self.step(0, job, 1, false) };
+        drop(g);
         true
-    }
-
-    fn end_driving(&self) {
-        *self.driver.lock().unwrap_or_else(|e| e.into_inner()) = true;
     }
 }

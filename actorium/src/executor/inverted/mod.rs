@@ -10,24 +10,30 @@
 //! ticket), workers use `slots`, an array of pointers to them. Queue stealing swaps entries of
 //! `slots` between workers without senders noticing.
 //!
-//! Files: [`envelope`] (the unit of work), [`copy_queue`] (envelopes by value), [`work_queue`]
-//! (lock, gulp, `being_processed`), [`worker`] (the loop, idle sleep, the local fast path).
+//! Files: [`work_queue`] (lock, gulp, `being_processed`), [`swap`] (the wait-free queue swap),
+//! [`ranges`] (how the slots are divided among workers), [`worker`] (the executor's unit of
+//! work on the runtime's worker loop: visiting queues, the local fast path, stealing). This
+//! executor uses the core and the runtime only.
 
+pub(crate) mod ranges;
 pub(crate) mod swap;
 pub(crate) mod work_queue;
 pub(crate) mod worker;
 
-use super::envelope::Envelope;
-use super::Core;
-use crate::actor::cell::{Header, Status};
-use crate::loom::sync::atomic::AtomicPtr;
-use crate::runtime::idle::IdleSleep;
-use crate::runtime::workers::WorkerSet;
+use crate::core::envelope::Envelope;
+use crate::core::mailbox::Mailbox;
+use crate::core::{ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status};
+use crate::runtime::loom::sync::atomic::AtomicPtr;
+use crate::runtime::pool::{join_all, Pool};
+use crate::runtime::stats::{Counter, Counters, Stats};
 use crossbeam_utils::CachePadded;
 use std::io;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use work_queue::WorkQueue;
+use worker::InvWorker;
 
 /// Queue stealing (seed 002, "Work Stealing"): which victim an idle worker steals a queue from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -47,9 +53,19 @@ pub enum Stealing {
 pub(crate) struct Config {
     pub(crate) workers: usize,
     pub(crate) queues: usize,
-    pub(crate) stats: bool,
     pub(crate) spin: Duration,
     pub(crate) stealing: Stealing,
+}
+
+/// What this executor keeps per worker in the worker table.
+#[derive(Debug)]
+pub(crate) struct WorkerSlot {
+    /// The worker's range of the queue-pointer array.
+    range: Range<usize>,
+    /// When the worker last tried to steal (ns since `epoch`; `u64::MAX` while it sleeps), for
+    /// the longest-victim heuristic. Written by its own worker only, when it tries to steal or
+    /// goes to sleep or wakes, so a busy worker does no work here.
+    last_steal: AtomicU64,
 }
 
 pub(crate) struct Executor {
@@ -57,51 +73,63 @@ pub(crate) struct Executor {
     queues: Box<[CachePadded<WorkQueue>]>,
     /// The queue-pointer array: what workers cycle through (and thieves swap).
     slots: Box<[AtomicPtr<WorkQueue>]>,
-    pub(crate) set: WorkerSet,
-    pub(crate) idle: IdleSleep,
+    pub(crate) pool: Pool<WorkerSlot>,
     ticket: CachePadded<AtomicUsize>,
-    pub(crate) core: Core,
-    pub(crate) spin: Duration,
+    pub(crate) shared: Arc<Shared>,
+    spin: Duration,
     pub(crate) stealing: Stealing,
-    /// Per worker: when it last tried to steal (ns since `epoch`; `u64::MAX` while it sleeps),
-    /// for the longest-victim heuristic. Written by its own worker only, when it tries to steal
-    /// or goes to sleep or wakes, so a busy worker does no work here.
-    last_steal: Box<[CachePadded<AtomicU64>]>,
     epoch: Instant,
+    /// The system's executor for detached actors (set once, right after start).
+    detached: OnceLock<ExecRef>,
 }
 
 impl Executor {
-    pub(crate) fn new(cfg: &Config) -> io::Result<Self> {
-        let set = WorkerSet::partition(cfg.queues, cfg.workers);
+    /// The executor and its worker table; no thread runs yet ([`Self::start`] starts them).
+    pub(crate) fn new(cfg: &Config, shared: Arc<Shared>) -> io::Result<Self> {
+        let ranges = ranges::partition(cfg.queues, cfg.workers);
         let queues: Box<[_]> = (0..cfg.queues)
-            .map(|q| CachePadded::new(WorkQueue::new(q, set.owner_of(q))))
+            .map(|q| CachePadded::new(WorkQueue::new(q, ranges::owner_of(&ranges, q))))
             .collect();
         let slots = queues
             .iter()
             .map(|q| AtomicPtr::new(&**q as *const WorkQueue as *mut WorkQueue))
             .collect();
+        let pool = Pool::new(cfg.workers, shared.stats_on, |i| WorkerSlot {
+            range: ranges[i].clone(),
+            last_steal: AtomicU64::new(0),
+        })?;
         Ok(Self {
-            idle: IdleSleep::new(cfg.workers)?,
             queues,
             slots,
-            set,
+            pool,
             ticket: CachePadded::new(AtomicUsize::new(0)),
-            core: Core::new(cfg.workers, cfg.stats),
+            shared,
             spin: cfg.spin,
             stealing: if cfg.workers > 1 {
                 cfg.stealing
             } else {
                 Stealing::None
             },
-            last_steal: (0..cfg.workers)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
             epoch: Instant::now(),
+            detached: OnceLock::new(),
         })
     }
 
-    pub(crate) fn queue_count(&self) -> usize {
-        self.queues.len()
+    /// Builds the executor and starts its worker threads.
+    pub(crate) fn start(cfg: &Config, shared: Arc<Shared>) -> io::Result<Arc<Self>> {
+        let exec = Arc::new(Self::new(cfg, shared)?);
+        let e = exec.clone();
+        if let Err(err) = exec
+            .pool
+            .spawn(move |i| crate::runtime::worker::run(&*e, i))
+        {
+            exec.shared.close(false);
+            exec.begin_shutdown(false);
+            exec.join_threads(false);
+            exec.cleanup();
+            return Err(err);
+        }
+        Ok(exec)
     }
 
     /// The queue in worker slot `slot`, or `None` while a thief is swapping it.
@@ -115,13 +143,20 @@ impl Executor {
         &self.slots
     }
 
+    /// Worker `w`'s range of slots.
+    #[inline]
+    pub(crate) fn range(&self, w: usize) -> Range<usize> {
+        self.pool.data(w).range.clone()
+    }
+
     /// Records that worker `w` is trying to steal now. The stamps below are kept only for the
     /// longest-victim heuristic, the only reader.
     pub(crate) fn stamp_steal(&self, w: usize) {
         if self.stealing != Stealing::LongestVictim {
             return;
         }
-        self.last_steal[w].store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        self.pool.data(w).last_steal.store(now, Ordering::Relaxed);
     }
 
     /// Records that worker `w` is going to sleep, returning its steal timestamp (to restore
@@ -135,7 +170,10 @@ impl Executor {
         if self.stealing != Stealing::LongestVictim {
             return 0;
         }
-        self.last_steal[w].swap(u64::MAX, Ordering::Relaxed)
+        self.pool
+            .data(w)
+            .last_steal
+            .swap(u64::MAX, Ordering::Relaxed)
     }
 
     /// Worker `w` woke up: it gets back the timestamp of its last steal attempt (it may wake
@@ -144,29 +182,22 @@ impl Executor {
         if self.stealing != Stealing::LongestVictim {
             return;
         }
-        self.last_steal[w].store(stamp, Ordering::Relaxed);
+        self.pool.data(w).last_steal.store(stamp, Ordering::Relaxed);
     }
 
     /// The longest victim: the other worker with the oldest steal timestamp.
     pub(crate) fn longest_victim(&self, me: usize) -> usize {
-        longest_victim(&self.last_steal, me)
-    }
-
-    /// The next queue ticket, round-robin (seed: `fetch_add(next_ticket) % nrqueues`).
-    #[inline]
-    pub(crate) fn next_ticket(&self) -> usize {
-        self.ticket.fetch_add(1, Ordering::Relaxed) % self.queues.len()
-    }
-
-    /// Whether new actors are refused (the system is stopping or gone).
-    #[inline]
-    pub(crate) fn closed(&self) -> bool {
-        self.core.life.closed()
+        longest_victim(
+            self.pool
+                .iter()
+                .map(|s| s.last_steal.load(Ordering::Relaxed)),
+            me,
+        )
     }
 
     #[inline]
     pub(crate) fn aborting(&self) -> bool {
-        self.core.life.aborting()
+        self.shared.life.aborting()
     }
 
     /// Enqueues `env` for the actor with header `hdr`. Fails, giving the envelope back, when the
@@ -177,19 +208,20 @@ impl Executor {
     /// Otherwise: lock the queue, check the actor is alive (under the lock, so a send can never
     /// slip in behind the actor's reclaim envelope), append, unlock, and notify the queue's owner
     /// unless it is the calling worker (idle-sleep handshake, step two for the notifier).
-    #[inline]
-    pub(crate) fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+    #[inline(always)]
+    fn push_envelope(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
         let me = worker::current_of(self);
         if let Some(w) = me {
-            if w.try_push_local(hdr, &env) {
+            if w.local.try_push_local(hdr) {
                 // SAFETY: `try_push_local` checked the local path applies; the envelope moves in.
-                unsafe { w.push_local(env) };
+                unsafe { w.local.push_local(env) };
+                self.count(me, |c| &c.messages_sent);
                 return Ok(());
             }
             // A send for the held queue that goes to the shared queue (budget spent, or the
             // target not yet installed) closes the local path for the rest of the visit, so no
             // later send can overtake it.
-            w.close_local(hdr.queue);
+            w.local.close_local(hdr.queue);
         }
         let q = &self.queues[hdr.queue];
         {
@@ -200,144 +232,33 @@ impl Executor {
             g.push(env);
         }
         self.notify_owner(q, me);
+        self.count(me, |c| &c.messages_sent);
         Ok(())
+    }
+
+    /// Counts one event, if statistics are on, in the calling worker's counters (`me`) or the
+    /// shared outside block.
+    #[inline]
+    fn count(&self, me: Option<&InvWorker<'_>>, pick: fn(&Counters) -> &Counter) {
+        if self.pool.stats_on() {
+            self.shared.count(me.and_then(|w| w.counters()), pick);
+        }
     }
 
     /// Step two of the notifier's side of the idle-sleep handshake, after an envelope was
     /// published under `q`'s lock: wake `q`'s owner unless it is the calling worker (which is
     /// running, and will reach `q` before it could sleep).
     #[inline]
-    fn notify_owner(&self, q: &WorkQueue, me: Option<&worker::Worker>) {
+    fn notify_owner(&self, q: &WorkQueue, me: Option<&InvWorker<'_>>) {
         let owner = q.owner();
-        if me.is_none_or(|w| w.index != owner) && self.idle.notify(owner) {
-            self.core.count(|| me.map(|w| w.index), |c| &c.wakeups);
+        if me.is_none_or(|w| w.index != owner) && self.pool.notify(owner) {
+            self.count(me, |c| &c.wakeups);
         }
-    }
-
-    /// Registers a newly spawned actor (live count, the queue's actor list) and queues its
-    /// `start` envelope, in one critical section. Refused, giving `start` back, once the system
-    /// is closed: the check is under the queue lock, so shutdown's cleanup, which takes every
-    /// queue lock after closing, either sees the actor or refuses it.
-    ///
-    /// # Safety
-    /// `hdr` is a fresh cell's header; `take_ref` takes the system reference that keeps it alive
-    /// until its reclaim envelope runs.
-    pub(crate) unsafe fn register(
-        &self,
-        hdr: &Header,
-        start: Envelope,
-        take_ref: impl FnOnce(),
-    ) -> Result<(), Envelope> {
-        let me = worker::current_of(self);
-        // A spawn onto the queue this worker is processing queues `start` on the local batch
-        // (within the visit budget), so that messages the spawner sends next (local too) cannot
-        // overtake it. Otherwise `start` goes to the shared queue and the actor counts as not
-        // installed until it runs, so no send can take the local path ahead of it.
-        let local = me.is_some_and(|w| w.can_push_local(hdr.queue));
-        if !local {
-            hdr.set_installed(false); // not yet published: no other thread can see the cell
-        }
-        let q = &self.queues[hdr.queue];
-        let start = {
-            let g = q.lock();
-            if self.closed() {
-                return Err(start);
-            }
-            take_ref();
-            self.core.life.add_live();
-            // SAFETY: the header's link is on no list and stays valid until `retire` unlinks it
-            // or shutdown takes it.
-            unsafe { g.link(&hdr.link) };
-            if local {
-                Some(start)
-            } else {
-                g.push(start);
-                None
-            }
-        };
-        match (start, me) {
-            // SAFETY: `can_push_local` held, on this thread.
-            (Some(start), Some(w)) => unsafe { w.push_local(start) },
-            _ => self.notify_owner(q, me),
-        }
-        Ok(())
-    }
-
-    /// Brings a `Destroyed` actor back: alive again, registered, `install` queued behind its old
-    /// mail (which is therefore dropped as dead letters, never delivered to the new state).
-    ///
-    /// # Safety
-    /// `hdr` is a cell's header; `take_ref` takes a new system reference, which `install` (or
-    /// shutdown) releases with the actor's eventual reclaim.
-    pub(crate) unsafe fn revive(
-        &self,
-        hdr: &Header,
-        install: Envelope,
-        take_ref: impl FnOnce(),
-    ) -> Result<(), Envelope> {
-        let q = &self.queues[hdr.queue];
-        {
-            let g = q.lock();
-            if self.closed() || hdr.status() != Status::Destroyed {
-                return Err(install);
-            }
-            take_ref();
-            hdr.set_status(Status::Alive);
-            self.core.life.add_live();
-            // SAFETY: a destroyed actor was unlinked by `retire`; the new reference keeps it.
-            unsafe { g.link(&hdr.link) };
-            g.push(install);
-        }
-        self.notify_owner(q, worker::current_of(self));
-        Ok(())
-    }
-
-    /// Marks an actor terminal and schedules the release of the system's reference behind every
-    /// envelope already queued for it. Runs on the worker processing the actor's queue.
-    ///
-    /// # Safety
-    /// `hdr` is registered (on its queue's list) and `reclaim` releases its system reference.
-    pub(crate) unsafe fn retire(&self, hdr: &Header, status: Status, reclaim: Envelope) {
-        let q = &self.queues[hdr.queue];
-        let me = worker::current_of(self);
-        let local = {
-            let g = q.lock();
-            hdr.set_status(status);
-            // SAFETY: caller contract: the link is on this queue's list.
-            unsafe { g.unlink(&hdr.link) };
-            // If this worker holds the queue and nothing is queued behind its batch, every
-            // envelope for the actor is in the batch (later sends fail on the status): the
-            // reclaim can go to the end of the batch and save a gulp.
-            if g.len() == 0 && me.is_some_and(|w| w.is_current(hdr.queue)) {
-                Some(reclaim)
-            } else {
-                g.push(reclaim);
-                None
-            }
-        };
-        match (local, me) {
-            // SAFETY: `is_current` held under the lock, on this thread.
-            (Some(reclaim), Some(w)) => unsafe { w.push_local_unbudgeted(reclaim) },
-            _ => self.notify_owner(q, me),
-        }
-        self.core.life.terminated(hdr.joinable());
-    }
-
-    /// Starts shutting down: graceful (`drain`) or not. Afterwards no spawn or respawn can
-    /// succeed: a `register` or `revive` that passed its `closed()` check did so under a queue
-    /// lock that this function takes once after closing, so it has counted itself in `live`
-    /// by the time this returns. Wakes every worker.
-    pub(crate) fn begin_shutdown(&self, drain: bool) {
-        self.core.close(drain);
-        for q in self.queues.iter() {
-            drop(q.lock());
-        }
-        self.idle.wake_all();
     }
 
     /// After the workers have exited: stop every actor still alive, dispose of every envelope
     /// still queued, release every system reference. Single-threaded.
-    pub(crate) fn cleanup(&self) {
+    fn cleanup_queues(&self) {
         // 1. Actors still alive stop accepting messages (sends now fail), in one pass.
         let mut stopped = Vec::new();
         for q in self.queues.iter() {
@@ -356,13 +277,11 @@ impl Executor {
             // SAFETY: each was taken off a list above, exactly once, and its system reference is
             // still held (its reclaim envelope was never queued: it was not retired).
             unsafe { Header::shutdown(hdr) };
-            self.core.life.stopped();
+            self.shared.life.stopped();
         }
         // 4. Every actor is terminal now, so nothing new can be queued; this pass is a guard
         //    for envelopes that step 3's user destructors might have produced.
         self.discard_queued();
-        // 5. Detached actors (mailboxes) go the same way.
-        super::mailbox::cleanup(&self.core);
     }
 
     fn discard_queued(&self) {
@@ -380,12 +299,181 @@ impl Executor {
     }
 }
 
-/// The longest victim among `stamps` (one per worker, see `Executor::last_steal`): the other
+impl Exec for Executor {
+    #[inline]
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn sibling(&self, p: Placement) -> Sibling {
+        match p {
+            Placement::Pooled => Sibling::This,
+            Placement::Detached => match self.detached.get() {
+                Some(d) => Sibling::Other(d.clone()),
+                None => Sibling::Gone,
+            },
+        }
+    }
+
+    fn attach_detached(&self, d: ExecRef) {
+        let _ = self.detached.set(d);
+    }
+
+    /// The next queue ticket, round-robin (seed: `fetch_add(next_ticket) % nrqueues`).
+    #[inline]
+    fn next_ticket(&self) -> usize {
+        self.ticket.fetch_add(1, Ordering::Relaxed) % self.queues.len()
+    }
+
+    fn new_mailbox(&self) -> Option<Box<Mailbox>> {
+        None
+    }
+
+    /// Inlined into the cells' send path (`ExecRef::push`).
+    #[inline(always)]
+    fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+        self.push_envelope(hdr, env)
+    }
+
+    /// Registers a newly spawned actor (live count, the queue's actor list) and queues its
+    /// `start` envelope, in one critical section. Refused, giving `start` back, once the system
+    /// is closed: the check is under the queue lock, so shutdown's cleanup, which takes every
+    /// queue lock after closing, either sees the actor or refuses it.
+    unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope> {
+        let me = worker::current_of(self);
+        // A spawn onto the queue this worker is processing queues `start` on the local batch
+        // (within the visit budget), so that messages the spawner sends next (local too) cannot
+        // overtake it. Otherwise `start` goes to the shared queue and the actor counts as not
+        // installed until it runs, so no send can take the local path ahead of it.
+        let local = me.is_some_and(|w| w.local.can_push_local(hdr.queue));
+        if !local {
+            hdr.set_installed(false); // not yet published: no other thread can see the cell
+        }
+        let q = &self.queues[hdr.queue];
+        let start = {
+            let g = q.lock();
+            if self.shared.life.closed() {
+                return Err(start);
+            }
+            hdr.retain();
+            self.shared.life.add_live();
+            // SAFETY: the header's link is on no list and stays valid until `retire` unlinks it
+            // or shutdown takes it.
+            unsafe { g.link(&hdr.link) };
+            if local {
+                Some(start)
+            } else {
+                g.push(start);
+                None
+            }
+        };
+        match (start, me) {
+            // SAFETY: `can_push_local` held, on this thread.
+            (Some(start), Some(w)) => unsafe { w.local.push_local(start) },
+            _ => self.notify_owner(q, me),
+        }
+        self.count(me, |c| &c.actors_created);
+        Ok(())
+    }
+
+    /// Brings a `Destroyed` actor back: alive again, registered, `install` queued behind its old
+    /// mail (which is therefore dropped as dead letters, never delivered to the new state).
+    /// The new system reference is released by the actor's eventual reclaim (or shutdown).
+    unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope> {
+        let q = &self.queues[hdr.queue];
+        {
+            let g = q.lock();
+            if self.shared.life.closed() || hdr.status() != Status::Destroyed {
+                return Err(install);
+            }
+            hdr.retain();
+            hdr.set_status(Status::Alive);
+            self.shared.life.add_live();
+            // SAFETY: a destroyed actor was unlinked by `retire`; the new reference keeps it.
+            unsafe { g.link(&hdr.link) };
+            g.push(install);
+        }
+        self.notify_owner(q, worker::current_of(self));
+        Ok(())
+    }
+
+    /// Marks an actor terminal and schedules the release of the system's reference behind every
+    /// envelope already queued for it (a reclaim envelope). Runs on the worker processing the
+    /// actor's queue.
+    unsafe fn retire(&self, hdr: &Header, status: Status) {
+        let q = &self.queues[hdr.queue];
+        let me = worker::current_of(self);
+        let reclaim = hdr.reclaim_envelope();
+        let local = {
+            let g = q.lock();
+            hdr.set_status(status);
+            // SAFETY: caller contract: the actor is registered, so its link is on this queue's
+            // list.
+            unsafe { g.unlink(&hdr.link) };
+            // If this worker holds the queue and nothing is queued behind its batch, every
+            // envelope for the actor is in the batch (later sends fail on the status): the
+            // reclaim can go to the end of the batch and save a gulp.
+            if g.len() == 0 && me.is_some_and(|w| w.local.is_current(hdr.queue)) {
+                Some(reclaim)
+            } else {
+                g.push(reclaim);
+                None
+            }
+        };
+        match (local, me) {
+            // SAFETY: `is_current` held under the lock, on this thread.
+            (Some(reclaim), Some(w)) => unsafe { w.local.push_local_unbudgeted(reclaim) },
+            _ => self.notify_owner(q, me),
+        }
+        self.shared.life.terminated(hdr.joinable());
+    }
+
+    fn workers(&self) -> usize {
+        self.pool.len()
+    }
+
+    fn queues(&self) -> usize {
+        self.queues.len()
+    }
+
+    fn worker_of_queue(&self, q: usize) -> Option<usize> {
+        (q < self.queues.len()).then(|| ranges::owner_of(self.pool.iter().map(|s| &s.range), q))
+    }
+
+    /// Afterwards no spawn or respawn can succeed: a `register` or `revive` that passed its
+    /// `closed()` check did so under a queue lock that this function takes once after the
+    /// system was closed, so it has counted itself in `live` by the time this returns. Wakes
+    /// every worker.
+    fn begin_shutdown(&self, _drain: bool) {
+        for q in self.queues.iter() {
+            drop(q.lock());
+        }
+        self.pool.wake_all();
+    }
+
+    fn join_threads(&self, _drain: bool) {
+        self.pool.wake_all();
+        join_all(self.pool.take_threads());
+    }
+
+    fn cleanup(&self) {
+        self.cleanup_queues();
+        self.pool.close();
+    }
+
+    fn add_stats(&self, s: &mut Stats) {
+        self.pool.add_stats(s);
+    }
+}
+
+/// The longest victim among `stamps` (one per worker, see `WorkerSlot::last_steal`): the other
 /// worker with the oldest steal timestamp; ties go to the lowest index.
-fn longest_victim(stamps: &[CachePadded<AtomicU64>], me: usize) -> usize {
-    (0..stamps.len())
-        .filter(|&w| w != me)
-        .min_by_key(|&w| stamps[w].load(Ordering::Relaxed))
+fn longest_victim(stamps: impl Iterator<Item = u64>, me: usize) -> usize {
+    stamps
+        .enumerate()
+        .filter(|&(w, _)| w != me)
+        .min_by_key(|&(_, s)| s)
+        .map(|(w, _)| w)
         .expect("at least two workers")
 }
 
@@ -393,21 +481,19 @@ fn longest_victim(stamps: &[CachePadded<AtomicU64>], me: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn stamps(v: &[u64]) -> Box<[CachePadded<AtomicU64>]> {
-        v.iter()
-            .map(|&s| CachePadded::new(AtomicU64::new(s)))
-            .collect()
+    fn victim(v: &[u64], me: usize) -> usize {
+        longest_victim(v.iter().copied(), me)
     }
 
     #[test]
     fn the_longest_victim_is_the_oldest_thief_and_never_a_sleeper() {
         // Worker 0 busy since the start (stamp 0), worker 1 stole recently.
-        assert_eq!(longest_victim(&stamps(&[0, 50, 90]), 2), 0);
-        assert_eq!(longest_victim(&stamps(&[70, 50, 90]), 2), 1);
+        assert_eq!(victim(&[0, 50, 90], 2), 0);
+        assert_eq!(victim(&[70, 50, 90], 2), 1);
         // Worker 1 asleep (stamp_asleep): worker 0 is chosen although its stamp is newer
         // than the sleeper's was.
-        assert_eq!(longest_victim(&stamps(&[70, u64::MAX, 90]), 2), 0);
+        assert_eq!(victim(&[70, u64::MAX, 90], 2), 0);
         // Every other worker asleep: one of them (a steal there finds nothing; harmless).
-        assert_eq!(longest_victim(&stamps(&[u64::MAX, u64::MAX, 90]), 2), 0);
+        assert_eq!(victim(&[u64::MAX, u64::MAX, 90], 2), 0);
     }
 }

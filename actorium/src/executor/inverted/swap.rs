@@ -15,12 +15,22 @@
 //!
 //! Invariant: a null written into a slot in step 2 is overwritten next only by the thief that
 //! wrote it (step 3's restore or step 4), because every other writer CASes from a non-null
-//! value. Hence no queue is ever lost or duplicated: after every swap has finished, every queue
+//! value.
+//!
+//! Queue owners. Senders wake a queue's *owner* (the worker whose range holds it), so the owner
+//! must never disagree with the range once a steal completes. A queue is in no slot from the
+//! moment a thief takes it out (step 2 for its own queue, step 3 for the victim's) until the
+//! thief publishes it (step 3, step 4 or the restore), and in that window no other thief can
+//! reach it; the thief writes the owner exactly then ([`Moves`]). So every owner write is made
+//! by the one thread that holds the queue out of every slot, before the queue is published in
+//! its new slot: there is no late write (an owner stored after the swap, as the seed's
+//! description suggests, can land after a second thief stole the same queue again and leave the
+//! queue in one range with another worker as its owner — a lost wake-up). Hence no queue is ever lost or duplicated: after every swap has finished, every queue
 //! is in exactly one slot. Guarantees (seed, "Stealing Guarantees"): among thieves all targeting
 //! one victim, or forming a chain, at least one succeeds; in a cycle all may fail, losing nothing.
 //! Checked by the loom models below.
 
-use crate::loom::sync::atomic::{AtomicPtr, Ordering};
+use crate::runtime::loom::sync::atomic::{AtomicPtr, Ordering};
 use std::ptr;
 
 /// Why a swap did not happen.
@@ -32,12 +42,28 @@ pub(crate) enum SwapFail {
     Raced,
 }
 
-/// Swaps `slots[own]` with `slots[victim]`. On success returns the stolen queue pointer (now in
+/// What a swap tells the queues it moves, while it holds them out of every slot.
+pub(crate) trait Moves<T> {
+    /// `q` is about to enter the victim's range.
+    fn to_victim(&self, q: *mut T);
+    /// `q` is about to enter (or return to) the thief's range.
+    fn to_thief(&self, q: *mut T);
+}
+
+/// No owners to keep (the models below).
+impl<T> Moves<T> for () {
+    fn to_victim(&self, _: *mut T) {}
+    fn to_thief(&self, _: *mut T) {}
+}
+
+/// Swaps `slots[own]` with `slots[victim]`, telling `moves` about each queue before it is
+/// published in its new slot. On success returns the stolen queue pointer (now in
 /// `slots[own]`) and the one given away (now in `slots[victim]`).
 pub(crate) fn try_swap<T>(
     slots: &[AtomicPtr<T>],
     own: usize,
     victim: usize,
+    moves: &impl Moves<T>,
 ) -> Result<(*mut T, *mut T), SwapFail> {
     debug_assert_ne!(own, victim);
     // Step 0.
@@ -55,15 +81,20 @@ pub(crate) fn try_swap<T>(
     {
         return Err(SwapFail::Raced);
     }
+    // `oq` is in no slot now: only we can reach it.
+    moves.to_victim(oq);
     // Step 3.
     if slots[victim]
         .compare_exchange(vq, oq, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
     {
         // Only we write our nulled slot (the invariant): restore it.
+        moves.to_thief(oq);
         slots[own].store(oq, Ordering::Release);
         return Err(SwapFail::Raced);
     }
+    // `vq` is in no slot now (step 3 replaced it): only we can reach it.
+    moves.to_thief(vq);
     // Step 4.
     slots[own].store(vq, Ordering::Release);
     Ok((vq, oq))
@@ -72,7 +103,7 @@ pub(crate) fn try_swap<T>(
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use crate::loom::sync::Arc;
+    use crate::runtime::loom::sync::Arc;
     use loom::thread;
 
     /// Slots holding distinct dummy "queues" (addresses of a static array).
@@ -110,7 +141,7 @@ mod loom_tests {
             .iter()
             .map(|&(own, victim)| {
                 let s = s.clone();
-                thread::spawn(move || try_swap(&s, own, victim).is_ok())
+                thread::spawn(move || try_swap(&s, own, victim, &()).is_ok())
             })
             .collect();
         let ok = handles.into_iter().map(|h| h.join().unwrap()).collect();

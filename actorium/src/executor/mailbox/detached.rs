@@ -1,76 +1,33 @@
-//! Detached actors (seed 000, "detached"): an actor with a thread of its own, for work that
-//! blocks. Its mailbox and job are those of every mailbox actor; instead of a policy, a private
-//! thread runs the job, blocking on its own condition variable while the mailbox is empty. The
-//! thread ends when the actor's job ends (the actor terminated and its mail is drained) — except
-//! for a `Destroyed` actor, which may be respawned on its address: its thread waits until then,
-//! until the cell is freed (the mailbox's drop tells it), or until the system shuts down.
+//! The detached executor (seed 000, "detached"): every actor has a thread of its own, for work
+//! that blocks. Its mailbox and job are those of every mailbox actor; instead of a policy, the
+//! actor's thread runs the job, blocking on its own [`Signal`] while the mailbox is empty. The
+//! thread ends when the actor's job ends (the actor terminated and its mail is drained) —
+//! except for a `Destroyed` actor, which may be respawned on its address: its thread waits
+//! until then, until the cell is freed (the mailbox's drop tells it), or until the system shuts
+//! down. Every system has one, next to its pooled executor, whichever that is.
 
-use super::{resume, Job, Resumable, Runner};
-use crate::actor::cell::Header;
-use crate::executor::Exec;
-use crate::stats::Counters;
-use std::io;
-use std::sync::{Arc, Condvar, Mutex};
+use super::{resume, Job, JobScheduler, Resumable, Runner};
+use crate::core::envelope::Envelope;
+use crate::core::mailbox::Mailbox;
+use crate::core::DETACHED;
+use crate::core::{
+    ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status, WorkerRef,
+};
+use crate::runtime::signal::{Signal, ABORT, FINISH, PENDING};
+use crate::runtime::stats::Counters;
+use crate::runtime::worker::Enter;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
-/// A job is pending.
-const PENDING: u8 = 1;
-/// End once no job is pending (the cell is gone, or the system stops).
-const FINISH: u8 = 2;
-/// End now (the system is dropped).
-const ABORT: u8 = 4;
-
-/// A detached actor's wake-up: a flag under a mutex and a condition variable.
-pub(crate) struct DetachedUnit {
-    state: Mutex<u8>,
-    cv: Condvar,
-}
-
-impl DetachedUnit {
-    pub(crate) fn new() -> Self {
-        Self {
-            state: Mutex::new(0),
-            cv: Condvar::new(),
-        }
-    }
-
-    /// The actor has a job: run it.
-    pub(crate) fn wake(&self) {
-        self.flag(PENDING);
-    }
-
-    fn flag(&self, f: u8) {
-        *self.state.lock().unwrap() |= f;
-        self.cv.notify_one();
-    }
-
-    /// The thread may end once it has no job pending.
-    pub(crate) fn finish(&self) {
-        self.flag(FINISH);
-    }
-
-    /// Waits for a job; false when the thread must exit instead.
-    fn wait(&self) -> bool {
-        let mut s = self.state.lock().unwrap();
-        loop {
-            if *s & ABORT != 0 {
-                return false;
-            }
-            if *s & PENDING != 0 {
-                *s &= !PENDING;
-                return true;
-            }
-            if *s & FINISH != 0 {
-                return false;
-            }
-            s = self.cv.wait(s).unwrap();
-        }
-    }
-}
-
-/// An executor's detached threads.
+/// The detached executor of one system.
 pub(crate) struct Detached {
-    threads: Mutex<Vec<(Arc<DetachedUnit>, thread::JoinHandle<()>)>>,
+    shared: Arc<Shared>,
+    /// The system's pooled executor, until shutdown's cleanup lets it go (it holds this one:
+    /// the cycle lasts as long as the system).
+    pooled: Mutex<Option<ExecRef>>,
+    threads: Mutex<Vec<(Arc<Signal>, thread::JoinHandle<()>)>>,
+    ticket: AtomicUsize,
 }
 
 /// A cell pointer moved to the detached thread.
@@ -80,31 +37,35 @@ struct CellPtr(*const Header);
 unsafe impl Send for CellPtr {}
 
 impl Detached {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, pooled: ExecRef) -> Self {
         Self {
+            shared,
+            pooled: Mutex::new(Some(pooled)),
             threads: Mutex::new(Vec::new()),
+            ticket: AtomicUsize::new(0),
         }
     }
 
-    /// Starts the thread of a detached actor whose cell (not yet registered) is at `hdr` and
-    /// whose mailbox holds `unit`. The thread waits for the first job; if registration fails,
-    /// [`Self::abandon`] ends it.
-    pub(crate) fn start(
-        &self,
-        exec: &Exec,
-        unit: &Arc<DetachedUnit>,
-        hdr: *const Header,
-    ) -> io::Result<()> {
-        let (u, e, p) = (unit.clone(), exec.clone(), CellPtr(hdr));
+    fn pooled(&self) -> Option<ExecRef> {
+        self.pooled
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Starts the thread of the detached actor `hdr` (not yet registered): it waits for the
+    /// actor's first job.
+    fn start(&self, hdr: &Header, signal: &Arc<Signal>) -> std::io::Result<()> {
+        let (s, shared, p) = (signal.clone(), self.shared.clone(), CellPtr(hdr));
         let t = thread::Builder::new()
             .name("actorium-detached".into())
-            .spawn(move || body(&e, &u, p))?;
+            .spawn(move || body(&shared, &s, p))?;
         let mut threads = self.threads.lock().unwrap();
         // Reap the threads of detached actors that have ended.
         let (done, running): (Vec<_>, Vec<_>) =
             threads.drain(..).partition(|(_, t)| t.is_finished());
         *threads = running;
-        threads.push((unit.clone(), t));
+        threads.push((signal.clone(), t));
         drop(threads);
         for (_, t) in done {
             let _ = t.join();
@@ -113,44 +74,141 @@ impl Detached {
     }
 
     /// Ends the thread of an actor whose registration was refused.
-    pub(crate) fn abandon(&self, unit: &Arc<DetachedUnit>) {
-        unit.flag(ABORT);
+    fn abandon(&self, signal: &Arc<Signal>) {
+        signal.raise(ABORT);
         let mut threads = self.threads.lock().unwrap();
-        if let Some(i) = threads.iter().position(|(u, _)| Arc::ptr_eq(u, unit)) {
+        if let Some(i) = threads.iter().position(|(s, _)| Arc::ptr_eq(s, signal)) {
             let (_, t) = threads.swap_remove(i);
             drop(threads);
             let _ = t.join();
         }
     }
+}
 
-    /// Ends and joins every detached thread: with `abort`, after its current job; otherwise
-    /// once it has no job pending (on `stop()` every actor is terminal and none can be
-    /// respawned, so threads waiting for a respawn are told to end).
-    pub(crate) fn join_all(&self, abort: bool) {
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap());
-        for (u, _) in &threads {
-            u.flag(if abort { ABORT } else { FINISH });
+impl JobScheduler for Detached {
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// The actor's thread runs it.
+    #[inline]
+    fn schedule(&self, hdr: &Header) {
+        if let Some(s) = hdr.mailbox().and_then(Mailbox::signal) {
+            s.raise(PENDING);
         }
-        for (_, t) in threads {
-            // The body catches behaviour panics; a join error would be an actorium bug.
-            t.join().expect("actorium detached thread panicked");
-        }
+    }
+
+    fn my_counters(&self) -> Option<&Counters> {
+        None
     }
 }
 
-fn body(exec: &Exec, unit: &DetachedUnit, cell: CellPtr) {
-    let core = exec.core();
+impl Exec for Detached {
+    fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    fn sibling(&self, p: Placement) -> Sibling {
+        match p {
+            Placement::Detached => Sibling::This,
+            Placement::Pooled => match self.pooled() {
+                Some(e) => Sibling::Other(e),
+                None => Sibling::Gone,
+            },
+        }
+    }
+
+    fn next_ticket(&self) -> usize {
+        self.ticket.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn new_mailbox(&self) -> Option<Box<Mailbox>> {
+        Some(Box::new(Mailbox::new(Some(Arc::new(Signal::new())))))
+    }
+
+    fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+        super::push(self, hdr, env)
+    }
+
+    unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope> {
+        let signal = hdr
+            .mailbox()
+            .and_then(Mailbox::signal)
+            .expect("a detached actor's mailbox has a signal")
+            .clone();
+        if let Err(e) = self.start(hdr, &signal) {
+            eprintln!("actorium: cannot start a thread for a detached actor: {e}");
+            return Err(start);
+        }
+        // SAFETY: forwarded contract.
+        let r = unsafe { super::register(self, hdr, start) };
+        if r.is_err() {
+            self.abandon(&signal);
+        }
+        r
+    }
+
+    unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope> {
+        // SAFETY: forwarded contract.
+        unsafe { super::revive(self, hdr, install) }
+    }
+
+    unsafe fn retire(&self, hdr: &Header, status: Status) {
+        // SAFETY: forwarded contract.
+        unsafe { super::retire(&self.shared, hdr, status) }
+    }
+
+    /// Waits as the pooled executor does (a caller-driven one runs jobs meanwhile).
+    fn wait_until(&self, done: &mut dyn FnMut() -> bool) {
+        match self.pooled() {
+            Some(p) => p.wait_until(done),
+            None => self.shared.life.wait_until(done),
+        }
+    }
+
+    fn workers(&self) -> usize {
+        0
+    }
+
+    fn begin_shutdown(&self, _drain: bool) {}
+
+    /// Ends and joins every detached thread: without `drain`, after its current job;
+    /// otherwise once it has no job pending (on `stop()` every actor is terminal and none can
+    /// be respawned, so threads waiting for a respawn are told to end).
+    fn join_threads(&self, drain: bool) {
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap());
+        for (s, _) in &threads {
+            s.raise(if drain { FINISH } else { ABORT });
+        }
+        for (_, t) in threads {
+            // The body catches behaviour panics; a join error would be an actorium bug.
+            if t.join().is_err() {
+                eprintln!("actorium: a detached actor's thread panicked (an actorium bug)");
+            }
+        }
+    }
+
+    fn cleanup(&self) {
+        super::cleanup(&self.shared);
+        *self.pooled.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+fn body(shared: &Shared, signal: &Signal, cell: CellPtr) {
+    let _enter = Enter::detached(shared.id(), cell.0.cast());
     let counters = Counters::default();
     let runner = Runner {
-        index: crate::actor::DETACHED,
-        counters: core.stats_on.then_some(&counters),
+        worker: WorkerRef {
+            index: DETACHED,
+            counters: shared.stats_on.then_some(&counters),
+        },
         during: None, // no job waits for this thread
     };
-    while unit.wait() {
+    while signal.wait() {
         // SAFETY: a job is pending, so the actor is registered and its system reference held.
         let job = Job::of(unsafe { &*cell.0 });
         // SAFETY: only this thread runs the actor's jobs.
-        let (r, destroyed) = unsafe { resume(&job, &runner, usize::MAX) };
+        let (r, destroyed) = unsafe { resume(shared, &job, &runner, usize::MAX) };
         // After `Done` the cell may be freed: it is only touched again after a respawn's wake-up
         // (which took a new system reference).
         // (`ResumeLater` only comes when the system is dropped: the next wait sees ABORT.)
@@ -158,7 +216,7 @@ fn body(exec: &Exec, unit: &DetachedUnit, cell: CellPtr) {
             break;
         }
     }
-    if core.stats_on {
-        counters.add_into(&core.external);
+    if shared.stats_on {
+        counters.add_into(&shared.external);
     }
 }

@@ -1,12 +1,13 @@
-//! The per-actor mailbox and the job that drains it (seed 000: "each actor owns a mailbox; a
-//! message to an idle actor makes it ready and schedules it once as a job"). Used by every actor
-//! of the actor-centric executor and by detached actors on either executor. `README.md` here
-//! explains the protocol and why a message is never stranded nor run twice.
+//! The mailbox protocol and the job that drains a mailbox (seed 000: "each actor owns a
+//! mailbox; a message to an idle actor makes it ready and schedules it once as a job"). Used
+//! by the actor-centric executor (`executor/centric`, which schedules jobs through a policy)
+//! and by the detached executor ([`detached`]: one thread per actor, on either system).
+//! `README.md` here explains the protocol and why a message is never stranded nor run twice.
 //!
-//! A mailbox is a spinlock over a [`CopyQueue`] of envelopes (the *inbox*, so a send allocates
-//! nothing, as in the message-centric executor) and two flags, plus a second copy queue, the
-//! *batch*, owned by whichever thread runs the actor's job. A job *gulps*: it swaps the whole
-//! inbox into its batch under the lock and runs the batch without it.
+//! The storage is [`crate::core::mailbox::Mailbox`]: a spinlock over the *inbox* copy queue
+//! and the `scheduled` / `sys_ref` flags, plus the *batch* owned by the job's thread. A job
+//! *gulps*: it swaps the whole inbox into its batch under the lock and runs the batch without
+//! it.
 //!
 //! Invariants:
 //! - `scheduled` is true exactly while a job for the actor exists (queued in a policy, running,
@@ -20,17 +21,34 @@
 
 pub(crate) mod detached;
 
-use super::copy_queue::CopyQueue;
-use super::envelope::Envelope;
-use super::{run_batch, Core, Exec, WorkerRef};
-use crate::actor::cell::{Header, Status};
-use crate::executor::centric::policy::LONG_JOB_CHECK;
-use crate::loom::UnsafeCell;
-use crate::runtime::spin::{SpinGuard, SpinLock};
-use crate::stats::Counters;
-use detached::DetachedUnit;
+use crate::core::copy_queue::CopyQueue;
+use crate::core::envelope::Envelope;
+use crate::core::mailbox::Mailbox;
+use crate::core::{run_batch, Header, Shared, Status, WorkerRef};
+use crate::runtime::stats::Counters;
 use std::fmt;
-use std::sync::Arc;
+
+/// A job calls its policy's `during_resume` once it has run this many messages in one resume,
+/// and again after each further `LONG_JOB_CHECK` or more (the check falls on a chunk or gulp
+/// boundary, so two calls are 256 to 511 messages apart).
+pub const LONG_JOB_CHECK: usize = 256;
+
+/// Envelopes a job runs between two checks for a dropped system.
+const ABORT_CHECK: usize = 64;
+
+/// A mailbox copy queue holding more slots than this is released when its job parks (a burst
+/// is over); smaller ones are kept, so an actor in steady use allocates nothing.
+const KEEP_WHEN_PARKED: usize = 256;
+
+/// What the mailbox protocol needs from the executor that runs mailbox jobs.
+pub(crate) trait JobScheduler {
+    /// The system's shared state.
+    fn shared(&self) -> &Shared;
+    /// Hands a new job for the actor `hdr` to whoever runs it.
+    fn schedule(&self, hdr: &Header);
+    /// The calling thread's own counters (a worker's), if any and if statistics are on.
+    fn my_counters(&self) -> Option<&Counters>;
+}
 
 /// What a job's run ended with (CAF's `resumable::resume_result`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -99,6 +117,20 @@ impl Job {
         // SAFETY: a non-shutdown job's cell is alive while the job exists (module invariants).
         unsafe { self.hdr.as_ref() }
     }
+
+    /// Envelopes waiting in the actor's mailbox (inbox and batch), counted exactly.
+    ///
+    /// # Safety
+    /// The caller holds the job (took it from where it was queued) and is not running it.
+    pub(crate) unsafe fn queued(&self) -> usize {
+        let Some(mb) = self.header().and_then(Header::mailbox) else {
+            return 0;
+        };
+        let inbox = mb.lock().with(|g| g.inbox.len());
+        // SAFETY: the caller holds the job, so no thread runs it: the batch is not in use, and
+        // taking the job from its queue ordered the last run's writes before this read.
+        inbox + unsafe { mb.batch() }.len()
+    }
 }
 
 impl fmt::Debug for Job {
@@ -110,91 +142,27 @@ impl fmt::Debug for Job {
     }
 }
 
-/// The thread running a mailbox actor's job, as behaviours see it.
+/// The thread running a mailbox actor's job, as the job sees it.
 pub(crate) struct Runner<'a> {
-    /// The worker index, or [`crate::DETACHED`] on a detached actor's thread.
-    pub(crate) index: usize,
-    /// This thread's counters (its own, written by it alone), if statistics are on.
-    pub(crate) counters: Option<&'a Counters>,
+    /// What behaviours see of the thread.
+    pub(crate) worker: WorkerRef<'a>,
     /// Called between two messages of a long job, every [`LONG_JOB_CHECK`] messages (the
     /// policy's `during_resume`); `None` on threads that no other job waits for.
     pub(crate) during: Option<&'a dyn Fn()>,
 }
 
-struct Guarded {
-    inbox: CopyQueue,
-    scheduled: bool,
-    sys_ref: bool,
-}
-
-pub(crate) struct Mailbox {
-    lock: SpinLock,
-    guarded: UnsafeCell<Guarded>,
-    batch: UnsafeCell<CopyQueue>,
-    detached: Option<Arc<DetachedUnit>>,
-}
-
-// SAFETY: `guarded` is only accessed under `lock`; `batch` only by the thread running the
-// actor's job (at most one exists: module invariants) or by shutdown after all threads stopped.
-unsafe impl Sync for Mailbox {}
-// SAFETY: as above.
-unsafe impl Send for Mailbox {}
-
-/// A mailbox, locked.
-struct Locked<'a> {
-    mb: &'a Mailbox,
-    _guard: SpinGuard<'a>,
-}
-
-impl Locked<'_> {
-    #[inline]
-    fn with<R>(&self, f: impl FnOnce(&mut Guarded) -> R) -> R {
-        // SAFETY: the lock is held, so no other thread touches `guarded`.
-        self.mb.guarded.with_mut(|g| f(unsafe { &mut *g }))
-    }
-}
-
-impl Drop for Mailbox {
-    fn drop(&mut self) {
-        // The cell is gone: a detached thread waiting for a respawn can end.
-        if let Some(unit) = &self.detached {
-            unit.finish();
-        }
-    }
-}
-
-impl Mailbox {
-    /// A mailbox for a new actor: scheduled (its start job is made by the spawn), holding the
-    /// system reference.
-    pub(crate) fn new(detached: Option<Arc<DetachedUnit>>) -> Self {
-        Self {
-            lock: SpinLock::new(),
-            guarded: UnsafeCell::new(Guarded {
-                inbox: CopyQueue::empty(),
-                scheduled: true,
-                sys_ref: true,
-            }),
-            batch: UnsafeCell::new(CopyQueue::empty()),
-            detached,
-        }
-    }
-
-    #[inline]
-    fn lock(&self) -> Locked<'_> {
-        Locked {
-            mb: self,
-            _guard: self.lock.lock(),
-        }
-    }
-
-    pub(crate) fn detached(&self) -> Option<&DetachedUnit> {
-        self.detached.as_deref()
-    }
+/// The mailbox of a mailbox executor's actor.
+#[inline]
+fn mailbox_of(hdr: &Header) -> &Mailbox {
+    hdr.mailbox()
+        .expect("an actor of a mailbox executor has a mailbox")
 }
 
 /// A send: append under the lock unless the actor is terminal; schedule a job if none exists.
 #[inline]
-pub(crate) fn push(exec: &Exec, hdr: &Header, mb: &Mailbox, env: Envelope) -> Result<(), Envelope> {
+pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+    let mb = mailbox_of(hdr);
+    let message = env.is_message();
     let schedule = {
         let g = mb.lock();
         if hdr.status() != Status::Alive {
@@ -202,12 +170,15 @@ pub(crate) fn push(exec: &Exec, hdr: &Header, mb: &Mailbox, env: Envelope) -> Re
         }
         g.with(|s| {
             s.inbox.push(env);
+            s.messages += u32::from(message);
             !std::mem::replace(&mut s.scheduled, true)
         })
     };
     if schedule {
-        exec.schedule(hdr, mb);
+        exec.schedule(hdr);
     }
+    exec.shared()
+        .count(exec.my_counters(), |c| &c.messages_sent);
     Ok(())
 }
 
@@ -216,22 +187,21 @@ pub(crate) fn push(exec: &Exec, hdr: &Header, mb: &Mailbox, env: Envelope) -> Re
 /// closing), queues `start` first in its inbox and schedules its first job.
 ///
 /// # Safety
-/// `hdr` is a fresh, unpublished cell's header with a `Mailbox::new` mailbox; `take_ref` takes
-/// the system reference.
+/// `hdr` is a fresh, unpublished cell's header with a new mailbox.
 pub(crate) unsafe fn register(
-    exec: &Exec,
+    exec: &impl JobScheduler,
     hdr: &Header,
-    mb: &Mailbox,
     start: Envelope,
-    take_ref: impl FnOnce(),
 ) -> Result<(), Envelope> {
-    // SAFETY: a fresh cell's link is on no list; `take_ref` takes the system reference.
-    if !unsafe { enroll(exec.core(), hdr, true, take_ref) } {
+    // SAFETY: a fresh cell's link is on no list.
+    if !unsafe { enroll(exec.shared(), hdr, true) } {
         return Err(start);
     }
     // Not yet published: the lock only orders this with the job that will run it.
-    mb.lock().with(|s| s.inbox.push(start));
-    exec.schedule(hdr, mb);
+    mailbox_of(hdr).lock().with(|s| s.inbox.push(start));
+    exec.schedule(hdr);
+    exec.shared()
+        .count(exec.my_counters(), |c| &c.actors_created);
     Ok(())
 }
 
@@ -240,16 +210,16 @@ pub(crate) unsafe fn register(
 /// live and, with `link`, takes the system reference and puts the actor on the registry.
 ///
 /// # Safety
-/// With `link`: the header's link is on no list, and `take_ref` takes the system reference that
-/// keeps it valid until the job that releases it unlinks it, or shutdown takes it.
-unsafe fn enroll(core: &Core, hdr: &Header, link: bool, take_ref: impl FnOnce()) -> bool {
-    core.registry.locked(hdr.queue, |list| {
-        if core.life.closed() {
+/// With `link`: the header's link is on no list; the system reference taken keeps it valid
+/// until the job that releases it unlinks it, or shutdown takes it.
+unsafe fn enroll(shared: &Shared, hdr: &Header, link: bool) -> bool {
+    shared.registry.locked(hdr.queue, |list| {
+        if shared.life.closed() {
             return false;
         }
-        core.life.add_live();
+        shared.life.add_live();
         if link {
-            take_ref();
+            hdr.retain();
             // SAFETY: caller contract.
             unsafe { list.link(&hdr.link) };
         }
@@ -261,14 +231,13 @@ unsafe fn enroll(core: &Core, hdr: &Header, link: bool, take_ref: impl FnOnce())
 /// the job drops as dead letters), a new system reference if the old one was released.
 ///
 /// # Safety
-/// `take_ref` takes a new system reference for the cell.
+/// `hdr` belongs to a mailbox actor kept alive by the caller.
 pub(crate) unsafe fn revive(
-    exec: &Exec,
+    exec: &impl JobScheduler,
     hdr: &Header,
-    mb: &Mailbox,
     install: Envelope,
-    take_ref: impl FnOnce(),
 ) -> Result<(), Envelope> {
+    let mb = mailbox_of(hdr);
     let schedule = {
         let g = mb.lock();
         if hdr.status() != Status::Destroyed {
@@ -277,7 +246,7 @@ pub(crate) unsafe fn revive(
         let need_ref = g.with(|s| !s.sys_ref);
         // SAFETY: with `sys_ref` false the link is on no list (it is unlinked under this
         // mailbox's lock, which we hold, before the reference is released).
-        if !unsafe { enroll(exec.core(), hdr, need_ref, take_ref) } {
+        if !unsafe { enroll(exec.shared(), hdr, need_ref) } {
             return Err(install);
         }
         hdr.set_status(Status::Alive);
@@ -288,7 +257,7 @@ pub(crate) unsafe fn revive(
         })
     };
     if schedule {
-        exec.schedule(hdr, mb);
+        exec.schedule(hdr);
     }
     Ok(())
 }
@@ -298,26 +267,32 @@ pub(crate) unsafe fn revive(
 ///
 /// # Safety
 /// Called on the thread running the actor's job, for a live actor.
-pub(crate) unsafe fn retire(exec: &Exec, hdr: &Header, mb: &Mailbox, status: Status) {
-    mb.lock().with(|_| hdr.set_status(status));
-    exec.core().life.terminated(hdr.joinable());
+pub(crate) unsafe fn retire(shared: &Shared, hdr: &Header, status: Status) {
+    mailbox_of(hdr).lock().with(|_| hdr.set_status(status));
+    shared.life.terminated(hdr.joinable());
 }
 
-/// Runs a job: up to `max` messages (behaviours, starts, installs, dead letters), gulping the
+/// Runs a job: up to `max` envelopes (behaviours, starts, installs, dead letters), gulping the
 /// inbox whenever the batch is empty. Also tells whether a `Done` actor was `Destroyed` (it may
 /// be respawned: a detached actor's thread then waits for the respawn instead of ending).
 ///
 /// # Safety
 /// `job` is an actor job dequeued by the calling thread (so it is the only one running it).
-pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> (Resumable, bool) {
+pub(crate) unsafe fn resume(
+    shared: &Shared,
+    job: &Job,
+    runner: &Runner<'_>,
+    max: usize,
+) -> (Resumable, bool) {
     let hdr = job.header().expect("an actor job");
-    let mb = hdr.mailbox().expect("a mailbox actor");
+    let mb = mailbox_of(hdr);
+    let counters = runner.worker.counters;
     let mut n = 0usize;
     let mut next_check = LONG_JOB_CHECK;
     loop {
-        // In chunks, so a long job lets the policy look around (`during_resume`) even while
-        // it works through one big batch.
-        n += drain(mb, runner, (max - n).min(LONG_JOB_CHECK));
+        // In chunks, so a dropped system is noticed promptly and a long job lets the policy
+        // look around (`during_resume`) even while it works through one big batch.
+        n += drain(mb, runner.worker, (max - n).min(ABORT_CHECK));
         if n >= next_check {
             next_check = n + LONG_JOB_CHECK;
             if let Some(f) = runner.during {
@@ -325,10 +300,10 @@ pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> (Resu
             }
         }
         // SAFETY: this thread runs the job (caller contract), and no behaviour is running.
-        let batch = mb.batch.with_mut(|b| unsafe { &mut *b });
+        let batch = unsafe { mb.batch() };
         // A dropped system: stop at the next chunk boundary (an actor that keeps sending
         // itself messages would otherwise never end its job); shutdown's cleanup owns the rest.
-        if hdr.exec.aborting() || (!batch.is_empty() && n >= max) {
+        if shared.life.aborting() || (!batch.is_empty() && n >= max) {
             return (Resumable::ResumeLater, false);
         }
         if !batch.is_empty() {
@@ -339,30 +314,37 @@ pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> (Resu
         let parked = g.with(|s| {
             if !s.inbox.is_empty() {
                 std::mem::swap(&mut s.inbox, batch);
-                return None;
+                return Err(std::mem::take(&mut s.messages));
             }
             s.scheduled = false;
+            // Parking: a burst's arrays go back to the allocator (steady-size ones stay).
+            for q in [&mut s.inbox, &mut *batch] {
+                if q.capacity() > KEEP_WHEN_PARKED {
+                    q.release_if_larger(0);
+                }
+            }
             let status = hdr.status();
             let release = status != Status::Alive && std::mem::replace(&mut s.sys_ref, false);
-            Some((release, status == Status::Destroyed))
+            Ok((release, status == Status::Destroyed))
         });
         match parked {
-            None => {
+            Err(messages) => {
                 drop(g);
-                if let Some(c) = runner.counters {
-                    c.gulps.bump(1);
-                    c.gulped.bump(batch.len() as u64);
+                if let Some(c) = counters {
+                    if messages > 0 {
+                        c.gulps.bump(1);
+                        c.gulped.bump(u64::from(messages));
+                    }
                 }
                 if n >= max {
                     return (Resumable::ResumeLater, false);
                 }
             }
-            Some((false, _)) => return (Resumable::AwaitingMessage, false),
-            Some((true, destroyed)) => {
+            Ok((false, _)) => return (Resumable::AwaitingMessage, false),
+            Ok((true, destroyed)) => {
                 // Unlinked under the mailbox lock, so a respawn (which links again under it)
                 // cannot interleave. Then the reference goes; the cell may be freed with it.
-                let registry = &hdr.exec.core().registry;
-                registry.locked(hdr.queue, |list| {
+                shared.registry.locked(hdr.queue, |list| {
                     // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
                     unsafe { list.unlink(&hdr.link) }
                 });
@@ -376,22 +358,22 @@ pub(crate) unsafe fn resume(job: &Job, runner: &Runner<'_>, max: usize) -> (Resu
 }
 
 /// Runs up to `max` envelopes of the batch; returns how many ran.
-fn drain(mb: &Mailbox, runner: &Runner<'_>, max: usize) -> usize {
+fn drain(mb: &Mailbox, w: WorkerRef<'_>, max: usize) -> usize {
     // SAFETY: the borrow of the batch ends with `pop`; behaviours may not touch it (sends go
     // to the inbox).
-    let pop = || mb.batch.with_mut(|b| unsafe { (*b).pop() });
-    run_batch(pop, WorkerRef::Mailbox(runner), max)
+    let pop = || unsafe { mb.batch() }.pop();
+    run_batch(pop, w, max)
 }
 
 /// After every worker and detached thread has stopped: stop the mailbox actors still alive,
 /// dispose of their mail, release the system's references. Single-threaded.
-pub(crate) fn cleanup(core: &Core) {
+pub(crate) fn cleanup(shared: &Shared) {
     let mut taken = Vec::new();
-    for link in core.registry.take_all() {
+    for link in shared.registry.take_all() {
         // SAFETY: links on the registry are the first field of a cell header whose system
         // reference is held (module invariants).
         let hdr = unsafe { Header::from_link(link) };
-        let mb = hdr.mailbox().expect("registry holds mailbox actors");
+        let mb = mailbox_of(hdr);
         let (alive, inbox) = {
             let g = mb.lock();
             let alive = hdr.status() == Status::Alive;
@@ -405,19 +387,23 @@ pub(crate) fn cleanup(core: &Core) {
             (alive, inbox)
         };
         drop(inbox); // disposes of the mail (`CopyQueue`'s drop discards what is left)
-                     // SAFETY: no thread runs jobs any more.
-        mb.batch.with_mut(|b| unsafe { (*b).discard_all() });
+        let mut batch = std::mem::replace(
+            // SAFETY: no thread runs jobs any more.
+            unsafe { mb.batch() },
+            CopyQueue::empty(),
+        );
+        batch.discard_all();
         taken.push((hdr as *const Header, alive));
     }
     for (hdr, alive) in taken {
         if alive {
             // SAFETY: taken off the registry once; its system reference is still held.
             unsafe { Header::shutdown(hdr) };
-            core.life.stopped();
+            shared.life.stopped();
         } else {
             // SAFETY: as above; a terminal actor's state was dropped (or is kept for `join`).
             unsafe { Header::release(hdr) };
         }
     }
-    core.life.notify();
+    shared.life.notify();
 }

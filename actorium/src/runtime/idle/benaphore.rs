@@ -13,7 +13,7 @@
 //! and each `SLEEP` → `AWAKE` transition pairs exactly one `unpark` with one `park`.
 
 use super::parker::Parker;
-use crate::loom::sync::atomic::{AtomicU8, Ordering};
+use crate::runtime::loom::sync::atomic::{AtomicU8, Ordering};
 use std::io;
 
 pub(crate) const SEARCH: u8 = 0;
@@ -60,6 +60,11 @@ impl Benaphore {
         {
             self.parker.park();
         }
+    }
+
+    /// Releases the parker's resources (the pool shut down and this worker has exited).
+    pub(crate) fn close(&self) {
+        self.parker.close();
     }
 
     /// Cheap pre-check for notifiers: a worker that is running needs no notification.

@@ -12,89 +12,79 @@
 pub(crate) mod benaphore;
 mod parker;
 
-use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::loom::sync::Mutex;
-use benaphore::Benaphore;
+use crate::runtime::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::runtime::loom::sync::Mutex;
+pub(crate) use benaphore::Benaphore;
 use crossbeam_utils::CachePadded;
-use std::io;
 
 /// `first_idle` value meaning "no idle worker published".
 const NONE: usize = usize::MAX;
 
-/// The idle-sleep state of one worker set.
+/// The sleepers list of one worker pool. Each worker's [`Benaphore`] lives in its slot of the
+/// worker table (`runtime::pool`); the operations below take the benaphores they touch.
 #[derive(Debug)]
 pub(crate) struct IdleSleep {
-    workers: Box<[CachePadded<Benaphore>]>,
     /// Idle workers, most recent on top. Only workers entering or leaving idle sleep take it.
+    /// A list rather than a stack in the seed's sense: a worker leaves it from any position.
     sleepers: Mutex<Vec<usize>>,
     /// The seed's atomic pointer to the first idle worker's benaphore (an index here).
     first_idle: CachePadded<AtomicUsize>,
 }
 
 impl IdleSleep {
-    pub(crate) fn new(workers: usize) -> io::Result<Self> {
-        let workers = (0..workers)
-            .map(|_| Benaphore::new().map(CachePadded::new))
-            .collect::<io::Result<Vec<_>>>()?
-            .into_boxed_slice();
-        Ok(Self {
-            sleepers: Mutex::new(Vec::with_capacity(workers.len())),
-            workers,
+    pub(crate) fn new(workers: usize) -> Self {
+        Self {
+            sleepers: Mutex::new(Vec::with_capacity(workers)),
             first_idle: CachePadded::new(AtomicUsize::new(NONE)),
-        })
+        }
     }
 
-    /// Idle side, step one: publish worker `i` as idle (benaphore to SEARCH, push on the stack,
-    /// publish as first idle). The caller must then search exhaustively, with loads that are
-    /// ordered after this (it takes each queue's lock), and call [`Self::retire`] if it finds
-    /// work or [`Self::sleep`] if not.
-    pub(crate) fn announce(&self, i: usize) {
-        self.workers[i].search();
-        let mut stack = self.sleepers.lock().unwrap();
-        stack.push(i);
+    /// Idle side, step one: publish worker `i` (whose benaphore is `b`) as idle (benaphore to
+    /// SEARCH, push on the list, publish as first idle). The caller must then search
+    /// exhaustively, with loads that are ordered after this (it takes each queue's lock, or
+    /// issues a SeqCst fence), and call [`Self::retire`] if it finds work or
+    /// [`Benaphore::sleep`] if not (then [`Self::retire`]).
+    pub(crate) fn announce(&self, i: usize, b: &Benaphore) {
+        b.search();
+        let mut list = self.sleepers.lock().unwrap();
+        list.push(i);
         self.first_idle.store(i, Ordering::SeqCst);
     }
 
-    /// Idle side, last step: worker `i` leaves the idle stack and runs again.
-    pub(crate) fn retire(&self, i: usize) {
-        let mut stack = self.sleepers.lock().unwrap();
-        if let Some(pos) = stack.iter().rposition(|&w| w == i) {
-            stack.remove(pos);
+    /// Idle side, last step: worker `i` leaves the list and runs again.
+    pub(crate) fn retire(&self, i: usize, b: &Benaphore) {
+        let mut list = self.sleepers.lock().unwrap();
+        if let Some(pos) = list.iter().rposition(|&w| w == i) {
+            list.remove(pos);
         }
         // As the seed says, the worker leaving the list updates the atomic pointer.
         self.first_idle
-            .store(stack.last().copied().unwrap_or(NONE), Ordering::SeqCst);
-        drop(stack);
-        self.workers[i].awake();
+            .store(list.last().copied().unwrap_or(NONE), Ordering::SeqCst);
+        drop(list);
+        b.awake();
     }
 
-    /// Idle side, step two: nothing found, block until notified (returns at once if a notifier
-    /// already came by since [`Self::announce`]).
-    pub(crate) fn sleep(&self, i: usize) {
-        self.workers[i].sleep();
-    }
-
-    /// Targeted notification: worker `i` must run (it owns the queue that just got a message).
-    /// Costs one relaxed load when the worker is running. Call it after the work is published
-    /// under the queue's lock.
-    /// Returns whether a system call was made.
+    /// Targeted notification of the worker whose benaphore is `b` (it owns the queue that just
+    /// got a message). Costs one relaxed load when the worker is running. Call it after the
+    /// work is published under the queue's lock (or after a SeqCst fence). Returns whether a
+    /// system call was made.
     #[inline]
-    pub(crate) fn notify(&self, i: usize) -> bool {
-        let w = &self.workers[i];
-        !w.is_awake() && w.wake()
+    pub(crate) fn notify(b: &Benaphore) -> bool {
+        !b.is_awake() && b.wake()
     }
 
-    /// General notification (seed 003): wake the first idle worker, whichever it is. Notifiers
-    /// never take the sleepers lock; of concurrent notifiers only the one that wins the exchange
-    /// makes a system call. Returns whether a worker was handed the notification.
-    pub(crate) fn notify_any(&self) -> bool {
+    /// General notification (seed 003): wake the first idle worker, whichever it is; `of`
+    /// finds a worker's benaphore. Notifiers never take the sleepers lock; of concurrent
+    /// notifiers only the one that wins the exchange makes a system call. Returns whether a
+    /// worker was handed the notification.
+    pub(crate) fn notify_any<'a>(&self, of: impl FnOnce(usize) -> &'a Benaphore) -> bool {
         if self.first_idle.load(Ordering::SeqCst) == NONE {
             return false;
         }
         match self.first_idle.swap(NONE, Ordering::SeqCst) {
             NONE => false,
             i => {
-                self.workers[i].wake();
+                of(i).wake();
                 true
             }
         }
@@ -105,13 +95,6 @@ impl IdleSleep {
     pub(crate) fn has_idle(&self) -> bool {
         self.first_idle.load(Ordering::Relaxed) != NONE
     }
-
-    /// Wakes every worker (shutdown, resizing).
-    pub(crate) fn wake_all(&self) {
-        for w in self.workers.iter() {
-            w.wake();
-        }
-    }
 }
 
 #[cfg(all(test, loom))]
@@ -119,9 +102,44 @@ mod loom_tests {
     //! The handshake, model-checked. A lost wake-up shows as loom's "deadlock: all threads
     //! blocked" (the worker parked forever); a stranded message as a failed assertion.
     use super::*;
-    use crate::loom::sync::atomic::AtomicBool;
-    use crate::loom::sync::{Arc, Mutex};
+    use crate::runtime::loom::sync::atomic::AtomicBool;
+    use crate::runtime::loom::sync::{Arc, Mutex};
     use loom::thread;
+
+    /// A pool's worth of idle state for the models: the list and one benaphore per worker.
+    struct Idle {
+        list: IdleSleep,
+        b: Vec<Benaphore>,
+    }
+
+    impl Idle {
+        fn new(n: usize) -> Self {
+            Self {
+                list: IdleSleep::new(n),
+                b: (0..n).map(|_| Benaphore::new().unwrap()).collect(),
+            }
+        }
+        fn announce(&self, i: usize) {
+            self.list.announce(i, &self.b[i]);
+        }
+        fn retire(&self, i: usize) {
+            self.list.retire(i, &self.b[i]);
+        }
+        fn sleep(&self, i: usize) {
+            self.b[i].sleep();
+        }
+        fn notify(&self, i: usize) -> bool {
+            IdleSleep::notify(&self.b[i])
+        }
+        fn notify_any(&self) -> bool {
+            self.list.notify_any(|i| &self.b[i])
+        }
+        fn wake_all(&self) {
+            for b in &self.b {
+                b.wake();
+            }
+        }
+    }
 
     /// A queue with one lock, as the executor's work queues have.
     struct Queue(Mutex<usize>);
@@ -134,7 +152,7 @@ mod loom_tests {
     }
 
     /// The executor's worker loop, reduced: search, announce, search again, sleep.
-    fn worker(idle: &IdleSleep, i: usize, q: &Queue, want: usize, stop: &AtomicBool) -> usize {
+    fn worker(idle: &Idle, i: usize, q: &Queue, want: usize, stop: &AtomicBool) -> usize {
         let mut got = 0;
         loop {
             got += q.take();
@@ -160,7 +178,7 @@ mod loom_tests {
     #[test]
     fn targeted_notify_never_loses_a_wakeup() {
         loom::model(|| {
-            let idle = Arc::new(IdleSleep::new(1).unwrap());
+            let idle = Arc::new(Idle::new(1));
             let q = Arc::new(Queue(Mutex::new(0)));
             let stop = Arc::new(AtomicBool::new(false));
             let sender = {
@@ -183,9 +201,9 @@ mod loom_tests {
     /// of a lock (`Scheduler::notify` and `WorkerCtx::idle_sleep` in `executor/centric`).
     #[test]
     fn fenced_notify_never_loses_a_wakeup() {
-        use crate::loom::sync::atomic::fence;
+        use crate::runtime::loom::sync::atomic::fence;
         loom::model(|| {
-            let idle = Arc::new(IdleSleep::new(1).unwrap());
+            let idle = Arc::new(Idle::new(1));
             let jobs = Arc::new(AtomicUsize::new(0));
             let sender = {
                 let (idle, jobs) = (idle.clone(), jobs.clone());
@@ -221,7 +239,7 @@ mod loom_tests {
 
     /// Two idle workers serving one queue; the sender uses only the general notification.
     /// Whoever takes the message tells the other to stop (with `wake_all`, the shutdown path).
-    fn shared_worker(idle: &IdleSleep, i: usize, q: &Queue, done: &AtomicUsize) -> usize {
+    fn shared_worker(idle: &Idle, i: usize, q: &Queue, done: &AtomicUsize) -> usize {
         let mut got = 0;
         let took = |n: usize, got: &mut usize| {
             if n > 0 {
@@ -249,7 +267,7 @@ mod loom_tests {
     #[test]
     fn general_notify_wakes_someone() {
         loom::model(|| {
-            let idle = Arc::new(IdleSleep::new(2).unwrap());
+            let idle = Arc::new(Idle::new(2));
             let q = Arc::new(Queue(Mutex::new(0)));
             let done = Arc::new(AtomicUsize::new(0));
             let other = {

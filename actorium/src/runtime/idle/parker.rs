@@ -13,13 +13,17 @@ pub(crate) use portable::Parker;
 #[cfg(all(target_os = "linux", not(loom)))]
 mod eventfd {
     use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::sync::atomic::{AtomicI32, Ordering};
 
     /// A blocking semaphore over a Linux event fd: `unpark` adds 1 to the counter with `write`,
     /// `park` blocks in `read` until the counter is non-zero and resets it to 0.
+    ///
+    /// The descriptor is closed by [`Parker::close`] when the pool shuts down (so a system's
+    /// descriptors never outlive it, even if an address keeps its memory alive) or on drop.
     #[derive(Debug)]
     pub(crate) struct Parker {
-        fd: OwnedFd,
+        /// The event fd; -1 once closed.
+        fd: AtomicI32,
     }
 
     impl Parker {
@@ -29,19 +33,27 @@ mod eventfd {
             if fd < 0 {
                 return Err(io::Error::last_os_error());
             }
-            // SAFETY: `fd` is a freshly created, valid descriptor that nothing else owns.
             Ok(Self {
-                fd: unsafe { OwnedFd::from_raw_fd(fd) },
+                fd: AtomicI32::new(fd),
             })
+        }
+
+        fn fd(&self) -> i32 {
+            let fd = self.fd.load(Ordering::Acquire);
+            assert!(
+                fd >= 0,
+                "actorium: a closed parker was used (a worker outlived its pool)"
+            );
+            fd
         }
 
         /// Blocks until `unpark` has been called (possibly before this call).
         pub(crate) fn park(&self) {
+            let fd = self.fd();
             let mut value: u64 = 0;
             loop {
                 // SAFETY: the buffer is a valid, writable u64, and 8 bytes is its size.
-                let n =
-                    unsafe { libc::read(self.fd.as_raw_fd(), (&mut value as *mut u64).cast(), 8) };
+                let n = unsafe { libc::read(fd, (&mut value as *mut u64).cast(), 8) };
                 if n == 8 {
                     return;
                 }
@@ -55,11 +67,11 @@ mod eventfd {
         }
 
         pub(crate) fn unpark(&self) {
+            let fd = self.fd();
             let value: u64 = 1;
             loop {
                 // SAFETY: the buffer is a valid u64, and 8 bytes is its size.
-                let n =
-                    unsafe { libc::write(self.fd.as_raw_fd(), (&value as *const u64).cast(), 8) };
+                let n = unsafe { libc::write(fd, (&value as *const u64).cast(), 8) };
                 if n == 8 {
                     return;
                 }
@@ -71,12 +83,29 @@ mod eventfd {
                 );
             }
         }
+
+        /// Closes the descriptor. Only after the worker that parks here has exited: then no
+        /// `unpark` can come any more (the benaphore unparks only a worker it saw in SLEEP, and
+        /// such an unpark happens before that worker's `park` returns, so before it exits).
+        pub(crate) fn close(&self) {
+            let fd = self.fd.swap(-1, Ordering::AcqRel);
+            if fd >= 0 {
+                // SAFETY: `fd` was ours and is closed exactly once (the swap took it).
+                unsafe { libc::close(fd) };
+            }
+        }
+    }
+
+    impl Drop for Parker {
+        fn drop(&mut self) {
+            self.close();
+        }
     }
 }
 
 #[cfg(any(not(target_os = "linux"), loom))]
 mod portable {
-    use crate::loom::sync::{Condvar, Mutex};
+    use crate::runtime::loom::sync::{Condvar, Mutex};
     use std::io;
 
     /// A binary semaphore from a mutex and a condition variable.
@@ -106,5 +135,8 @@ mod portable {
             *self.token.lock().unwrap() = true;
             self.cv.notify_one();
         }
+
+        /// Nothing to release early here.
+        pub(crate) fn close(&self) {}
     }
 }

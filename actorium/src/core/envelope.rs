@@ -59,6 +59,9 @@ pub(crate) struct EnvelopeVTable {
     pub(crate) run: unsafe fn(target: *const (), payload: *mut Payload, worker: WorkerRef<'_>),
     /// Disposes of an envelope that will never run (shutdown). Consumes the payload.
     pub(crate) discard: unsafe fn(target: *const (), payload: *mut Payload),
+    /// Whether it carries a message (a send), rather than the executor's own work (an actor's
+    /// start, install or reclaim): statistics count messages only.
+    pub(crate) message: bool,
 }
 
 /// A unit of work: a message addressed to a behaviour of one actor.
@@ -85,6 +88,12 @@ impl Envelope {
             vtable,
             payload,
         }
+    }
+
+    /// Whether it carries a message rather than the executor's own work.
+    #[inline]
+    pub(crate) fn is_message(&self) -> bool {
+        self.vtable.message
     }
 
     /// Runs it, consuming it.

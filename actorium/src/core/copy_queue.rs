@@ -1,0 +1,346 @@
+//! The copy queue (seed 002, "Copy Queue"): envelopes stored by value in a growable array.
+//!
+//! Invariants:
+//! - elements `[head, len)` are live envelopes; `[0, head)` were moved out by `pop`;
+//! - pushes append (amortised O(1), the array doubles like a `Vec`); pops advance `head` (O(1),
+//!   no shifting), because the gulping pattern drains a queue without interleaved pushes from
+//!   other threads (the only interleaved pushes are the draining worker's own, appended at the
+//!   end, which keeps order);
+//! - a drained queue is reset to empty in O(1) and keeps its array, so in steady state neither
+//!   sends nor gulps allocate.
+//!
+//! Reclamation. The seed gives back one slot per gulp when a gulp used less than half the
+//! array; that reallocates on every shrinking gulp and returns 48 bytes at a time, so a burst's
+//! memory never really comes back. Here a drained gulp that used less than a quarter of the
+//! array counts as *quiet*; after [`QUIET_GULPS`] quiet gulps in a row the array is halved
+//! (never below [`INITIAL_CAPACITY`]). An array in steady use (at least a quarter full at every
+//! gulp) is never shrunk, so steady state allocates nothing, and shrinking never undoes the last
+//! growth (the array doubled when it overflowed, so the use that made it grow fills over half of
+//! it); an array left over from a burst of `b` envelopes is back to its initial size after at
+//! most `QUIET_GULPS × log2(b / 10)` quiet gulps. Queues that go quiet altogether (no more
+//! gulps) are released by their owners with [`CopyQueue::release_if_larger`] when they idle
+//! (a worker about to sleep, a mailbox job parking).
+
+use super::envelope::Envelope;
+use super::report_panic;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Initial capacity of a copy queue (the seed's value).
+pub(crate) const INITIAL_CAPACITY: usize = 10;
+
+/// Consecutive quiet gulps (each using under a quarter of the array) before it is halved.
+pub(crate) const QUIET_GULPS: u32 = 8;
+
+pub(crate) struct CopyQueue {
+    buf: Vec<Envelope>,
+    /// Index of the first live envelope (a batch never holds 2^32 envelopes: 192 GiB).
+    head: u32,
+    /// Consecutive quiet gulps so far.
+    quiet: u32,
+}
+
+impl CopyQueue {
+    pub(crate) fn new() -> Self {
+        Self {
+            buf: Vec::with_capacity(INITIAL_CAPACITY),
+            head: 0,
+            quiet: 0,
+        }
+    }
+
+    /// An empty queue that allocates on its first push (a per-actor mailbox: most actors
+    /// never hold more than a few messages, and many never receive one).
+    pub(crate) const fn empty() -> Self {
+        Self {
+            buf: Vec::new(),
+            head: 0,
+            quiet: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, e: Envelope) {
+        self.buf.push(e);
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<Envelope> {
+        let head = self.head as usize;
+        if head < self.buf.len() {
+            // SAFETY: `head < len`, so the slot holds a live envelope (invariant 1); advancing
+            // `head` past it marks it moved-out, so it is read exactly once.
+            let e = unsafe { self.buf.as_ptr().add(head).read() };
+            self.head += 1;
+            Some(e)
+        } else {
+            None
+        }
+    }
+
+    /// Live envelopes.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.buf.len() - self.head as usize
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Envelope slots allocated.
+    pub(crate) fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Appends every live envelope of `other` behind this queue's, in order, leaving `other`
+    /// drained (a worker handing back the unprocessed rest of a batch: `other` holds what
+    /// was sent meanwhile, which comes after the rest).
+    /// Before appending, the live part is moved to the front of the array when that costs no
+    /// more than the slots it frees (`len <= head`: amortised O(1) per envelope consumed), so a
+    /// batch handed back again and again does not creep towards the end of a growing array.
+    pub(crate) fn append_from(&mut self, other: &mut CopyQueue) {
+        let head = self.head as usize;
+        let live = self.len();
+        if head > 0 && live <= head {
+            // SAFETY: `[head, head + live)` are the live envelopes; they are moved (bitwise,
+            // non-overlapping since `live <= head`) to `[0, live)`, whose old contents were moved
+            // out by `pop`; afterwards exactly `[0, live)` is live, as `set_len` and `head` say.
+            unsafe {
+                let p = self.buf.as_mut_ptr();
+                std::ptr::copy_nonoverlapping(p.add(head), p, live);
+                self.buf.set_len(live);
+            }
+            self.head = 0;
+        }
+        while let Some(e) = other.pop() {
+            self.buf.push(e);
+        }
+        other.reset_drained();
+    }
+
+    /// Resets a fully drained queue and applies the reclamation rule (once per use: a queue
+    /// already reset and not used since is left alone, so a second reset counts no gulp).
+    #[inline]
+    pub(crate) fn reset_drained(&mut self) {
+        debug_assert!(self.is_empty());
+        let used = self.buf.len();
+        if used == 0 {
+            return;
+        }
+        // SAFETY: every element in [0, len) was moved out by `pop` (the queue is drained), so
+        // forgetting them leaks nothing and drops nothing twice.
+        unsafe { self.buf.set_len(0) };
+        self.head = 0;
+        let cap = self.buf.capacity();
+        if cap > INITIAL_CAPACITY && used < cap / 4 {
+            self.quiet += 1;
+            if self.quiet >= QUIET_GULPS {
+                self.quiet = 0;
+                self.buf.shrink_to((cap / 2).max(INITIAL_CAPACITY));
+            }
+        } else {
+            self.quiet = 0;
+        }
+    }
+
+    /// An empty queue whose array holds more than `keep` slots gives it back: shrunk to
+    /// `keep` slots (`keep == 0`: no array at all). Returns whether it shrank.
+    pub(crate) fn release_if_larger(&mut self, keep: usize) -> bool {
+        if !self.is_empty() || self.buf.capacity() <= keep {
+            return false;
+        }
+        self.reset_drained();
+        if keep == 0 {
+            self.buf = Vec::new();
+        } else {
+            self.buf.shrink_to(keep);
+        }
+        self.quiet = 0;
+        true
+    }
+
+    /// Disposes of every live envelope without running it (shutdown). A destructor that
+    /// panics is reported and the rest are still disposed of.
+    pub(crate) fn discard_all(&mut self) {
+        while let Some(e) = self.pop() {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| e.discard())) {
+                report_panic("a destructor run at shutdown", &*p);
+            }
+        }
+        self.reset_drained();
+    }
+}
+
+impl Drop for CopyQueue {
+    fn drop(&mut self) {
+        self.discard_all();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::core::envelope::{EnvelopeVTable, Payload};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Sum of the values discarded by envelopes made with `counted` (one test uses them).
+    static DISCARDED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe fn run(_: *const (), _: *mut Payload, _: crate::core::WorkerRef<'_>) {
+        unreachable!()
+    }
+    unsafe fn discard(_: *const (), p: *mut Payload) {
+        // SAFETY: the tests pack u64 payloads.
+        unsafe { Payload::unpack::<u64>(p) };
+    }
+    unsafe fn discard_counted(_: *const (), p: *mut Payload) {
+        // SAFETY: the tests pack u64 payloads.
+        let v = unsafe { Payload::unpack::<u64>(p) };
+        DISCARDED.fetch_add(v as usize, Ordering::Relaxed);
+    }
+    static COUNTED: EnvelopeVTable = EnvelopeVTable {
+        run,
+        discard: discard_counted,
+        message: true,
+    };
+    fn counted(v: u64) -> Envelope {
+        Envelope::new(std::ptr::null(), &COUNTED, Payload::pack(v))
+    }
+    static VT: EnvelopeVTable = EnvelopeVTable {
+        run,
+        discard,
+        message: true,
+    };
+
+    fn env(v: u64) -> Envelope {
+        Envelope::new(std::ptr::null(), &VT, Payload::pack(v))
+    }
+
+    #[test]
+    fn fifo_and_reuse_without_growth() {
+        let mut q = CopyQueue::new();
+        for round in 0..3u64 {
+            for i in 0..8 {
+                q.push(env(round * 100 + i));
+            }
+            for i in 0..8 {
+                // SAFETY: pushed as u64.
+                let v = unsafe { q.pop().unwrap().into_message::<u64>() };
+                assert_eq!(v, round * 100 + i);
+            }
+            assert!(q.pop().is_none());
+            q.reset_drained();
+            assert_eq!(q.capacity(), INITIAL_CAPACITY);
+        }
+    }
+
+    fn gulp(q: &mut CopyQueue, n: u64) {
+        for i in 0..n {
+            q.push(env(i));
+        }
+        while let Some(e) = q.pop() {
+            e.discard();
+        }
+        q.reset_drained();
+    }
+
+    #[test]
+    fn a_burst_is_returned_within_a_bounded_number_of_quiet_gulps() {
+        let mut q = CopyQueue::new();
+        gulp(&mut q, 100_000);
+        let grown = q.capacity();
+        assert!(grown >= 100_000);
+        // Steady use at a quarter or more never shrinks it.
+        for _ in 0..100 {
+            gulp(&mut q, (grown / 4) as u64);
+        }
+        assert_eq!(q.capacity(), grown);
+        // Quiet gulps: halved every QUIET_GULPS, down to the initial capacity.
+        let halvings = (grown as f64 / INITIAL_CAPACITY as f64).log2().ceil() as u32;
+        for _ in 0..QUIET_GULPS * halvings {
+            gulp(&mut q, 3);
+        }
+        assert_eq!(q.capacity(), INITIAL_CAPACITY);
+    }
+
+    #[test]
+    fn a_queue_used_steadily_is_never_shrunk() {
+        // Grows to fit 40, then every gulp uses 40 of it: more than a quarter.
+        let mut q = CopyQueue::new();
+        gulp(&mut q, 40);
+        let cap = q.capacity();
+        for _ in 0..1000 {
+            gulp(&mut q, 40);
+        }
+        assert_eq!(q.capacity(), cap);
+        // One light gulp now and then does not add up to a shrink.
+        for _ in 0..1000 {
+            for _ in 0..QUIET_GULPS - 1 {
+                gulp(&mut q, 1);
+            }
+            gulp(&mut q, 40);
+        }
+        assert_eq!(q.capacity(), cap);
+    }
+
+    #[test]
+    fn release_gives_back_an_idle_array_only() {
+        let mut q = CopyQueue::new();
+        gulp(&mut q, 1000);
+        q.push(env(1));
+        assert!(!q.release_if_larger(0), "not while it holds an envelope");
+        q.pop().unwrap().discard();
+        assert!(q.release_if_larger(INITIAL_CAPACITY));
+        assert_eq!(q.capacity(), INITIAL_CAPACITY);
+        assert!(!q.release_if_larger(INITIAL_CAPACITY));
+        assert!(q.release_if_larger(0));
+        assert_eq!(q.capacity(), 0);
+    }
+
+    #[test]
+    fn append_from_keeps_order() {
+        let mut rest = CopyQueue::new();
+        let mut newer = CopyQueue::new();
+        for i in 0..5 {
+            rest.push(env(i));
+        }
+        rest.pop().unwrap().discard(); // 0 ran
+        newer.push(env(5));
+        newer.push(env(6));
+        rest.append_from(&mut newer);
+        assert!(newer.is_empty());
+        assert_eq!(rest.head, 1, "not compacted: moving 4 to free 1 costs more");
+        let got: Vec<u64> = std::iter::from_fn(|| rest.pop())
+            // SAFETY: pushed as u64.
+            .map(|e| unsafe { e.into_message::<u64>() })
+            .collect();
+        assert_eq!(got, [1, 2, 3, 4, 5, 6]);
+        // Mostly consumed: compacted, so repeated hand-backs never grow the array.
+        let mut rest = CopyQueue::new();
+        for round in 0..1000u64 {
+            for i in 0..8 {
+                rest.push(env(round * 8 + i));
+            }
+            for _ in 0..8 {
+                rest.pop().unwrap().discard();
+            }
+            rest.push(env(0));
+            rest.append_from(&mut CopyQueue::new());
+            assert_eq!(rest.head, 0);
+            rest.pop().unwrap().discard();
+        }
+        assert_eq!(rest.capacity(), INITIAL_CAPACITY);
+    }
+
+    #[test]
+    fn drop_discards_live_envelopes() {
+        DISCARDED.store(0, Ordering::Relaxed);
+        let mut q = CopyQueue::new();
+        q.push(counted(5));
+        q.push(counted(7));
+        q.pop().unwrap().discard();
+        drop(q);
+        assert_eq!(DISCARDED.load(Ordering::Relaxed), 12);
+    }
+}

@@ -1,0 +1,205 @@
+//! The executor's part of an actor cell: the [`Header`], the actor's [`Status`], and the
+//! type-erased cell operations ([`CellVTable`]) the executors call without knowing the actor's
+//! type.
+//!
+//! Ownership of a cell (an `Arc` made by the actor API): every address and join handle holds a
+//! reference, and so does the system while the actor is registered — the *system reference*,
+//! taken by the executor with [`Header::retain`] and released with [`Header::release`] (by a
+//! reclaim envelope, a mailbox job, or shutdown). Envelopes hold a raw pointer and no
+//! reference: each executor keeps the system reference until every envelope for the actor has
+//! run (see its README).
+
+use super::actor_list::Link;
+use super::envelope::{Envelope, EnvelopeVTable, Payload};
+use super::mailbox::Mailbox;
+use super::ExecRef;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Life-cycle status of an actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Status {
+    Alive = 0,
+    Finished = 1,
+    Deleted = 2,
+    Destroyed = 3,
+    Panicked = 4,
+    /// The system shut down while the actor was alive.
+    Stopped = 5,
+}
+
+impl Status {
+    fn from_u8(v: u8) -> Self {
+        match v {
+            0 => Status::Alive,
+            1 => Status::Finished,
+            2 => Status::Deleted,
+            3 => Status::Destroyed,
+            4 => Status::Panicked,
+            _ => Status::Stopped,
+        }
+    }
+}
+
+/// Per-cell operations that need the actor type.
+pub(crate) struct CellVTable {
+    /// Drops the state of a stopped actor and releases the system reference.
+    pub(crate) shutdown: unsafe fn(*const Header),
+    /// Takes a system reference (increments the cell's reference count).
+    pub(crate) retain: unsafe fn(*const Header),
+    /// Releases the system reference.
+    pub(crate) release: unsafe fn(*const Header),
+    /// The envelope that releases the system reference when it runs (or is discarded).
+    pub(crate) reclaim: &'static EnvelopeVTable,
+    pub(crate) type_name: fn() -> &'static str,
+}
+
+/// `join` flag: a join handle exists.
+const HANDLE: u8 = 1;
+/// `join` flag: the actor finished and its final state was kept for the handle.
+const KEPT: u8 = 2;
+
+/// The executor's part of a cell. `link` must stay the first field: list links are cast back
+/// to headers, and headers to cells (`repr(C)`, and a header is the first field of a cell).
+#[repr(C)]
+pub(crate) struct Header {
+    pub(crate) link: Link,
+    pub(crate) exec: ExecRef,
+    /// The ticket: index of the queue that carries all of this actor's messages (message
+    /// queues), or of its registry shard (mailbox actors).
+    pub(crate) queue: usize,
+    /// The actor's own mailbox (executors that schedule actors one by one).
+    mbox: Option<Box<Mailbox>>,
+    status: AtomicU8,
+    /// Whether the state is present so behaviours may run. Written only by the thread that holds
+    /// the actor's queue (or before the cell is published).
+    installed: Cell<bool>,
+    /// [`HANDLE`] and [`KEPT`]: who drops a `Finished` actor's final state.
+    join: AtomicU8,
+    vtable: &'static CellVTable,
+}
+
+// SAFETY: `installed` and `link` are only accessed by the thread holding the actor's queue
+// (processing its batch, or holding its lock), as documented on the fields; everything else is
+// atomic or immutable.
+unsafe impl Sync for Header {}
+// SAFETY: as above.
+unsafe impl Send for Header {}
+
+impl Header {
+    /// A header for a cell of `exec`; `alive` false makes a terminal (refused) one.
+    pub(crate) fn new(
+        exec: ExecRef,
+        queue: usize,
+        mbox: Option<Box<Mailbox>>,
+        alive: bool,
+        joinable: bool,
+        vtable: &'static CellVTable,
+    ) -> Self {
+        Self {
+            link: Link::new(),
+            exec,
+            queue,
+            mbox,
+            status: AtomicU8::new(if alive {
+                Status::Alive
+            } else {
+                Status::Stopped
+            } as u8),
+            installed: Cell::new(alive),
+            join: AtomicU8::new(if joinable { HANDLE } else { 0 }),
+            vtable,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn status(&self) -> Status {
+        Status::from_u8(self.status.load(Ordering::Acquire))
+    }
+
+    #[inline]
+    pub(crate) fn set_status(&self, s: Status) {
+        self.status.store(s as u8, Ordering::Release);
+    }
+
+    #[inline]
+    pub(crate) fn installed(&self) -> bool {
+        self.installed.get()
+    }
+
+    /// Only by the thread holding the actor's queue, or before the cell is published.
+    #[inline]
+    pub(crate) fn set_installed(&self, v: bool) {
+        self.installed.set(v);
+    }
+
+    /// Whether a join handle waits for this actor (its waiters are woken at termination).
+    pub(crate) fn joinable(&self) -> bool {
+        self.join.load(Ordering::Relaxed) & HANDLE != 0
+    }
+
+    /// The actor finished: whether its final state must be kept for a join handle. If no handle
+    /// exists (any more) the caller drops the state: nobody could ever take it, and a state
+    /// holding the actor's own address would otherwise keep the cell, and with it the whole
+    /// executor, alive forever. Exactly one of this and [`Self::handle_dropped`] decides to
+    /// drop a kept state.
+    pub(crate) fn keep_final_state(&self) -> bool {
+        self.join.fetch_or(KEPT, Ordering::AcqRel) & HANDLE != 0
+    }
+
+    /// The join handle is dropped without joining: whether it must drop a final state that was
+    /// kept for it (from now on, [`Self::keep_final_state`] answers false).
+    pub(crate) fn handle_dropped(&self) -> bool {
+        self.join.fetch_and(!HANDLE, Ordering::AcqRel) & KEPT != 0
+    }
+
+    /// # Safety
+    /// `link` is the `link` field of a live header.
+    pub(crate) unsafe fn from_link<'a>(link: *const Link) -> &'a Header {
+        // SAFETY: `link` is the first field of a `repr(C)` header (caller contract).
+        unsafe { &*link.cast::<Header>() }
+    }
+
+    #[inline]
+    pub(crate) fn mailbox(&self) -> Option<&Mailbox> {
+        self.mbox.as_deref()
+    }
+
+    /// The actor's type name, as a function (calling it is left to whoever wants the name).
+    pub(crate) fn type_name_fn(&self) -> fn() -> &'static str {
+        self.vtable.type_name
+    }
+
+    /// Takes a system reference for the cell.
+    #[inline]
+    pub(crate) fn retain(&self) {
+        // SAFETY: the vtable matches the cell's actor type, and `self` is alive.
+        unsafe { (self.vtable.retain)(self) }
+    }
+
+    /// The envelope that releases the system reference when it runs.
+    pub(crate) fn reclaim_envelope(&self) -> Envelope {
+        let target = (self as *const Header).cast::<()>();
+        Envelope::new(target, self.vtable.reclaim, Payload::pack(()))
+    }
+
+    /// Releases the system reference (the cell may be freed).
+    ///
+    /// # Safety
+    /// `hdr` is a registered cell's header whose system reference is held and not otherwise
+    /// released; called once per reference.
+    pub(crate) unsafe fn release(hdr: *const Header) {
+        // SAFETY: forwarded contract; the vtable matches the cell's actor type.
+        unsafe { ((*hdr).vtable.release)(hdr) }
+    }
+
+    /// Drops a stopped actor's state and releases the system reference.
+    ///
+    /// # Safety
+    /// `hdr` is a registered cell's header whose system reference is still held, called once.
+    pub(crate) unsafe fn shutdown(hdr: *const Header) {
+        // SAFETY: forwarded contract; the vtable matches the cell's actor type.
+        unsafe { ((*hdr).vtable.shutdown)(hdr) }
+    }
+}

@@ -1,0 +1,247 @@
+//! The core of the executors: what every executor is built from, and the interface it offers
+//! the layers above.
+//!
+//! - [`envelope`]: the unit of work a send packages (message inline, static vtable);
+//! - [`copy_queue`]: envelopes stored by value (seed 002), with reclamation;
+//! - [`header`]: the executor's part of an actor cell, the actor's [`Status`] and the
+//!   type-erased cell operations;
+//! - [`mailbox`]: the per-actor mailbox storage (a locked inbox and a batch) of the executors
+//!   that schedule actors one by one;
+//! - [`actor_list`]: the intrusive lists of live actors, for shutdown;
+//! - [`Executor`]: the interface through which the actor API and the system use an executor
+//!   (spawn/register, push, revive, retire, wait, shut down). Cells hold an
+//!   [`exec_ref::ExecRef`] (a counted reference with a hand-written vtable for the send path),
+//!   so a new executor needs no change here or above.
+//!
+//! Layering: this module uses [`crate::runtime`] only.
+
+pub(crate) mod actor_list;
+pub(crate) mod copy_queue;
+pub(crate) mod envelope;
+pub(crate) mod exec_ref;
+pub(crate) mod header;
+pub(crate) mod mailbox;
+
+use crate::runtime::life::Life;
+use crate::runtime::stats::{Counter, Counters, Stats};
+use actor_list::Registry;
+use crossbeam_utils::CachePadded;
+use envelope::Envelope;
+pub(crate) use exec_ref::ExecRef;
+pub(crate) use header::{Header, Status};
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The worker index a detached actor's thread reports (it is no worker of a pool).
+pub(crate) const DETACHED: usize = usize::MAX;
+
+/// Where an actor runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// On the system's worker pool.
+    Pooled,
+    /// On a thread of its own.
+    Detached,
+}
+
+/// What the executors of one system share: the life cycle (run state, live actors, waits),
+/// the registry of mailbox actors, and the statistics of threads that are no pool worker.
+pub(crate) struct Shared {
+    pub(crate) life: Life,
+    /// Live-actor lists of every mailbox actor (actor-centric and detached).
+    pub(crate) registry: Registry,
+    pub(crate) stats_on: bool,
+    /// Counters of threads outside the pool (senders from `main`, detached threads).
+    pub(crate) external: CachePadded<Counters>,
+}
+
+impl Shared {
+    pub(crate) fn new(workers: usize, stats_on: bool) -> Self {
+        Self {
+            life: Life::new(),
+            registry: Registry::new(workers * 4),
+            stats_on,
+            external: CachePadded::new(Counters::default()),
+        }
+    }
+
+    /// The identity of the system these executors form (for `runtime::worker::runs_for`).
+    pub(crate) fn id(&self) -> *const () {
+        (self as *const Self).cast()
+    }
+
+    /// Counts one event in the counter `pick` chooses, if statistics are on: in `mine` (the
+    /// calling worker's own block: single writer, no locked instruction) or, when the caller
+    /// is no worker, in the shared outside block.
+    #[inline]
+    pub(crate) fn count(&self, mine: Option<&Counters>, pick: fn(&Counters) -> &Counter) {
+        if self.stats_on {
+            match mine {
+                Some(c) => pick(c).bump(1),
+                None => pick(&self.external).add(1),
+            }
+        }
+    }
+
+    /// Closes the system to new actors (`drain`: let the live ones finish) and waits out every
+    /// mailbox-actor registration that started before: each checks `closed` under a registry
+    /// shard lock, and each shard lock is taken once here, after closing.
+    pub(crate) fn close(&self, drain: bool) {
+        self.life.close(drain);
+        self.registry.locked_all();
+    }
+}
+
+/// The executor of another placement on the same system, as [`Executor::sibling`] gives it.
+pub(crate) enum Sibling {
+    /// The executor asked is that one.
+    This,
+    Other(ExecRef),
+    /// It is gone (the system was dropped).
+    Gone,
+}
+
+/// What an executor offers the actor API and the system. The actor API calls the first group
+/// (on any thread); the system calls the second (from the thread that owns the system).
+pub(crate) trait Executor: Send + Sync + 'static {
+    /// The state shared with the other executors of the system.
+    fn shared(&self) -> &Shared;
+
+    /// The executor for actors placed `p` on this system.
+    fn sibling(&self, p: Placement) -> Sibling;
+
+    /// Tells the pooled executor which executor runs the system's detached actors (once, when
+    /// the system starts). The detached executor ignores it.
+    fn attach_detached(&self, _detached: ExecRef) {}
+
+    /// The ticket of a new actor: its message queue, or its registry shard.
+    fn next_ticket(&self) -> usize;
+
+    /// The mailbox of a new actor, if this executor schedules actors by mailbox.
+    fn new_mailbox(&self) -> Option<Box<mailbox::Mailbox>>;
+
+    /// Enqueues `env` for the actor `hdr`; gives it back if the actor no longer accepts
+    /// messages. Counts the send.
+    fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope>;
+
+    /// Registers a fresh cell (live count, live-actor list, the system reference through
+    /// [`Header::retain`]) and queues its `start` envelope; refused, giving `start` back, once
+    /// the system is closed. Counts the actor.
+    ///
+    /// # Safety
+    /// `hdr` is a fresh, unpublished cell's header, made with this executor's mailbox (if any).
+    unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope>;
+
+    /// Brings a `Destroyed` actor back with `install` queued behind its old mail; refused if the
+    /// actor is not `Destroyed` or the system is closed.
+    ///
+    /// # Safety
+    /// `hdr` belongs to a cell of this executor, kept alive by the caller.
+    unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope>;
+
+    /// Marks an actor terminal after a behaviour returned `status`, on the thread running it,
+    /// and arranges for the system reference to be released behind its queued mail.
+    ///
+    /// # Safety
+    /// Called on the thread running the actor's behaviour; the actor is registered and alive.
+    unsafe fn retire(&self, hdr: &Header, status: Status);
+
+    /// Blocks until `done()` holds; re-checked each time an actor terminates. A caller-driven
+    /// system runs jobs on the waiting thread meanwhile.
+    fn wait_until(&self, done: &mut dyn FnMut() -> bool) {
+        self.shared().life.wait_until(done)
+    }
+
+    // --- For the system ---
+
+    /// Worker threads.
+    fn workers(&self) -> usize;
+
+    /// Message queues (0 where actors have mailboxes instead).
+    fn queues(&self) -> usize {
+        0
+    }
+
+    /// The home worker of message queue `q`, if this executor has message queues and `q`
+    /// exists.
+    fn worker_of_queue(&self, _q: usize) -> Option<usize> {
+        None
+    }
+
+    /// Whether actors are scheduled one by one from mailboxes (the actor-centric executor).
+    fn is_actor_centric(&self) -> bool {
+        false
+    }
+
+    /// Caller-driven systems: runs one job on the calling thread; whether there was one.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// Starts shutting down (after [`Shared::close`]): wakes what must see it.
+    fn begin_shutdown(&self, drain: bool);
+
+    /// Ends this executor's threads and joins them (`drain`: after the work left).
+    fn join_threads(&self, drain: bool);
+
+    /// After every thread of the system stopped: stops the actors still alive, disposes of
+    /// every queued envelope, releases every system reference and kernel resource.
+    fn cleanup(&self);
+
+    /// Adds this executor's statistics (its workers' counters) into `s`.
+    fn add_stats(&self, _s: &mut Stats) {}
+}
+
+/// The thread running a behaviour, as behaviours and envelopes see it.
+#[derive(Clone, Copy)]
+pub(crate) struct WorkerRef<'a> {
+    /// The worker index, or [`DETACHED`] on a detached actor's thread.
+    pub(crate) index: usize,
+    /// This thread's counters (its own, written by it alone), if statistics are on.
+    pub(crate) counters: Option<&'a Counters>,
+}
+
+/// Runs envelopes taken with `pop`, on the thread `w`, until `pop` gives `None` or `max` have
+/// run; returns how many ran. Behaviour panics are caught per envelope where the actor is known;
+/// this catches what is left (a message's or a finished actor's destructor), reports it and
+/// goes on with the next envelope.
+#[inline]
+pub(crate) fn run_batch(
+    mut pop: impl FnMut() -> Option<Envelope>,
+    w: WorkerRef<'_>,
+    max: usize,
+) -> usize {
+    let mut n = 0;
+    loop {
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            while n < max {
+                let Some(e) = pop() else { return };
+                n += 1;
+                e.run(w);
+            }
+        }));
+        match r {
+            Ok(()) => return n,
+            Err(p) => {
+                report_panic("a destructor run by the executor", &*p);
+                if let Some(c) = w.counters {
+                    c.panics.bump(1);
+                }
+            }
+        }
+    }
+}
+
+/// Reports a caught panic on standard error (the panic hook has printed its message already).
+pub(crate) fn report_panic(what: &str, payload: &(dyn Any + Send)) {
+    eprintln!("actorium: {what} panicked: {}", panic_message(payload));
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("<non-string panic payload>")
+}

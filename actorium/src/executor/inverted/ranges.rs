@@ -1,0 +1,55 @@
+//! How the queue-pointer array is divided among the workers: worker `i` owns a contiguous range
+//! of slots, as the seed prescribes (`M / N` each, and the first `M % N` workers one more). The
+//! ranges are kept in the worker table (each worker's slot holds its own).
+
+use std::ops::Range;
+
+/// Splits `queues` slots over `workers` workers.
+pub(crate) fn partition(queues: usize, workers: usize) -> Vec<Range<usize>> {
+    assert!(workers > 0 && queues >= workers);
+    let (base, extra) = (queues / workers, queues % workers);
+    let mut start = 0;
+    (0..workers)
+        .map(|i| {
+            let len = base + usize::from(i < extra);
+            let r = start..start + len;
+            start += len;
+            r
+        })
+        .collect()
+}
+
+/// The worker whose range (in `ranges`, ordered and contiguous) holds `slot`.
+pub(crate) fn owner_of<'a>(
+    ranges: impl IntoIterator<Item = &'a Range<usize>>,
+    slot: usize,
+) -> usize {
+    ranges
+        .into_iter()
+        .position(|r| r.contains(&slot))
+        .expect("every slot is in a range")
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_is_contiguous_and_complete() {
+        for workers in 1..9 {
+            for queues in workers..70 {
+                let ranges = partition(queues, workers);
+                let mut next = 0;
+                for (w, r) in ranges.iter().enumerate() {
+                    assert_eq!(r.start, next);
+                    assert!(r.len() == queues / workers || r.len() == queues / workers + 1);
+                    for s in r.clone() {
+                        assert_eq!(owner_of(&ranges, s), w);
+                    }
+                    next = r.end;
+                }
+                assert_eq!(next, queues);
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! The loop every worker thread runs, and the interface through which it runs work.
+//!
+//! A worker runs *units of work* of one kind, a [`Unit`]: the message-centric executor's unit
+//! is "visit my queues" (gulp and run a batch), the actor-centric executor's is "dequeue a job
+//! from the policy and run it". The loop owns what is common to every kind:
+//!
+//! 1. ask the unit for a [`Turn`]: it found and ran work (`Worked`), found none (`Idle`), or
+//!    the worker must end (`Exit`);
+//! 2. after `Idle`: if the unit says shutdown may proceed, one more exhaustive search, then
+//!    exit; otherwise spin for the unit's spin time (work usually comes back sooner than a
+//!    wake-up takes), yielding the CPU every few passes;
+//! 3. then idle sleep (seed 003): announce, search exhaustively ([`Unit::search`], ordered
+//!    after the announcement), and block in the kernel if nothing was found, until notified
+//!    (the handshake of `runtime/idle/README.md`).
+//!
+//! A unit that does its own idling (a scheduling policy that blocks in its `dequeue`) never
+//! returns `Idle`. A new kind of work is a new unit (or a unit wrapping another), run by the
+//! same loop on the same threads, without touching the existing ones.
+//!
+//! The thread-local [`current`] tells code running on a worker (a behaviour sending a message)
+//! which pool and worker it is on, so executors can take their local fast paths; and tells
+//! every thread which system it runs work for, so a blocking wait on that system from inside
+//! it can be refused instead of deadlocking.
+
+use super::loom::{spin_hint, yield_now};
+use super::pool::Pool;
+use super::stats::Counters;
+use std::cell::Cell;
+use std::ptr;
+use std::time::{Duration, Instant};
+
+/// While spinning idle, yield the CPU every this many passes.
+const YIELD_EVERY: u32 = 4;
+
+/// While spinning idle, look at the clock every this many passes.
+const CLOCK_EVERY: u32 = 16;
+
+/// What one turn of a unit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// It found and ran work (or wants to be called again at once).
+    Worked,
+    /// It found no work.
+    Idle,
+    /// The worker must end.
+    Exit,
+}
+
+/// How long the calling worker has been without work, for a unit's own decisions (when to
+/// try to steal).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Idleness {
+    /// Consecutive turns that found no work.
+    pub(crate) passes: u32,
+    /// When the first of them ended.
+    pub(crate) since: Option<Instant>,
+}
+
+impl Idleness {
+    fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Whether the worker has been idle for at least `d`.
+    pub(crate) fn longer_than(&self, d: Duration) -> bool {
+        self.since.is_some_and(|t| t.elapsed() >= d)
+    }
+}
+
+/// A kind of work that worker threads run.
+pub(crate) trait Unit: Send + Sync + Sized + 'static {
+    /// What the unit keeps per worker in the worker table (reachable by other threads).
+    type Slot: Send + Sync;
+    /// What the unit keeps per worker on the worker's own thread.
+    type Local;
+
+    /// The pool whose threads run this unit.
+    fn pool(&self) -> &Pool<Self::Slot>;
+
+    /// The system this unit's work belongs to (an address used as an identity).
+    fn owner(&self) -> *const ();
+
+    /// Worker `index`'s thread-owned state.
+    fn local(&self, index: usize) -> Self::Local;
+
+    /// Finds and runs some work on worker `me`.
+    fn turn(&self, me: &Worker<'_, Self>, idle: &Idleness) -> Turn;
+
+    /// Idle sleep, step two: an exhaustive search for work `me` must run, every load ordered
+    /// after the announcement (under the locks senders take, or after a SeqCst fence).
+    fn search(&self, me: &Worker<'_, Self>) -> bool;
+
+    /// Whether an idle worker may exit (shutdown), once a last [`Self::search`] finds nothing.
+    fn exit_ready(&self) -> bool;
+
+    /// How long an idle worker spins before idle sleep.
+    fn spin(&self) -> Duration;
+
+    /// Called when `me` is about to block in idle sleep.
+    fn sleeping(&self, _me: &Worker<'_, Self>) {}
+
+    /// Called when `me` woke from idle sleep.
+    fn woke(&self, _me: &Worker<'_, Self>) {}
+}
+
+/// A worker thread as its unit sees it: index, thread-owned state, counters.
+pub(crate) struct Worker<'a, U: Unit> {
+    pub(crate) index: usize,
+    pub(crate) unit: &'a U,
+    pub(crate) local: U::Local,
+}
+
+impl<'a, U: Unit> Worker<'a, U> {
+    pub(crate) fn new(unit: &'a U, index: usize) -> Self {
+        Self {
+            index,
+            unit,
+            local: unit.local(index),
+        }
+    }
+
+    /// This worker's counters, if statistics are on.
+    #[inline]
+    pub(crate) fn counters(&self) -> Option<&'a Counters> {
+        self.unit.pool().counters(self.index)
+    }
+}
+
+/// Worker `index`'s thread body: the loop of the module documentation.
+pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
+    let me = Worker::new(unit, index);
+    let _enter = Enter::worker(&me);
+    let pool = unit.pool();
+    let mut idle = Idleness::default();
+    loop {
+        match unit.turn(&me, &idle) {
+            Turn::Worked => {
+                idle.reset();
+                continue;
+            }
+            Turn::Exit => return,
+            Turn::Idle => {}
+        }
+        if unit.exit_ready() {
+            // Shutdown: leave once a search finds nothing left.
+            if !unit.search(&me) {
+                return;
+            }
+            continue;
+        }
+        idle.passes += 1;
+        let since = *idle.since.get_or_insert_with(Instant::now);
+        if idle.passes % CLOCK_EVERY != 0 || since.elapsed() < unit.spin() {
+            if idle.passes % YIELD_EVERY == 0 {
+                // Let a worker that shares our CPU run: it may be the one about to hand us
+                // work (measured on a 10k-hop ring when the kernel co-locates both workers:
+                // 12 ms yielding every 64th pass, 2.2 ms every 4th; 0.5-0.8 ms otherwise).
+                yield_now();
+            } else {
+                for _ in 0..8 {
+                    spin_hint();
+                }
+            }
+            continue;
+        }
+        // Idle sleep: announce, search exhaustively, then sleep.
+        pool.announce(index);
+        if unit.search(&me) || unit.exit_ready() {
+            pool.retire(index);
+            idle.reset();
+            continue;
+        }
+        unit.sleeping(&me);
+        pool.sleep(index);
+        pool.retire(index);
+        unit.woke(&me);
+        idle.reset();
+    }
+}
+
+/// What the calling thread runs work for.
+#[derive(Clone, Copy)]
+struct Current {
+    /// The pool whose worker this thread is (null: not a worker, or outside the unit's code).
+    pool: *const (),
+    /// That worker (a `Worker<U>` of the pool's unit type); on a detached actor's thread, that
+    /// actor.
+    worker: *const (),
+    /// The system whose work this thread runs (null: none).
+    owner: *const (),
+}
+
+const NOBODY: Current = Current {
+    pool: ptr::null(),
+    worker: ptr::null(),
+    owner: ptr::null(),
+};
+
+thread_local! {
+    static CURRENT: Cell<Current> = const { Cell::new(NOBODY) };
+}
+
+/// The worker of `pool` running on this thread, if any.
+#[inline]
+pub(crate) fn current<'p, U: Unit>(pool: &'p Pool<U::Slot>) -> Option<&'p Worker<'p, U>> {
+    let c = CURRENT.with(Cell::get);
+    if !ptr::eq(c.pool, (pool as *const Pool<U::Slot>).cast()) {
+        return None;
+    }
+    // SAFETY: `c.worker` was set by `Enter::worker` for a `Worker` of this pool, whose unit
+    // type is `U` (a pool is run by one unit type), and that worker lives on this thread's
+    // stack for as long as CURRENT names it: every caller that can observe it runs nested
+    // inside the scope of that `Enter`, and no reference is kept beyond the call.
+    Some(unsafe { &*c.worker.cast::<Worker<'p, U>>() })
+}
+
+/// Whether the calling thread runs work for the system `owner` (a worker of its pool, a
+/// detached actor's thread, or a thread driving a caller-driven system).
+pub(crate) fn runs_for(owner: *const ()) -> bool {
+    !owner.is_null() && ptr::eq(CURRENT.with(Cell::get).owner, owner)
+}
+
+/// On a thread of the system `owner` that runs one actor only (a detached actor's thread):
+/// that actor.
+pub(crate) fn detached_actor_of(owner: *const ()) -> Option<*const ()> {
+    let c = CURRENT.with(Cell::get);
+    (runs_for(owner) && c.pool.is_null() && !c.worker.is_null()).then_some(c.worker)
+}
+
+/// Sets CURRENT for a scope, restoring the previous value on drop (a caller-driven system may
+/// be driven from inside a behaviour of another system).
+pub(crate) struct Enter(Current);
+
+impl Enter {
+    fn set(c: Current) -> Self {
+        Enter(CURRENT.with(|cur| cur.replace(c)))
+    }
+
+    /// The calling thread is worker `me` of its unit's pool.
+    pub(crate) fn worker<U: Unit>(me: &Worker<'_, U>) -> Self {
+        Self::set(Current {
+            pool: (me.unit.pool() as *const Pool<U::Slot>).cast(),
+            worker: (me as *const Worker<'_, U>).cast(),
+            owner: me.unit.owner(),
+        })
+    }
+
+    /// The calling thread runs the work of one actor, `actor` (an address used as an
+    /// identity), for `owner`, and is no worker of a pool (a detached actor's thread).
+    pub(crate) fn detached(owner: *const (), actor: *const ()) -> Self {
+        Self::set(Current {
+            pool: ptr::null(),
+            worker: actor,
+            owner,
+        })
+    }
+
+    /// Code that must not see the worker it runs on (a scheduling policy's code: a send it
+    /// makes is not a behaviour's send). The owner is kept.
+    pub(crate) fn outside() -> Self {
+        let owner = CURRENT.with(Cell::get).owner;
+        Self::set(Current { owner, ..NOBODY })
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+    }
+}
