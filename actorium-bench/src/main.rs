@@ -22,7 +22,7 @@ use suite::{Params, BENCHES, SYSTEMS};
 #[derive(Parser, Debug)]
 #[command(
     version,
-    about = "actorium side by side with CAF, Erlang/OTP, actix, ractor and kameo"
+    about = "actorium side by side with CAF, Erlang/OTP, actix, ractor, kameo and plain tokio tasks"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -279,12 +279,14 @@ fn write_outputs(
         .join("; ");
     let md = format!(
         "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}.\n\n\
-         {table}\n{}\nSystems: {systems_note}.\n",
+         {table}\n## Each family at its best\n\n{}\n## Peak RSS\n\n{}\nSystems: \
+         {systems_note}.\n",
         if cli.quick {
             ", --quick parameters"
         } else {
             ""
         },
+        report::markdown_best(records, benches, systems, suite::family),
         report::markdown_rss(records, benches, systems),
     );
     let md_path = cli.out.join("results.md");

@@ -210,6 +210,69 @@ pub fn markdown(records: &[Record], benches: &[String], systems: &[String]) -> S
     s
 }
 
+/// Markdown table of each family of systems at its best: per benchmark, the reference system
+/// and, for every family (`family` maps a system to it: actorium's configurations, actix's,
+/// CAF's policies, ...), the fastest configuration of that family in this run, named, with its
+/// ratio to the reference. A ratio against a peer's best configuration measures the runtimes;
+/// one against its common configuration may measure placement.
+pub fn markdown_best(
+    records: &[Record],
+    benches: &[String],
+    systems: &[String],
+    family: impl Fn(&str) -> &'static str,
+) -> String {
+    let Some(refsys) = reference(systems) else {
+        return String::new();
+    };
+    let mut families: Vec<&'static str> = Vec::new();
+    for s in systems {
+        let f = family(s);
+        if !families.contains(&f) {
+            families.push(f);
+        }
+    }
+    let mut s = format!("| benchmark | {refsys} |");
+    for f in &families {
+        s.push_str(&format!(" {f}, best |"));
+    }
+    s.push_str("\n|---|---|");
+    s.push_str(&"---|".repeat(families.len()));
+    s.push('\n');
+    for b in benches {
+        let base = find(records, b, refsys).and_then(|r| r.median_s);
+        s.push_str(&format!(
+            "| {b} | {} |",
+            base.map_or_else(|| "—".to_string(), fmt_time)
+        ));
+        for f in &families {
+            let best = systems
+                .iter()
+                .filter(|sys| family(sys) == *f)
+                .filter_map(|sys| Some((sys, find(records, b, sys)?.median_s?)))
+                .min_by(|x, y| x.1.total_cmp(&y.1));
+            let cell = match (best, base) {
+                (Some((sys, m)), Some(base)) => {
+                    format!("{} ({:.2}×, {sys})", fmt_time(m), m / base)
+                }
+                (Some((sys, m)), None) => format!("{} ({sys})", fmt_time(m)),
+                (None, _) => systems
+                    .iter()
+                    .filter(|sys| family(sys) == *f)
+                    .find_map(|sys| find(records, b, sys))
+                    .map_or_else(|| "—".to_string(), |r| r.status.clone()),
+            };
+            s.push_str(&format!(" {cell} |"));
+        }
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "\nCells: the fastest configuration of each family in this run (median time), in \
+         parentheses its time divided by {refsys}'s (above 1×: {refsys} is faster) and which \
+         configuration it was.\n"
+    ));
+    s
+}
+
 /// Markdown table of peak RSS (the memory high-water mark of the thesis) per run, MiB.
 pub fn markdown_rss(records: &[Record], benches: &[String], systems: &[String]) -> String {
     grid(
@@ -411,6 +474,32 @@ mod tests {
         }
         assert_eq!(v["params"]["n"], p.get("n"));
         assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_best_table_names_each_familys_fastest_configuration() {
+        let b = bench("ping-pong").unwrap();
+        let p = b.params(true);
+        let n = p.get("n");
+        let recs = vec![
+            Record::from_runs(b, "actorium-a", 2, &p, &[ok(0.010, n)]),
+            Record::from_runs(b, "actorium-b", 2, &p, &[ok(0.008, n)]),
+            Record::from_runs(b, "actix", 2, &p, &[ok(0.500, n)]),
+            Record::from_runs(b, "actix-1", 2, &p, &[ok(0.020, n)]),
+        ];
+        let systems: Vec<String> = ["actorium-a", "actorium-b", "actix", "actix-1"]
+            .map(String::from)
+            .into();
+        let t = markdown_best(&recs, &["ping-pong".into()], &systems, |s| {
+            if s.starts_with("actorium") {
+                "actorium"
+            } else {
+                "actix"
+            }
+        });
+        assert!(t.contains("| ping-pong | 10.0 ms |"), "{t}");
+        assert!(t.contains("8.0 ms (0.80×, actorium-b)"), "{t}");
+        assert!(t.contains("20.0 ms (2.00×, actix-1)"), "{t}");
     }
 
     #[test]

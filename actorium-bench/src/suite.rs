@@ -193,6 +193,14 @@ pub const BENCHES: &[Bench] = &[
     },
 ];
 
+/// The family of the system named `name` (its own name if it is not in the suite).
+pub fn family(name: &str) -> &'static str {
+    SYSTEMS
+        .iter()
+        .find(|s| s.name == name)
+        .map_or("other", |s| s.family)
+}
+
 pub fn bench(name: &str) -> Option<&'static Bench> {
     BENCHES.iter().find(|b| b.name == name)
 }
@@ -210,6 +218,8 @@ pub enum Kind {
 
 pub struct System {
     pub name: &'static str,
+    /// The family of configurations it belongs to (the best of each is reported too).
+    pub family: &'static str,
     pub kind: Kind,
     /// How its threads are configured, for the report.
     pub threads_note: &'static str,
@@ -219,67 +229,80 @@ pub struct System {
 pub const SYSTEMS: &[System] = &[
     System {
         name: "actorium-inverted-longest",
+        family: "actorium",
         kind: Kind::InProcess,
         threads_note: "`workers(T)`, 16 queues per worker, longest-victim queue stealing (default)",
     },
     System {
         name: "actorium-inverted-random",
+        family: "actorium",
         kind: Kind::InProcess,
         threads_note: "as above, random-victim queue stealing",
     },
     System {
         name: "actorium-inverted-none",
+        family: "actorium",
         kind: Kind::InProcess,
         threads_note: "as above, no stealing",
     },
     System {
         name: "actorium-centric-stealing",
+        family: "actorium",
         kind: Kind::InProcess,
         threads_note:
             "actor-centric executor, `workers(T)`, work stealing with CAF's polling tiers",
     },
     System {
         name: "actorium-centric-sharing",
+        family: "actorium",
         kind: Kind::InProcess,
         threads_note: "actor-centric executor, `workers(T)`, work sharing",
     },
     System {
         name: "actix",
+        family: "actix",
         kind: Kind::InProcess,
         threads_note: "T arbiters, actors round-robin",
     },
     System {
         name: "actix-1",
+        family: "actix",
         kind: Kind::InProcess,
         threads_note: "1 arbiter, every actor on it (T ignored)",
     },
     System {
         name: "ractor",
+        family: "ractor",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`",
     },
     System {
         name: "kameo",
+        family: "kameo",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`",
     },
     System {
         name: "tokio-mpsc",
+        family: "tokio-mpsc",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`, a task per actor, unbounded `mpsc` mailboxes",
     },
     System {
         name: "caf-stealing",
+        family: "caf",
         kind: Kind::Caf("stealing"),
         threads_note: "`scheduler.max-threads = T`, policy stealing",
     },
     System {
         name: "caf-sharing",
+        family: "caf",
         kind: Kind::Caf("sharing"),
         threads_note: "`scheduler.max-threads = T`, policy sharing",
     },
     System {
         name: "erlang",
+        family: "erlang",
         kind: Kind::Erlang,
         threads_note: "`erl +S T:T`",
     },

@@ -2,12 +2,20 @@
 //!
 //! A Rust actor runtime for running millions of actors on one machine.
 //!
-//! This release runs every actor on the **message-centric ("inverted") executor** of the
-//! Cforall actor system (seed 002): `workers × 16` over-sharded message queues; each actor's
-//! messages go to the one queue its round-robin *ticket* names; workers *gulp* whole queues in
-//! O(1) and process the batch with no atomic operation per message; envelopes are stored by
-//! value in *copy queues*, so a send allocates nothing in steady state. Idle workers sleep on a
-//! Linux event fd behind a three-state *benaphore* (seed 003), so an idle system uses no CPU.
+//! Actors run on one of two executors, chosen when the system is built, with the same API:
+//!
+//! - the **message-centric ("inverted") executor** of the Cforall actor system (seed 002), the
+//!   default: `workers × 16` over-sharded message queues; each actor's messages go to the one
+//!   queue its round-robin *ticket* names; workers *gulp* whole queues in O(1) and process the
+//!   batch with no atomic operation per message; idle workers steal whole queues;
+//! - the **actor-centric executor** of CAF (seed 000), with
+//!   [`ActorSystemBuilder::policy`]: each actor has a mailbox, an actor with mail is a *job*,
+//!   and a scheduling [`policy::Policy`] (work stealing, work sharing, deterministic testing,
+//!   or your own) decides who runs it.
+//!
+//! On both, envelopes are stored by value in *copy queues*, so a send allocates nothing in
+//! steady state; *detached* actors run on threads of their own; idle workers sleep on a Linux
+//! event fd behind a three-state *benaphore* (seed 003), so an idle system uses no CPU.
 //!
 //! ```
 //! use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, Receive};
@@ -53,13 +61,29 @@
 //! [`Allocation`] explains how the seed's four allocation statuses map onto Rust ownership,
 //! why messages need none, and how one message goes to many actors.
 //!
-//! ## Layout
-//! - [`actor`](crate::Actor) API: `actor/` (traits, addresses, cells, poison pills);
-//! - executors: `executor/inverted/` (envelope, copy queue, work queue, worker; README on
-//!   gulping);
-//! - runtime: `runtime/workers.rs` (the worker set), `runtime/idle/` (idle sleep; README on
-//!   the handshake);
-//! - statistics: `stats.rs`; loom shims: `loom.rs`.
+//! ## Layers
+//!
+//! Each layer (a folder of `src/`) uses only the layers below it:
+//!
+//! ```text
+//! system.rs    builder, configuration errors, start, stop, drop
+//!    |
+//! actor/       Actor, Receive, Allocation, Context, Addr, JoinHandle, SystemHandle, cells,
+//!    |         poison pills
+//! executor/    inverted/ (message-centric: work queues, queue swap, visiting queues)
+//!    |         mailbox/  (mailbox protocol, jobs; detached.rs: a thread per actor)
+//!    |         centric/  (actor-centric: policies, built on mailbox/)
+//! core/        envelope, copy queue, actor header and status, mailbox storage, live-actor
+//!    |         lists, the Executor trait and ExecRef (what the layers above call)
+//! runtime/     worker pool and worker table, the worker loop and its units of work, idle
+//!              sleep (idle/), life cycle, signal, statistics, spinlock, rng, loom shims
+//! ```
+//!
+//! A worker thread runs one loop (`runtime/worker.rs`) through one interface, a *unit of
+//! work*: an executor is a kind of unit, so a new kind of work is added to the same threads
+//! without touching the others. READMEs next to the code explain the protocols and why they
+//! lose nothing: `runtime/idle/` (idle sleep), `executor/inverted/` (gulping, queue stealing),
+//! `executor/mailbox/` (mailboxes and jobs), `executor/centric/` (policies, shutdown).
 
 #![warn(missing_docs)]
 

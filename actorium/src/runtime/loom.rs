@@ -3,7 +3,7 @@
 //!
 //! Every module of the crate takes its atomics, cells and blocking primitives from here, so no
 //! other file mentions loom. Algorithms that loom checks (the idle-sleep handshake in
-//! [`crate::runtime::idle`], the gulp in [`crate::executor::inverted::work_queue`]) shrink their
+//! [`crate::runtime::idle`], the gulp of the message-centric executor's work queues) shrink their
 //! constants under `cfg(loom)` so the model stays small.
 
 #[cfg(not(loom))]

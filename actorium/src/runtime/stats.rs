@@ -1,9 +1,10 @@
 //! Executor statistics (seed 002, "Safety and Productivity").
 //!
-//! Counted per worker with plain (non-RMW) atomic stores by the worker itself, so counting costs
-//! no locked instruction; sends from threads outside the system go to one shared block with
-//! `fetch_add`. [`Stats`] sums them: live with [`crate::ActorSystem::stats`], final at
-//! [`crate::ActorSystem::stop`]. Statistics are off unless the builder enables them.
+//! Counted per worker with plain (non-RMW) atomic stores by the worker itself, in its slot of
+//! the worker table, so counting costs no locked instruction; threads outside the pool (senders
+//! from `main`, detached actors' threads) use one shared block with `fetch_add`. [`Stats`] sums
+//! them: live with [`crate::ActorSystem::stats`], final at [`crate::ActorSystem::stop`].
+//! Statistics are off unless the builder enables them.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,30 +23,35 @@ pub struct Stats {
     pub messages_processed: u64,
     /// Messages that reached an actor after it had terminated and were dropped unprocessed.
     pub dead_letters: u64,
-    /// Gulps: queues swapped out by a worker.
+    /// Gulps (seed 002): a message queue or a mailbox's inbox swapped out whole, counted when it
+    /// held at least one message sent since the last gulp (gulps that took only the executor's
+    /// own start or reclaim envelopes are not counted).
     pub gulps: u64,
-    /// Envelopes taken by all gulps (messages plus the executor's own start and reclaim
-    /// envelopes); `gulped / gulps` is the average gulp size.
+    /// Messages taken by those gulps; `gulped / gulps` is the average gulp size. Messages a
+    /// behaviour appends to the batch its worker holds (the local fast path) are not gulped.
     pub gulped: u64,
     /// Gulps given up because another worker was processing the queue.
     pub missed_gulps: u64,
-    /// Behaviours (or lifecycle hooks) that panicked.
+    /// Panics caught: in behaviours, lifecycle hooks, destructors run by the executor, and
+    /// scheduling-policy code.
     pub panics: u64,
     /// Times a worker went to sleep in the kernel.
     pub sleeps: u64,
     /// Wake-ups that needed a system call.
     pub wakeups: u64,
-    /// Times a worker tried to steal a queue (queue stealing enabled).
+    /// Times a worker tried to steal (a queue, or a job with work stealing).
     pub steal_attempts: u64,
-    /// Queues stolen.
+    /// Queues (or jobs) stolen.
     pub steals: u64,
-    /// Steal attempts that found no candidate queue at the victim.
+    /// Steal attempts that found nothing to take at the victim.
     pub steal_fail_no_candidate: u64,
     /// Steal attempts whose wait-free swap failed (another thief raced).
     pub steal_fail_swap: u64,
-    /// Steals of a queue that was empty by the time it was swapped.
+    /// Steals of a queue (or a job's mailbox) that was empty by the time it was taken.
     pub empty_steals: u64,
-    /// Messages in the stolen queues when they were stolen.
+    /// Envelopes in what was stolen, counted exactly when it was stolen: the stolen queue
+    /// (message-centric executor) or the stolen actor's mailbox (actor-centric). Nearly all are
+    /// messages; an actor's start envelope counts too.
     pub messages_stolen: u64,
 }
 

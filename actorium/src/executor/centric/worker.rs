@@ -22,10 +22,10 @@
 //! worker. If the policy has failed and no worker exits for [`GIVE_UP`], the remaining threads
 //! are left behind (reported), so that `stop()` and `Drop` still return.
 
+use super::policy::Policy;
 use super::Executor;
 use crate::core::{report_panic, WorkerRef};
 use crate::executor::mailbox::{self, Job, Resumable, Runner};
-use crate::policy::Policy;
 use crate::runtime::pool::{join_all, Pool};
 use crate::runtime::worker::{Enter, Idleness, Turn, Unit, Worker};
 use std::collections::BTreeSet;

@@ -6,7 +6,7 @@
 //! - [`parker::Parker`]: one Linux event fd per worker (a mutex + condvar elsewhere and under loom);
 //! - [`benaphore::Benaphore`]: the three-state flag (SEARCH / SLEEP / AWAKE) in front of it, so
 //!   an early notify costs no system call;
-//! - [`IdleSleep`]: the stack of idle workers under one lock, plus an atomic "first idle" index
+//! - [`IdleSleep`]: the list of idle workers under one lock, plus an atomic "first idle" index
 //!   that general notifiers exchange with "none", so a notifier never takes the lock.
 
 pub(crate) mod benaphore;
