@@ -184,8 +184,8 @@ impl ActorSystemBuilder {
     }
 
     /// How long a worker with no work spins before sleeping in the kernel (default 100 µs).
-    /// Zero sleeps at once: lowest CPU use, but every hand-off to a sleeping worker costs a
-    /// wake-up (about 12 µs on a small VM).
+    /// Zero sleeps after a few polls of the worker's queues (16 passes): lowest CPU use, but
+    /// every hand-off to a sleeping worker costs a wake-up (about 12 µs on a small VM).
     pub fn spin_before_sleep(mut self, d: Duration) -> Self {
         self.spin = Some(d);
         self
@@ -267,8 +267,11 @@ impl ActorSystemBuilder {
 /// joined; actors still alive are stopped (their `stopped` hook is *not* run), their states and
 /// all queued messages are dropped, and every later send returns [`crate::SendError`]. Nothing
 /// is leaked and no thread outlives the drop, but a behaviour that never returns would block it
-/// (as it would block `stop`). Dropping a system from inside one of its own behaviours is
-/// allowed: the shutdown then completes on a helper thread once that behaviour returns.
+/// (as it would block `stop`). Two exceptions, both reported on standard error: dropping a
+/// system from inside one of its own behaviours is allowed, and the shutdown then completes on
+/// a helper thread once that behaviour returns (if no thread can be started for it, the system
+/// is left running); and worker threads blocked for good inside a scheduling policy that failed
+/// are left behind.
 pub struct ActorSystem {
     handle: SystemHandle,
     /// The executor of the system's detached actors.

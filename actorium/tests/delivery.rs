@@ -183,12 +183,8 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
     assert_eq!(stats.messages_sent, total + ACTORS as u64 + fillers);
     assert_eq!(stats.dead_letters, 0);
     assert_eq!(stats.actors_created, ACTORS as u64 + fillers);
-    // Gulps take messages only; a steal that found envelopes counted them.
+    // Gulps take messages only (local sends are not gulped).
     assert!(stats.gulped <= stats.messages_sent, "{stats}");
-    assert!(
-        stats.messages_stolen >= stats.steals - stats.empty_steals,
-        "{stats}"
-    );
     stats
 }
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use actorium::policy::{Job, Policy, Scheduler, SharedQueue, WorkSharing, WorkerCtx};
+use actorium::policy::{Job, Policy, Resumable, Scheduler, SharedQueue, WorkSharing, WorkerCtx};
 use actorium::{
     Actor, ActorExit, ActorSystem, Addr, Allocation, Context, DeleteMsg, FinishedMsg, JoinHandle,
     Receive,
@@ -21,7 +21,9 @@ use std::time::Duration;
 #[derive(Default)]
 struct Flaky {
     before_resume: AtomicBool,
+    after_resume: AtomicBool,
     central_enqueue: AtomicBool,
+    internal_enqueue: AtomicBool,
     dequeue: AtomicBool,
     /// Panic in `central_enqueue` every time (not once).
     always: bool,
@@ -44,6 +46,12 @@ impl Policy for Flaky {
         }
         s.coordinator().push(job)
     }
+    fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
+        if self.internal_enqueue.swap(false, Ordering::SeqCst) {
+            panic!("flaky policy: internal_enqueue");
+        }
+        me.scheduler().coordinator().push(job)
+    }
     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
         if self.dequeue.swap(false, Ordering::SeqCst) {
             panic!("flaky policy: dequeue");
@@ -53,6 +61,11 @@ impl Policy for Flaky {
     fn before_resume(&self, _: &mut WorkerCtx<'_, Self>, _: &Job) {
         if self.before_resume.swap(false, Ordering::SeqCst) {
             panic!("flaky policy: before_resume");
+        }
+    }
+    fn after_resume(&self, _: &mut WorkerCtx<'_, Self>, _: &Job, _: Resumable) {
+        if self.after_resume.swap(false, Ordering::SeqCst) {
+            panic!("flaky policy: after_resume");
         }
     }
 }
@@ -73,6 +86,7 @@ fn a_panicking_policy_hook_kills_no_worker_and_loses_nothing() {
     watchdog(60, || {
         let policy = Flaky::default();
         policy.before_resume.store(true, Ordering::SeqCst);
+        policy.after_resume.store(true, Ordering::SeqCst);
         let system = ActorSystem::builder()
             .workers(2)
             .stats(true)
@@ -82,7 +96,7 @@ fn a_panicking_policy_hook_kills_no_worker_and_loses_nothing() {
         let done = counters(&system, 20, 1000);
         let stats = system.stop().unwrap();
         assert_eq!(done.load(Ordering::SeqCst), 20, "every counter finished");
-        assert_eq!(stats.panics, 1, "the hook's panic was counted: {stats}");
+        assert_eq!(stats.panics, 2, "both hooks' panics were counted: {stats}");
     });
 }
 
@@ -111,6 +125,79 @@ fn a_policy_that_loses_a_job_fails_the_system_cleanly() {
             assert!(a.send(()).is_err(), "the system is down: sends fail");
         });
     }
+}
+
+/// Sends to an idle actor from a behaviour: an internal enqueue.
+struct Poke(Addr<Idle>);
+impl Actor for Poke {}
+impl Receive<()> for Poke {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        let _ = self.0.send(7u8);
+        Allocation::Nodelete
+    }
+}
+impl Receive<u8> for Idle {
+    fn receive(&mut self, _: u8, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Nodelete
+    }
+}
+
+/// Blocks in its behaviour until the gate opens, then uses its state and reports.
+struct Slow {
+    gate: Option<mpsc::Receiver<()>>,
+    entered: Arc<AtomicBool>,
+    state: Vec<u64>,
+    done: mpsc::Sender<u64>,
+}
+impl Actor for Slow {}
+impl Receive<()> for Slow {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        self.entered.store(true, Ordering::SeqCst);
+        let _ = self.gate.take().unwrap().recv();
+        self.state.push(42);
+        self.done.send(self.state.iter().sum()).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+/// A failed policy while another worker runs a long behaviour: shutdown waits for that
+/// behaviour (it never leaves a worker behind inside a job, whose actor the cleanup would
+/// free under it), however long past the give-up time it runs.
+#[test]
+fn a_failed_policy_waits_for_the_job_in_flight() {
+    watchdog(60, || {
+        let policy = Flaky::default();
+        policy.internal_enqueue.store(true, Ordering::SeqCst);
+        let system = ActorSystem::builder()
+            .workers(2)
+            .policy(policy)
+            .build()
+            .unwrap();
+        let (open, gate) = mpsc::channel();
+        let (done_tx, done) = mpsc::channel();
+        let entered = Arc::new(AtomicBool::new(false));
+        let slow = system.spawn(Slow {
+            gate: Some(gate),
+            entered: entered.clone(),
+            state: vec![1, 2, 3],
+            done: done_tx,
+        });
+        slow.send(()).unwrap();
+        wait_for(30, "the slow behaviour", || entered.load(Ordering::SeqCst));
+        // The other worker runs this; its send to an idle actor fails in `internal_enqueue`.
+        system.spawn(Poke(system.spawn(Idle))).send(()).unwrap();
+        let stopper = std::thread::spawn(move || system.stop());
+        // Past the 2 s after which workers blocked in a failed policy are given up on.
+        std::thread::sleep(Duration::from_millis(3000));
+        assert!(
+            !stopper.is_finished(),
+            "stop returned while a job was running"
+        );
+        open.send(()).unwrap();
+        assert_eq!(done.recv().unwrap(), 48, "the behaviour ran to its end");
+        stopper.join().unwrap();
+        assert!(slow.send(()).is_err());
+    });
 }
 
 #[test]
@@ -217,32 +304,40 @@ fn joining_an_actor_from_inside_its_system_panics_with_the_reason() {
 #[test]
 fn stopping_a_system_from_inside_panics_and_dropping_it_there_shuts_it_down() {
     watchdog(120, || {
-        on_every_executor(|_, ex| {
-            let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
-            let handle = system.handle();
-            let (probe, probe_handle) = system.spawn_joinable(Idle);
-            // A behaviour takes the system and stops it: `stop` refuses; the system value,
-            // dropped while that panic unwinds, then shuts the system down from inside.
-            let slot = Arc::new(Mutex::new(None::<ActorSystem>));
-            let s = slot.clone();
-            let (tx, rx) = mpsc::channel();
-            let inside = system.spawn(Inside(
-                Some(Box::new(move || {
-                    let system = s.lock().unwrap().take().unwrap();
-                    system.stop();
-                })),
-                tx,
-            ));
-            *slot.lock().unwrap() = Some(system);
-            inside.send(()).unwrap();
-            // Waiting for the probe drives a caller-driven system; it ends with the system.
-            assert_eq!(probe_handle.join().unwrap_err(), ActorExit::Stopped);
-            let msg = rx.recv_timeout(Duration::from_secs(30)).unwrap();
-            assert!(msg.contains("`ActorSystem::stop`"), "{msg}");
-            wait_for(30, "the system to shut down", || {
-                probe.send(DeleteMsg).is_err()
-            });
-            assert!(handle.try_spawn(Idle).is_err(), "no more spawns");
+        on_every_executor(|name, ex| {
+            for detached in [false, true] {
+                eprintln!("--- {name}, from a detached actor: {detached}");
+                let system = ex(ActorSystem::builder().workers(2)).build().unwrap();
+                let handle = system.handle();
+                let (probe, probe_handle) = system.spawn_joinable(Idle);
+                // A behaviour takes the system and stops it: `stop` refuses; the system value,
+                // dropped while that panic unwinds, then shuts the system down from inside.
+                let slot = Arc::new(Mutex::new(None::<ActorSystem>));
+                let s = slot.clone();
+                let (tx, rx) = mpsc::channel();
+                let behaviour = Inside(
+                    Some(Box::new(move || {
+                        let system = s.lock().unwrap().take().unwrap();
+                        system.stop();
+                    })),
+                    tx,
+                );
+                let inside = if detached {
+                    system.spawn_detached(behaviour)
+                } else {
+                    system.spawn(behaviour)
+                };
+                *slot.lock().unwrap() = Some(system);
+                inside.send(()).unwrap();
+                // Waiting for the probe drives a caller-driven system; it ends with the system.
+                assert_eq!(probe_handle.join().unwrap_err(), ActorExit::Stopped);
+                let msg = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+                assert!(msg.contains("`ActorSystem::stop`"), "{msg}");
+                wait_for(30, "the system to shut down", || {
+                    probe.send(DeleteMsg).is_err()
+                });
+                assert!(handle.try_spawn(Idle).is_err(), "no more spawns");
+            }
         });
     });
 }

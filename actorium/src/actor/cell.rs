@@ -23,9 +23,11 @@ pub(crate) struct Cell<A> {
     state: UnsafeCell<Option<A>>,
 }
 
-// SAFETY: the state is only accessed by the one worker holding the actor's queue (behaviours,
-// termination), or after the actor is terminal by the single owner of the join handle; the
-// header is Sync. `A: Send` lets the state move between those threads.
+// SAFETY: the state is only accessed by the one thread running the actor's behaviours (the
+// worker holding its queue or running its job: behaviours, termination); after the actor is
+// terminal, by its join handle (`join`, or dropping it: the `Header::keep_final_state` /
+// `handle_dropped` handshake orders that after the worker's last access); or by shutdown once
+// every thread has stopped. The header is Sync. `A: Send` lets the state move between threads.
 unsafe impl<A: Send> Sync for Cell<A> {}
 // SAFETY: as above.
 unsafe impl<A: Send> Send for Cell<A> {}
@@ -63,8 +65,8 @@ pub(crate) fn spawn<A: Actor>(
     joinable: bool,
     placement: Placement,
 ) -> Result<Arc<Cell<A>>, A> {
-    // One reference count per spawn, the header's: the executor of another placement is
-    // borrowed from `sibling`'s answer, this one from the caller.
+    // The executor is borrowed (from the caller, or from `sibling`'s answer); the header takes
+    // its own reference.
     let other;
     let exec = match exec.sibling(placement) {
         Sibling::This => exec,
@@ -359,8 +361,9 @@ impl<A: Actor> Reclaim<A> {
     }
 
     unsafe fn release(target: *const (), _: *mut Payload) {
-        // SAFETY: this envelope owns the system reference taken at spawn; dropping it may drop a
-        // finished actor's state (user code: a panic there is caught by the worker's drain loop).
+        // SAFETY: this envelope owns the system reference taken at spawn; dropping it may free
+        // the cell (whose state is gone by then: dropped at termination, or taken or dropped
+        // by the join handle, which holds its own reference until then).
         drop(unsafe { Arc::from_raw(target.cast::<Cell<A>>()) });
     }
 }

@@ -29,7 +29,7 @@ use std::sync::Arc;
 /// | [`Nodelete`](Allocation::Nodelete) | no action | the actor keeps receiving |
 /// | [`Delete`](Allocation::Delete) | destructor + free | the actor's state is dropped and its cell is freed as soon as no [`Addr`] refers to it; sends fail from now on |
 /// | [`Destroy`](Allocation::Destroy) | destructor, storage kept for reuse | the state is dropped, but the cell — address, queue ticket, storage — is kept for reuse: [`Addr::respawn`] puts a new state in it without a new allocation, and every existing address reaches the new incarnation |
-/// | [`Finished`](Allocation::Finished) | marked finished, not destroyed | the actor stops receiving and its final value is kept, not dropped, for whoever asks: [`JoinHandle::join`] returns it |
+/// | [`Finished`](Allocation::Finished) | marked finished, not destroyed | the actor stops receiving and its final value is kept, not dropped, for its [`JoinHandle`]: `join` returns it. Without a join handle (a plain `spawn`, or the handle was dropped) nobody can take it, and it is dropped at once |
 ///
 /// After any status other than `Nodelete` the actor is *terminal*: sends to it return
 /// [`SendError`] with the message inside, and messages already queued for it are dropped unrun
@@ -49,7 +49,8 @@ pub enum Allocation {
     Delete,
     /// Terminate; drop the state; keep the cell for [`Addr::respawn`].
     Destroy,
-    /// Terminate; keep the final state for [`JoinHandle::join`].
+    /// Terminate; keep the final state for [`JoinHandle::join`] (dropped at once if the actor
+    /// has no join handle).
     Finished,
 }
 

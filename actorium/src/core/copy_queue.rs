@@ -18,8 +18,9 @@
 //! growth (the array doubled when it overflowed, so the use that made it grow fills over half of
 //! it); an array left over from a burst of `b` envelopes is back to its initial size after at
 //! most `QUIET_GULPS × log2(b / 10)` quiet gulps. Queues that go quiet altogether (no more
-//! gulps) are released by their owners with [`CopyQueue::release_if_larger`] when they idle
-//! (a worker about to sleep, a mailbox job parking).
+//! gulps) are released by their owners when they idle (a worker about to sleep, a mailbox job
+//! parking): [`CopyQueue::release_if_larger`], or [`CopyQueue::take_if_larger`] to free the
+//! array after a lock is released.
 
 use super::envelope::Envelope;
 use super::report_panic;
@@ -89,6 +90,7 @@ impl CopyQueue {
     }
 
     /// Envelope slots allocated.
+    #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.buf.capacity()
     }
@@ -158,6 +160,13 @@ impl CopyQueue {
         }
         self.quiet = 0;
         true
+    }
+
+    /// An empty queue whose array holds more than `keep` slots hands it over (to be freed
+    /// where no lock is held) and is left with none.
+    pub(crate) fn take_if_larger(&mut self, keep: usize) -> Option<CopyQueue> {
+        (self.is_empty() && self.buf.capacity() > keep)
+            .then(|| std::mem::replace(self, CopyQueue::empty()))
     }
 
     /// Disposes of every live envelope without running it (shutdown). A destructor that
@@ -296,6 +305,10 @@ mod tests {
         assert!(!q.release_if_larger(INITIAL_CAPACITY));
         assert!(q.release_if_larger(0));
         assert_eq!(q.capacity(), 0);
+        gulp(&mut q, 100);
+        assert!(q.take_if_larger(200).is_none());
+        let big = q.take_if_larger(10).expect("larger than 10");
+        assert!(big.capacity() >= 100 && q.capacity() == 0);
     }
 
     #[test]

@@ -80,9 +80,10 @@ pub(crate) struct Header {
     vtable: &'static CellVTable,
 }
 
-// SAFETY: `installed` and `link` are only accessed by the thread holding the actor's queue
-// (processing its batch, or holding its lock), as documented on the fields; everything else is
-// atomic or immutable.
+// SAFETY: `link` is only accessed under the lock of the list it is on (its work queue's lock,
+// or its registry shard's); `installed` only by the thread running the actor's behaviours (the
+// worker holding its queue, or running its job), before the cell is published, or by shutdown
+// once every thread has stopped. Everything else is atomic or immutable.
 unsafe impl Sync for Header {}
 // SAFETY: as above.
 unsafe impl Send for Header {}

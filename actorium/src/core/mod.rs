@@ -102,7 +102,8 @@ pub(crate) enum Sibling {
 }
 
 /// What an executor offers the actor API and the system. The actor API calls the first group
-/// (on any thread); the system calls the second (from the thread that owns the system).
+/// (on any thread); the system calls the second (from the thread that stops or drops it, or a
+/// helper thread when it is dropped from inside).
 pub(crate) trait Executor: Send + Sync + 'static {
     /// The state shared with the other executors of the system.
     fn shared(&self) -> &Shared;

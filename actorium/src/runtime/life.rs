@@ -94,8 +94,9 @@ impl Life {
     /// The system can no longer keep its guarantees (a policy lost a job): it aborts, as if
     /// dropped, and every wait returns.
     pub(crate) fn fail(&self) {
-        self.failed.store(true, Ordering::Release);
-        self.run_state.store(ABORTING, Ordering::Release);
+        // The run state first: whoever sees `failed` sees the abort too.
+        self.run_state.store(ABORTING, Ordering::SeqCst);
+        self.failed.store(true, Ordering::SeqCst);
         self.notify();
     }
 

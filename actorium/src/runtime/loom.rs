@@ -1,10 +1,11 @@
 //! Concurrency primitives, switched to [loom](https://docs.rs/loom)'s model-checked versions when
 //! the crate is built with `RUSTFLAGS="--cfg loom"` (as tokio does).
 //!
-//! Every module of the crate takes its atomics, cells and blocking primitives from here, so no
-//! other file mentions loom. Algorithms that loom checks (the idle-sleep handshake in
-//! [`crate::runtime::idle`], the gulp of the message-centric executor's work queues) shrink their
-//! constants under `cfg(loom)` so the model stays small.
+//! The protocols that loom checks — the idle-sleep handshake ([`crate::runtime::idle`]), the
+//! spinlock, the gulp and the queue swap of the message-centric executor, queue ownership —
+//! take their atomics, cells and locks from here, so no code outside this module and the loom
+//! models themselves names loom. Code that loom does not model (statistics counters, the
+//! life-cycle waits, a detached thread's signal) uses `std` directly.
 
 #[cfg(not(loom))]
 #[allow(unused_imports)]
@@ -55,7 +56,6 @@ pub(crate) struct UnsafeCell<T>(
     #[cfg(loom)] loom::cell::UnsafeCell<T>,
 );
 
-#[allow(dead_code)]
 impl<T> UnsafeCell<T> {
     pub(crate) fn new(value: T) -> Self {
         #[cfg(not(loom))]
@@ -80,9 +80,5 @@ impl<T> UnsafeCell<T> {
         return f(self.0.get());
         #[cfg(loom)]
         return self.0.with_mut(f);
-    }
-
-    pub(crate) fn into_inner(self) -> T {
-        self.0.into_inner()
     }
 }

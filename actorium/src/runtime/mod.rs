@@ -11,7 +11,7 @@
 //! - [`signal`]: a thread's wake-up flag (a detached actor's thread blocks on one);
 //! - [`stats`]: per-worker counters and the public [`stats::Stats`];
 //! - [`spin`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
-//! - [`loom`]: the loom shims, so that no other module mentions loom.
+//! - [`loom`]: the loom shims for the model-checked protocols.
 
 pub(crate) mod idle;
 pub(crate) mod life;

@@ -4,9 +4,11 @@
 //! the runtime keeps for a worker (its idle-sleep [`Benaphore`] and its statistics
 //! [`Counters`]) and `T`, what the executor running on the pool keeps for it (a queue range and
 //! a steal timestamp for the message-centric executor, a policy's worker data for the
-//! actor-centric one). Everything sized by the number of workers is sized here, once, so that
-//! growing and shrinking the pool (seed 003, "Manual Resizing") changes the table and nothing
-//! else. Threads are spawned and joined here too; what they run is [`super::worker`]'s loop.
+//! actor-centric one). What is kept *per worker* is kept here, in one table, for the resizing of
+//! seed 003 ("Manual Resizing") to grow and shrink. (What is merely sized from the number of
+//! workers at start stays with its owner: the message queues, whose count is the
+//! message-centric executor's policy, and the sharding of the live-actor registry.) Threads are
+//! spawned and joined here too; what they run is [`super::worker`]'s loop.
 //!
 //! Invariant: slot `i` is used by worker thread `i`'s loop (its own fields), by notifiers
 //! (its benaphore) and by readers of statistics (its counters, written by worker `i` only).

@@ -56,7 +56,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Average number of messages in a stolen queue.
+    /// Average number of envelopes in what a steal took (a queue, or a job's mailbox).
     pub fn average_steal_size(&self) -> f64 {
         if self.steals == 0 {
             0.0
@@ -65,7 +65,7 @@ impl Stats {
         }
     }
 
-    /// Average number of envelopes per gulp.
+    /// Average number of messages per gulp.
     pub fn average_gulp_size(&self) -> f64 {
         if self.gulps == 0 {
             0.0

@@ -201,8 +201,13 @@ thread_local! {
 }
 
 /// The worker of `pool` running on this thread, if any.
+///
+/// # Safety
+/// The reference is used only during the caller's call and never kept: the worker lives on
+/// its thread's stack while the thread runs the loop (or a driver's step), and code that sees it
+/// here runs nested inside that, but the lifetime `'p` says nothing of it.
 #[inline]
-pub(crate) fn current<'p, U: Unit>(pool: &'p Pool<U::Slot>) -> Option<&'p Worker<'p, U>> {
+pub(crate) unsafe fn current<'p, U: Unit>(pool: &'p Pool<U::Slot>) -> Option<&'p Worker<'p, U>> {
     let c = CURRENT.with(Cell::get);
     if !ptr::eq(c.pool, (pool as *const Pool<U::Slot>).cast()) {
         return None;

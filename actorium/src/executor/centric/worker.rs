@@ -12,7 +12,8 @@
 //! in a hook (`before_resume`, `after_resume`, `during_resume`, `after_completion`) is reported
 //! and counted, and the job goes on. A panic in a call that moves jobs (`dequeue`, the
 //! enqueues, `resume_job_later`) may have lost a job, whose actor would then never run again:
-//! the system *fails* — it shuts down as if dropped, `stop()` and every wait return, and the
+//! the system *fails*: it aborts as if dropped (workers stop taking jobs, every wait returns;
+//! live actors are stopped by the cleanup of the `stop()` or drop that follows), and the
 //! report on standard error says why. No worker thread dies either way.
 //!
 //! Shutdown (after CAF's `shutdown_helper`): the coordinator hands a shutdown job to a worker
@@ -20,7 +21,9 @@
 //! worker has exited (with stealing it need not be the one it was given to); it repeats until
 //! every worker has. So it works with any policy that eventually hands every job to some
 //! worker. If the policy has failed and no worker exits for [`GIVE_UP`], the remaining threads
-//! are left behind (reported), so that `stop()` and `Drop` still return.
+//! are left behind (reported), so that `stop()` and `Drop` still return — but only threads
+//! blocked in the policy's own code, never one running a job (it is waited for, as any long
+//! behaviour is), and their event fds stay open.
 
 use super::policy::Policy;
 use super::Executor;
@@ -30,6 +33,7 @@ use crate::runtime::pool::{join_all, Pool};
 use crate::runtime::worker::{Enter, Idleness, Turn, Unit, Worker};
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{fence, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -67,18 +71,31 @@ impl<P: Policy> Unit for Executor<P> {
                 self.policy.dequeue(&mut unsafe { self.ctx(index) })
             })
             .flatten();
-        let exit = match &job {
-            Some(j) => j.is_shutdown() || self.shared.life.aborting(),
-            None => self.shared.life.aborting(),
+        let Some(job) = job else {
+            if self.shared.life.aborting() {
+                self.exited(index);
+                return Turn::Exit;
+            }
+            return Turn::Worked;
         };
-        if exit {
+        if job.is_shutdown() {
             self.exited(index);
             return Turn::Exit;
         }
-        if let Some(job) = job {
-            // SAFETY: on worker `index`'s thread, for a job the policy handed to it.
-            unsafe { self.step(index, job, self.max_throughput, true) };
+        // Busy first, then the abort check, a fence between (Dekker, with `stop_workers`): a
+        // worker that shutdown saw idle after the system failed cannot start a job any more,
+        // so a worker left behind is never inside a job whose actor the cleanup frees.
+        let busy = &self.pool.data(index).busy;
+        busy.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if self.shared.life.aborting() {
+            busy.store(false, Ordering::Relaxed);
+            self.exited(index);
+            return Turn::Exit;
         }
+        // SAFETY: on worker `index`'s thread, for a job the policy handed to it.
+        unsafe { self.step(index, job, self.max_throughput, true) };
+        busy.store(false, Ordering::Release);
         Turn::Worked
     }
 
@@ -117,8 +134,9 @@ impl<P: Policy> Executor<P> {
                 if moves == Moves::Jobs {
                     eprintln!(
                         "actorium: a job may have been lost inside the scheduling policy, so \
-                         its actor might never run again: the system shuts down now, as if \
-                         dropped (waits return; live actors are stopped)"
+                         its actor might never run again: the system aborts as if dropped \
+                         (workers stop taking jobs and every wait returns; `stop` or dropping \
+                         the system then stops the live actors)"
                     );
                     self.shared.life.fail();
                     self.pool.wake_all();
@@ -217,10 +235,19 @@ impl<P: Policy> Executor<P> {
                     .is_some();
                 g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
             }
-            let since = Instant::now();
+            let mut since = Instant::now();
             while g.len() == before {
                 if self.shared.life.failed() && since.elapsed() >= GIVE_UP {
-                    break;
+                    // Only a worker blocked in the policy may be left behind; one running a
+                    // job is waited for, as a long behaviour is (see `turn` for the fence).
+                    fence(Ordering::SeqCst);
+                    let in_job = (0..n)
+                        .filter(|w| !g.contains(w))
+                        .any(|w| self.pool.data(w).busy.load(Ordering::Relaxed));
+                    if !in_job {
+                        break;
+                    }
+                    since = Instant::now();
                 }
                 g = self
                     .exited_cv
@@ -229,6 +256,7 @@ impl<P: Policy> Executor<P> {
                     .0;
             }
             if g.len() == before {
+                self.abandoned.store(true, Ordering::Release);
                 eprintln!(
                     "actorium: {} worker thread(s) stay blocked in the failed scheduling policy \
                      `{}` and are left behind",

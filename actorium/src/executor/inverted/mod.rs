@@ -210,7 +210,8 @@ impl Executor {
     /// unless it is the calling worker (idle-sleep handshake, step two for the notifier).
     #[inline(always)]
     fn push_envelope(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
-        let me = worker::current_of(self);
+        // SAFETY: `me` is used during this call only.
+        let me = unsafe { worker::current_of(self) };
         if let Some(w) = me {
             if w.local.try_push_local(hdr) {
                 // SAFETY: `try_push_local` checked the local path applies; the envelope moves in.
@@ -340,7 +341,8 @@ impl Exec for Executor {
     /// is closed: the check is under the queue lock, so shutdown's cleanup, which takes every
     /// queue lock after closing, either sees the actor or refuses it.
     unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope> {
-        let me = worker::current_of(self);
+        // SAFETY: `me` is used during this call only.
+        let me = unsafe { worker::current_of(self) };
         // A spawn onto the queue this worker is processing queues `start` on the local batch
         // (within the visit budget), so that messages the spawner sends next (local too) cannot
         // overtake it. Otherwise `start` goes to the shared queue and the actor counts as not
@@ -393,7 +395,8 @@ impl Exec for Executor {
             unsafe { g.link(&hdr.link) };
             g.push(install);
         }
-        self.notify_owner(q, worker::current_of(self));
+        // SAFETY: used during this call only.
+        self.notify_owner(q, unsafe { worker::current_of(self) });
         Ok(())
     }
 
@@ -402,7 +405,8 @@ impl Exec for Executor {
     /// actor's queue.
     unsafe fn retire(&self, hdr: &Header, status: Status) {
         let q = &self.queues[hdr.queue];
-        let me = worker::current_of(self);
+        // SAFETY: `me` is used during this call only.
+        let me = unsafe { worker::current_of(self) };
         let reclaim = hdr.reclaim_envelope();
         let local = {
             let g = q.lock();

@@ -172,7 +172,8 @@ impl WorkQueue {
     /// Hands the unprocessed rest of a batch back, ahead of what was sent since it was gulped,
     /// so the next gulp (by any worker) runs it first: order per actor is kept. Only by the
     /// worker processing this queue (`being_processed` set), before `done_processing`. `rest`
-    /// is left empty. Moves the envelopes sent meanwhile (usually few), not the rest.
+    /// is left empty. Moves the envelopes sent meanwhile (usually few), and the rest only to the
+    /// front of its own array, when that costs no more than the slots it frees.
     pub(crate) fn give_back(&self, rest: &mut CopyQueue) {
         let g = self.lock();
         // SAFETY: the lock is held.
@@ -236,14 +237,15 @@ impl Locked<'_> {
         out
     }
 
-    /// An empty queue whose array grew past its initial size gives it back (its worker is
-    /// going to sleep: a burst's memory returns once the system is quiet).
-    pub(crate) fn release_idle(&self) {
+    /// An empty queue whose array grew past its initial size hands it over, to be freed once
+    /// the lock is released (its worker is going to sleep: a burst's memory returns once the
+    /// system is quiet). The queue allocates again on its next push.
+    pub(crate) fn take_idle_array(&self) -> Option<CopyQueue> {
         // SAFETY: the lock is held.
         self.q.inner.with_mut(|i| unsafe {
             (*i).buf
-                .release_if_larger(crate::core::copy_queue::INITIAL_CAPACITY)
-        });
+                .take_if_larger(crate::core::copy_queue::INITIAL_CAPACITY)
+        })
     }
 
     /// Adds a live actor's links to this queue's list.

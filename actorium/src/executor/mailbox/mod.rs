@@ -66,9 +66,9 @@ pub enum Resumable {
     ShutdownExecutionUnit,
 }
 
-/// A unit of work for a scheduling policy (`actorium::policy::Policy`): an actor that has mail to process, or the
-/// runtime's request that the worker taking it shuts down. Policies store jobs and hand them
-/// back from `dequeue`; they cannot run them (the worker does).
+/// A unit of work for a scheduling policy (`actorium::policy::Policy`): an actor that has mail
+/// to process, or the runtime's request that the worker taking it shuts down. Policies store
+/// jobs and hand them back from `dequeue`; they cannot run them (the worker does).
 ///
 /// A job is only valid while queued or running: after its run returned
 /// [`Resumable::Done`], [`Job::id`] may be reused by a new actor.
@@ -172,7 +172,7 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
         }
         g.with(|s| {
             s.inbox.push(env);
-            s.messages += u32::from(message);
+            s.messages = s.messages.saturating_add(u32::from(message));
             !std::mem::replace(&mut s.scheduled, true)
         })
     };
@@ -184,9 +184,11 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
     Ok(())
 }
 
-/// Registers a new mailbox actor: counts it live and puts it on the registry (refused once the
-/// system is closed: the check is under the registry shard's lock, which shutdown takes after
-/// closing), queues `start` first in its inbox and schedules its first job.
+/// Registers a new mailbox actor: queues `start` first in its inbox, counts it live and puts it
+/// on the registry (refused once the system is closed: the check is under the registry shard's
+/// lock, which shutdown takes after closing), and schedules its first job. (A shutdown that
+/// takes the actor between the two is harmless: it disposes of `start` with the inbox, and the
+/// job made after it is never run.)
 ///
 /// # Safety
 /// `hdr` is a fresh, unpublished cell's header with a new mailbox.
@@ -195,12 +197,15 @@ pub(crate) unsafe fn register(
     hdr: &Header,
     start: Envelope,
 ) -> Result<(), Envelope> {
+    let mb = mailbox_of(hdr);
+    // `start` goes in first (the cell is not published yet: no one else touches the inbox), so
+    // that a shutdown which takes the actor the moment it is enrolled disposes of it too.
+    mb.lock().with(|s| s.inbox.push(start));
     // SAFETY: a fresh cell's link is on no list.
     if !unsafe { enroll(exec.shared(), hdr, true) } {
-        return Err(start);
+        let start = mb.lock().with(|s| s.inbox.pop());
+        return Err(start.expect("the start envelope pushed above"));
     }
-    // Not yet published: the lock only orders this with the job that will run it.
-    mailbox_of(hdr).lock().with(|s| s.inbox.push(start));
     exec.schedule(hdr);
     exec.shared()
         .count(exec.my_counters(), |c| &c.actors_created);
@@ -319,15 +324,15 @@ pub(crate) unsafe fn resume(
                 return Err(std::mem::take(&mut s.messages));
             }
             s.scheduled = false;
-            // Parking: a burst's arrays go back to the allocator (steady-size ones stay).
-            for q in [&mut s.inbox, &mut *batch] {
-                if q.capacity() > KEEP_WHEN_PARKED {
-                    q.release_if_larger(0);
-                }
-            }
+            // Parking: a burst's arrays go back to the allocator (steady-size ones stay), freed
+            // below, once the lock is released; the batch is still ours until then.
+            let freed = [
+                s.inbox.take_if_larger(KEEP_WHEN_PARKED),
+                batch.take_if_larger(KEEP_WHEN_PARKED),
+            ];
             let status = hdr.status();
             let release = status != Status::Alive && std::mem::replace(&mut s.sys_ref, false);
-            Ok((release, status == Status::Destroyed))
+            Ok((release, status == Status::Destroyed, freed))
         });
         match parked {
             Err(messages) => {
@@ -342,8 +347,12 @@ pub(crate) unsafe fn resume(
                     return (Resumable::ResumeLater, false);
                 }
             }
-            Ok((false, _)) => return (Resumable::AwaitingMessage, false),
-            Ok((true, destroyed)) => {
+            Ok((false, _, freed)) => {
+                drop(g);
+                drop(freed);
+                return (Resumable::AwaitingMessage, false);
+            }
+            Ok((true, destroyed, freed)) => {
                 // Unlinked under the mailbox lock, so a respawn (which links again under it)
                 // cannot interleave. Then the reference goes; the cell may be freed with it.
                 shared.registry.locked(hdr.queue, |list| {
@@ -351,6 +360,7 @@ pub(crate) unsafe fn resume(
                     unsafe { list.unlink(&hdr.link) }
                 });
                 drop(g);
+                drop(freed);
                 // SAFETY: releases the system reference this mailbox held (`sys_ref`).
                 unsafe { Header::release(hdr) };
                 return (Resumable::Done, destroyed);
