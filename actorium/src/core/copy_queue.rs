@@ -78,6 +78,15 @@ impl CopyQueue {
         }
     }
 
+    /// Live envelopes that carry messages (not the executor's own start, install or reclaim
+    /// envelopes): a pass over the queue, for statistics.
+    pub(crate) fn messages(&self) -> usize {
+        self.buf[self.head as usize..]
+            .iter()
+            .filter(|e| e.is_message())
+            .count()
+    }
+
     /// Live envelopes.
     #[inline]
     pub(crate) fn len(&self) -> usize {

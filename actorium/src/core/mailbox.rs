@@ -20,8 +20,6 @@ use std::sync::Arc;
 /// What the mailbox lock guards.
 pub(crate) struct Guarded {
     pub(crate) inbox: CopyQueue,
-    /// Messages pushed since the last gulp (statistics).
-    pub(crate) messages: u32,
     pub(crate) scheduled: bool,
     pub(crate) sys_ref: bool,
 }
@@ -73,7 +71,6 @@ impl Mailbox {
             lock: SpinLock::new(),
             guarded: UnsafeCell::new(Guarded {
                 inbox: CopyQueue::empty(),
-                messages: 0,
                 scheduled: true,
                 sys_ref: true,
             }),

@@ -24,8 +24,9 @@ pub struct Stats {
     /// Messages that reached an actor after it had terminated and were dropped unprocessed.
     pub dead_letters: u64,
     /// Gulps (seed 002): a message queue or a mailbox's inbox swapped out whole, counted when it
-    /// held at least one message sent since the last gulp (gulps that took only the executor's
-    /// own start or reclaim envelopes are not counted).
+    /// held at least one message (gulps that took only the executor's own start, install or
+    /// reclaim envelopes are not counted; the messages of a gulped batch are counted by a pass
+    /// over it, made only when statistics are on).
     pub gulps: u64,
     /// Messages taken by those gulps; `gulped / gulps` is the average gulp size. Messages a
     /// behaviour appends to the batch its worker holds (the local fast path) are not gulped.

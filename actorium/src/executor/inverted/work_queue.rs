@@ -36,17 +36,8 @@ pub(crate) enum Gulp {
     Empty,
     /// Another worker is processing this queue (counted as a missed gulp).
     Missed,
-    /// The batch now in the worker's local queue holds `envelopes` envelopes, of which
-    /// `messages` are messages sent since the last gulp (the rest: the executor's own start
-    /// and reclaim envelopes, and a batch's unprocessed rest handed back, already counted).
-    Got { envelopes: usize, messages: usize },
-}
-
-/// What the lock guards.
-struct Inner {
-    buf: CopyQueue,
-    /// Messages pushed since the last gulp (statistics).
-    messages: usize,
+    /// The batch now in the worker's local queue holds this many envelopes.
+    Got(usize),
 }
 
 /// `repr(C)`, two cache lines: what an idle worker polls (the length hint) and what a send
@@ -57,7 +48,7 @@ pub(crate) struct WorkQueue {
     count: AtomicUsize,
     /// Index of the worker that currently owns this queue (changes only when queues are stolen).
     owner: AtomicUsize,
-    inner: UnsafeCell<Inner>,
+    buf: UnsafeCell<CopyQueue>,
     /// This queue's ticket number (its index among the stable queue objects).
     pub(crate) id: usize,
     lock: SpinLock,
@@ -66,7 +57,7 @@ pub(crate) struct WorkQueue {
     actors: ActorList,
 }
 
-// SAFETY: `inner` and `actors` (and the `Link`s they reach) are only accessed while `lock` is
+// SAFETY: `buf` and `actors` (and the `Link`s they reach) are only accessed while `lock` is
 // held, or by the single worker that set `being_processed` for the swapped-out batch it owns.
 unsafe impl Sync for WorkQueue {}
 // SAFETY: as above; the raw pointers are links of cells kept alive by the system's references.
@@ -86,10 +77,7 @@ impl WorkQueue {
             count: AtomicUsize::new(0),
             being_processed: AtomicBool::new(false),
             owner: AtomicUsize::new(owner),
-            inner: UnsafeCell::new(Inner {
-                buf: CopyQueue::new(),
-                messages: 0,
-            }),
+            buf: UnsafeCell::new(CopyQueue::new()),
             actors: ActorList::new(),
         }
     }
@@ -142,13 +130,10 @@ impl WorkQueue {
         if self.being_processed.load(Ordering::Acquire) {
             return Gulp::Missed;
         }
-        let (envelopes, messages) = g.swap_out(local);
-        if envelopes > 0 {
+        let n = g.swap_out(local);
+        if n > 0 {
             self.being_processed.store(true, Ordering::Relaxed);
-            Gulp::Got {
-                envelopes,
-                messages,
-            }
+            Gulp::Got(n)
         } else {
             Gulp::Empty
         }
@@ -161,11 +146,8 @@ impl WorkQueue {
             return Gulp::Empty;
         }
         match self.lock().swap_out(local) {
-            (0, _) => Gulp::Empty,
-            (envelopes, messages) => Gulp::Got {
-                envelopes,
-                messages,
-            },
+            0 => Gulp::Empty,
+            n => Gulp::Got(n),
         }
     }
 
@@ -177,11 +159,11 @@ impl WorkQueue {
     pub(crate) fn give_back(&self, rest: &mut CopyQueue) {
         let g = self.lock();
         // SAFETY: the lock is held.
-        let n = self.inner.with_mut(|i| unsafe {
-            let i = &mut *i;
-            rest.append_from(&mut i.buf);
-            std::mem::swap(&mut i.buf, rest);
-            i.buf.len()
+        let n = self.buf.with_mut(|b| unsafe {
+            let b = &mut *b;
+            rest.append_from(b);
+            std::mem::swap(b, rest);
+            b.len()
         });
         self.count.store(n, Ordering::Relaxed);
         drop(g);
@@ -198,13 +180,10 @@ impl Locked<'_> {
     /// Appends an envelope.
     #[inline]
     pub(crate) fn push(&self, e: Envelope) {
-        let message = e.is_message();
         // SAFETY: the lock is held, so no other thread touches the buffer.
-        let n = self.q.inner.with_mut(|i| unsafe {
-            let i = &mut *i;
-            i.buf.push(e);
-            i.messages += usize::from(message);
-            i.buf.len()
+        let n = self.q.buf.with_mut(|b| unsafe {
+            (*b).push(e);
+            (*b).len()
         });
         self.q.count.store(n, Ordering::Relaxed);
     }
@@ -212,22 +191,20 @@ impl Locked<'_> {
     #[inline]
     pub(crate) fn len(&self) -> usize {
         // SAFETY: the lock is held.
-        self.q.inner.with(|i| unsafe { (*i).buf.len() })
+        self.q.buf.with(|b| unsafe { (*b).len() })
     }
 
-    /// Swaps the (possibly empty) contents out into the empty `local`; returns how many
-    /// envelopes, and how many messages were sent since the last swap.
+    /// Swaps the (possibly empty) contents out into the empty `local`, returning how many.
     #[inline]
-    fn swap_out(&self, local: &mut CopyQueue) -> (usize, usize) {
+    fn swap_out(&self, local: &mut CopyQueue) -> usize {
         debug_assert!(local.is_empty());
         // SAFETY: the lock is held.
-        let r = self.q.inner.with_mut(|i| unsafe {
-            let i = &mut *i;
-            ptr::swap(&mut i.buf, local);
-            (local.len(), std::mem::take(&mut i.messages))
+        let n = self.q.buf.with_mut(|b| unsafe {
+            ptr::swap(b, local);
+            local.len()
         });
         self.q.count.store(0, Ordering::Relaxed);
-        r
+        n
     }
 
     /// Takes every envelope out and releases the array (shutdown).
@@ -242,10 +219,9 @@ impl Locked<'_> {
     /// system is quiet). The queue allocates again on its next push.
     pub(crate) fn take_idle_array(&self) -> Option<CopyQueue> {
         // SAFETY: the lock is held.
-        self.q.inner.with_mut(|i| unsafe {
-            (*i).buf
-                .take_if_larger(crate::core::copy_queue::INITIAL_CAPACITY)
-        })
+        self.q
+            .buf
+            .with_mut(|b| unsafe { (*b).take_if_larger(crate::core::copy_queue::INITIAL_CAPACITY) })
     }
 
     /// Adds a live actor's links to this queue's list.
@@ -321,14 +297,14 @@ mod loom_tests {
             let mut local = CopyQueue::new();
             let mut got = Vec::new();
             for _ in 0..2 {
-                if let Gulp::Got { .. } = q.gulp(&mut local) {
+                if let Gulp::Got(_) = q.gulp(&mut local) {
                     drain(&mut local, &mut got);
                     q.done_processing();
                 }
             }
             sender.join().unwrap();
             // Whatever the race left behind is still there, in order.
-            if let Gulp::Got { .. } = q.gulp(&mut local) {
+            if let Gulp::Got(_) = q.gulp(&mut local) {
                 drain(&mut local, &mut got);
                 q.done_processing();
             }
@@ -345,7 +321,7 @@ mod loom_tests {
             let gulp_once = |q: &WorkQueue, busy: &AtomicBool| {
                 let mut local = CopyQueue::new();
                 let mut got = Vec::new();
-                if let Gulp::Got { .. } = q.gulp(&mut local) {
+                if let Gulp::Got(_) = q.gulp(&mut local) {
                     assert!(
                         !busy.swap(true, Ordering::SeqCst),
                         "two batches of one queue"

@@ -276,6 +276,16 @@ impl Moves<WorkQueue> for Owners {
     }
 }
 
+/// The messages in the batch just gulped, for the statistics (0 when they are off: the count
+/// costs a pass over the batch, so it is made only when asked for).
+fn messages_in(l: &Local, me: &InvWorker<'_>) -> u64 {
+    if me.counters().is_none() {
+        return 0;
+    }
+    // SAFETY: no behaviour is running, so nothing else borrows the batch.
+    unsafe { (*l.batch.get()).messages() as u64 }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Test hook: runs right after a successful swap, before the thief's bookkeeping (where an
@@ -371,15 +381,12 @@ impl Executor {
                 }
                 return 0;
             }
-            Gulp::Got {
-                envelopes,
-                messages,
-            } => (envelopes, messages),
+            Gulp::Got(n) => (n, messages_in(l, me)),
         };
         l.current.set(q.id);
         l.budget.set(VISIT_BUDGET);
         let mut gulps = u64::from(messages > 0);
-        let mut gulped = messages as u64;
+        let mut gulped = messages;
         let mut processed = 0;
         loop {
             processed += self.drain(me);
@@ -396,9 +403,10 @@ impl Executor {
                 break;
             }
             match q.regulp(batch) {
-                Gulp::Got { messages, .. } => {
+                Gulp::Got(_) => {
+                    let messages = messages_in(l, me);
                     gulps += u64::from(messages > 0);
-                    gulped += messages as u64;
+                    gulped += messages;
                 }
                 _ => break,
             }

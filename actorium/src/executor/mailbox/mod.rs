@@ -160,11 +160,20 @@ fn mailbox_of(hdr: &Header) -> &Mailbox {
         .expect("an actor of a mailbox executor has a mailbox")
 }
 
+/// Counts one event for the calling thread, if statistics are on (looking up the thread's
+/// worker only then).
+#[inline]
+fn count(exec: &impl JobScheduler, pick: fn(&Counters) -> &crate::runtime::stats::Counter) {
+    let shared = exec.shared();
+    if shared.stats_on {
+        shared.count(exec.my_counters(), pick);
+    }
+}
+
 /// A send: append under the lock unless the actor is terminal; schedule a job if none exists.
 #[inline]
 pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
     let mb = mailbox_of(hdr);
-    let message = env.is_message();
     let schedule = {
         let g = mb.lock();
         if hdr.status() != Status::Alive {
@@ -172,15 +181,13 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
         }
         g.with(|s| {
             s.inbox.push(env);
-            s.messages = s.messages.saturating_add(u32::from(message));
             !std::mem::replace(&mut s.scheduled, true)
         })
     };
     if schedule {
         exec.schedule(hdr);
     }
-    exec.shared()
-        .count(exec.my_counters(), |c| &c.messages_sent);
+    count(exec, |c| &c.messages_sent);
     Ok(())
 }
 
@@ -207,8 +214,7 @@ pub(crate) unsafe fn register(
         return Err(start.expect("the start envelope pushed above"));
     }
     exec.schedule(hdr);
-    exec.shared()
-        .count(exec.my_counters(), |c| &c.actors_created);
+    count(exec, |c| &c.actors_created);
     Ok(())
 }
 
@@ -318,54 +324,57 @@ pub(crate) unsafe fn resume(
         }
         batch.reset_drained();
         let g = mb.lock();
-        let parked = g.with(|s| {
-            if !s.inbox.is_empty() {
+        // The gulp: the whole inbox becomes the batch (one lock per batch, not per message).
+        let gulped = g.with(|s| {
+            let any = !s.inbox.is_empty();
+            if any {
                 std::mem::swap(&mut s.inbox, batch);
-                return Err(std::mem::take(&mut s.messages));
             }
+            any
+        });
+        if gulped {
+            drop(g);
+            if let Some(c) = counters {
+                let messages = batch.messages() as u64;
+                if messages > 0 {
+                    c.gulps.bump(1);
+                    c.gulped.bump(messages);
+                }
+            }
+            if n >= max {
+                return (Resumable::ResumeLater, false);
+            }
+            continue;
+        }
+        // Nothing left: park, in the same critical section that saw the inbox empty.
+        let (release, destroyed, freed) = g.with(|s| {
             s.scheduled = false;
-            // Parking: a burst's arrays go back to the allocator (steady-size ones stay), freed
-            // below, once the lock is released; the batch is still ours until then.
+            // A burst's arrays go back to the allocator (steady-size ones stay), freed below,
+            // once the lock is released; the batch is still ours until then.
             let freed = [
                 s.inbox.take_if_larger(KEEP_WHEN_PARKED),
                 batch.take_if_larger(KEEP_WHEN_PARKED),
             ];
             let status = hdr.status();
             let release = status != Status::Alive && std::mem::replace(&mut s.sys_ref, false);
-            Ok((release, status == Status::Destroyed, freed))
+            (release, status == Status::Destroyed, freed)
         });
-        match parked {
-            Err(messages) => {
-                drop(g);
-                if let Some(c) = counters {
-                    if messages > 0 {
-                        c.gulps.bump(1);
-                        c.gulped.bump(u64::from(messages));
-                    }
-                }
-                if n >= max {
-                    return (Resumable::ResumeLater, false);
-                }
-            }
-            Ok((false, _, freed)) => {
-                drop(g);
-                drop(freed);
-                return (Resumable::AwaitingMessage, false);
-            }
-            Ok((true, destroyed, freed)) => {
-                // Unlinked under the mailbox lock, so a respawn (which links again under it)
-                // cannot interleave. Then the reference goes; the cell may be freed with it.
-                shared.registry.locked(hdr.queue, |list| {
-                    // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
-                    unsafe { list.unlink(&hdr.link) }
-                });
-                drop(g);
-                drop(freed);
-                // SAFETY: releases the system reference this mailbox held (`sys_ref`).
-                unsafe { Header::release(hdr) };
-                return (Resumable::Done, destroyed);
-            }
+        if !release {
+            drop(g);
+            drop(freed);
+            return (Resumable::AwaitingMessage, false);
         }
+        // Unlinked under the mailbox lock, so a respawn (which links again under it) cannot
+        // interleave. Then the reference goes; the cell may be freed with it.
+        shared.registry.locked(hdr.queue, |list| {
+            // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
+            unsafe { list.unlink(&hdr.link) }
+        });
+        drop(g);
+        drop(freed);
+        // SAFETY: releases the system reference this mailbox held (`sys_ref`).
+        unsafe { Header::release(hdr) };
+        return (Resumable::Done, destroyed);
     }
 }
 
