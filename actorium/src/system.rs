@@ -270,8 +270,8 @@ impl ActorSystemBuilder {
 /// (as it would block `stop`). Two exceptions, both reported on standard error: dropping a
 /// system from inside one of its own behaviours is allowed, and the shutdown then completes on
 /// a helper thread once that behaviour returns (if no thread can be started for it, the system
-/// is left running); and worker threads blocked for good inside a scheduling policy that failed
-/// are left behind.
+/// is left running); and when a scheduling policy has failed, worker threads that do not exit
+/// within 2 s are left behind, and the system's actors and resources with them (leaked).
 pub struct ActorSystem {
     handle: SystemHandle,
     /// The executor of the system's detached actors.

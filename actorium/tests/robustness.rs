@@ -160,11 +160,11 @@ impl Receive<()> for Slow {
     }
 }
 
-/// A failed policy while another worker runs a long behaviour: shutdown waits for that
-/// behaviour (it never leaves a worker behind inside a job, whose actor the cleanup would
-/// free under it), however long past the give-up time it runs.
+/// A failed policy while another worker runs a long behaviour: shutdown gives up on that
+/// worker, and then frees nothing it could touch: the behaviour runs to its end on intact state
+/// (it used to be freed under it: a segfault).
 #[test]
-fn a_failed_policy_waits_for_the_job_in_flight() {
+fn a_failed_policy_leaves_a_job_in_flight_untouched() {
     watchdog(60, || {
         let policy = Flaky::default();
         policy.internal_enqueue.store(true, Ordering::SeqCst);
@@ -186,17 +186,11 @@ fn a_failed_policy_waits_for_the_job_in_flight() {
         wait_for(30, "the slow behaviour", || entered.load(Ordering::SeqCst));
         // The other worker runs this; its send to an idle actor fails in `internal_enqueue`.
         system.spawn(Poke(system.spawn(Idle))).send(()).unwrap();
-        let stopper = std::thread::spawn(move || system.stop());
-        // Past the 2 s after which workers blocked in a failed policy are given up on.
-        std::thread::sleep(Duration::from_millis(3000));
-        assert!(
-            !stopper.is_finished(),
-            "stop returned while a job was running"
-        );
+        // `stop` returns, leaving the busy worker behind (after 2 s), with its actor intact.
+        system.stop();
         open.send(()).unwrap();
         assert_eq!(done.recv().unwrap(), 48, "the behaviour ran to its end");
-        stopper.join().unwrap();
-        assert!(slow.send(()).is_err());
+        drop(slow);
     });
 }
 
@@ -216,9 +210,9 @@ fn a_policy_that_always_panics_still_lets_stop_return() {
             done: Arc::new(AtomicU64::new(0)),
         });
         // Shutdown jobs cannot be delivered either: the workers blocked in the policy are
-        // left behind (reported), and `stop` returns.
+        // left behind (reported, with the system's actors: a leak), and `stop` returns.
         system.stop();
-        assert!(a.send(()).is_err());
+        drop(a);
     });
 }
 

@@ -31,6 +31,7 @@ pub(crate) use exec_ref::ExecRef;
 pub(crate) use header::{Header, Status};
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The worker index a detached actor's thread reports (it is no worker of a pool).
 pub(crate) const DETACHED: usize = usize::MAX;
@@ -53,6 +54,8 @@ pub(crate) struct Shared {
     pub(crate) stats_on: bool,
     /// Counters of threads outside the pool (senders from `main`, detached threads).
     pub(crate) external: CachePadded<Counters>,
+    /// Threads of the system were left behind (a failed policy): cleanups free nothing.
+    abandoned: AtomicBool,
 }
 
 impl Shared {
@@ -62,7 +65,19 @@ impl Shared {
             registry: Registry::new(workers * 4),
             stats_on,
             external: CachePadded::new(Counters::default()),
+            abandoned: AtomicBool::new(false),
         }
+    }
+
+    /// Some of the system's threads could not be stopped and may still touch its actors: the
+    /// cleanups leave everything in place (a reported leak).
+    pub(crate) fn abandon(&self) {
+        self.abandoned.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Self::abandon`] was called.
+    pub(crate) fn abandoned(&self) -> bool {
+        self.abandoned.load(Ordering::SeqCst)
     }
 
     /// The identity of the system these executors form (for `runtime::worker::runs_for`).

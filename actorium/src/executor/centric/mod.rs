@@ -28,7 +28,7 @@ use std::cell::UnsafeCell;
 use std::collections::BTreeSet;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -45,8 +45,6 @@ pub(crate) struct Config {
 pub(crate) struct WorkerSlot<P: Policy> {
     pub(crate) worker: P::Worker,
     local: UnsafeCell<P::Local>,
-    /// The worker is running a job (set before it checks for an abort, see `worker.rs`).
-    pub(crate) busy: AtomicBool,
 }
 
 // SAFETY: `local` is only accessed by its worker's thread (or by the caller holding `driver`
@@ -65,8 +63,6 @@ pub(crate) struct Executor<P: Policy> {
     pub(crate) max_throughput: usize,
     /// The policy is driven by its caller (no worker threads).
     manual: bool,
-    /// Worker threads were left behind in a failed policy: their event fds stay open.
-    abandoned: AtomicBool,
     /// Workers that have exited (the shutdown handshake waits on it).
     exited: Mutex<BTreeSet<usize>>,
     exited_cv: Condvar,
@@ -107,7 +103,6 @@ impl<P: Policy> Executor<P> {
             WorkerSlot {
                 worker,
                 local: UnsafeCell::new(local),
-                busy: AtomicBool::new(false),
             }
         })
         .map_err(StartError::Os)?;
@@ -119,7 +114,6 @@ impl<P: Policy> Executor<P> {
             ticket: CachePadded::new(AtomicUsize::new(0)),
             max_throughput: cfg.max_throughput,
             manual,
-            abandoned: AtomicBool::new(false),
             exited: Mutex::new(BTreeSet::new()),
             exited_cv: Condvar::new(),
             driver: Mutex::new(false),
@@ -298,12 +292,12 @@ impl<P: Policy> Exec for Executor<P> {
     }
 
     fn cleanup(&self) {
-        mailbox::cleanup(&self.shared);
-        // A thread left behind in the policy may still park: its event fd must stay open (it
-        // goes with the executor, which that thread keeps alive: a reported leak).
-        if !self.abandoned.load(Ordering::Acquire) {
-            self.pool.close();
+        // Threads left behind in a failed policy may still run jobs and park: free nothing.
+        if self.shared.abandoned() {
+            return;
         }
+        mailbox::cleanup(&self.shared);
+        self.pool.close();
     }
 
     fn add_stats(&self, s: &mut Stats) {

@@ -21,9 +21,10 @@
 //! worker has exited (with stealing it need not be the one it was given to); it repeats until
 //! every worker has. So it works with any policy that eventually hands every job to some
 //! worker. If the policy has failed and no worker exits for [`GIVE_UP`], the remaining threads
-//! are left behind (reported), so that `stop()` and `Drop` still return — but only threads
-//! blocked in the policy's own code, never one running a job (it is waited for, as any long
-//! behaviour is), and their event fds stay open.
+//! are left behind (reported), so that `stop()` and `Drop` still return; as they may be blocked
+//! in the policy or still running a job, the system is then *abandoned*: its cleanup frees
+//! nothing those threads could touch (actors, mailboxes, event fds), a leak that is reported.
+//! (Waiting instead for threads running a job would take a fence per job, for a failure.)
 
 use super::policy::Policy;
 use super::Executor;
@@ -33,7 +34,6 @@ use crate::runtime::pool::{join_all, Pool};
 use crate::runtime::worker::{Enter, Idleness, Turn, Unit, Worker};
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -82,20 +82,12 @@ impl<P: Policy> Unit for Executor<P> {
             self.exited(index);
             return Turn::Exit;
         }
-        // Busy first, then the abort check, a fence between (Dekker, with `stop_workers`): a
-        // worker that shutdown saw idle after the system failed cannot start a job any more,
-        // so a worker left behind is never inside a job whose actor the cleanup frees.
-        let busy = &self.pool.data(index).busy;
-        busy.store(true, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
         if self.shared.life.aborting() {
-            busy.store(false, Ordering::Relaxed);
             self.exited(index);
             return Turn::Exit;
         }
         // SAFETY: on worker `index`'s thread, for a job the policy handed to it.
         unsafe { self.step(index, job, self.max_throughput, true) };
-        busy.store(false, Ordering::Release);
         Turn::Worked
     }
 
@@ -235,19 +227,10 @@ impl<P: Policy> Executor<P> {
                     .is_some();
                 g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
             }
-            let mut since = Instant::now();
+            let since = Instant::now();
             while g.len() == before {
                 if self.shared.life.failed() && since.elapsed() >= GIVE_UP {
-                    // Only a worker blocked in the policy may be left behind; one running a
-                    // job is waited for, as a long behaviour is (see `turn` for the fence).
-                    fence(Ordering::SeqCst);
-                    let in_job = (0..n)
-                        .filter(|w| !g.contains(w))
-                        .any(|w| self.pool.data(w).busy.load(Ordering::Relaxed));
-                    if !in_job {
-                        break;
-                    }
-                    since = Instant::now();
+                    break;
                 }
                 g = self
                     .exited_cv
@@ -256,10 +239,13 @@ impl<P: Policy> Executor<P> {
                     .0;
             }
             if g.len() == before {
-                self.abandoned.store(true, Ordering::Release);
+                // They may be blocked in the policy, or still running a job: the cleanup must
+                // then free nothing they could touch (actors, mailboxes, event fds).
+                self.shared.abandon();
                 eprintln!(
-                    "actorium: {} worker thread(s) stay blocked in the failed scheduling policy \
-                     `{}` and are left behind",
+                    "actorium: {} worker thread(s) did not exit after the scheduling policy `{}` \
+                     failed and are left behind; the system's actors and resources are not \
+                     cleaned up (leaked), so that those threads never touch freed memory",
                     n - g.len(),
                     std::any::type_name::<P>()
                 );

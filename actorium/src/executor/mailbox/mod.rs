@@ -389,6 +389,9 @@ fn drain(mb: &Mailbox, w: WorkerRef<'_>, max: usize) -> usize {
 /// After every worker and detached thread has stopped: stop the mailbox actors still alive,
 /// dispose of their mail, release the system's references. Single-threaded.
 pub(crate) fn cleanup(shared: &Shared) {
+    if shared.abandoned() {
+        return;
+    }
     let mut taken = Vec::new();
     for link in shared.registry.take_all() {
         // SAFETY: links on the registry are the first field of a cell header whose system
