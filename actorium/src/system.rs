@@ -240,9 +240,7 @@ impl ActorSystemBuilder {
                     StartError::Policy(m) => ConfigError::Policy(m),
                 })?
             }
-            None => ExecRef::from_arc(
-                inverted::Executor::start(&cfg, shared.clone()).map_err(ConfigError::Os)?,
-            ),
+            None => inverted::Executor::start_ref(&cfg, shared.clone()).map_err(ConfigError::Os)?,
         };
         // Each executor refers to the other until shutdown's cleanup breaks the cycle.
         let detached = ExecRef::from_arc(Arc::new(Detached::new(shared, pooled.clone())));

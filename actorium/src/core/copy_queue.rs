@@ -99,7 +99,7 @@ impl CopyQueue {
     }
 
     /// Envelope slots allocated.
-    #[cfg(test)]
+    #[inline]
     pub(crate) fn capacity(&self) -> usize {
         self.buf.capacity()
     }

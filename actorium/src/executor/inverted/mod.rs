@@ -21,6 +21,7 @@ pub(crate) mod work_queue;
 pub(crate) mod worker;
 
 use crate::core::envelope::Envelope;
+use crate::core::exec_ref::{ops_of, ExecOps};
 use crate::core::mailbox::Mailbox;
 use crate::core::{ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status};
 use crate::runtime::loom::sync::atomic::AtomicPtr;
@@ -34,6 +35,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use work_queue::WorkQueue;
 use worker::InvWorker;
+
+/// This executor's table of operations, as a named static: its address tells the actor layer
+/// that a cell belongs to this executor, whose send it then calls directly, inlined.
+pub(crate) static OPS: ExecOps = ops_of::<Executor>();
 
 /// Queue stealing (seed 002, "Work Stealing"): which victim an idle worker steals a queue from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -113,6 +118,14 @@ impl Executor {
             epoch: Instant::now(),
             detached: OnceLock::new(),
         })
+    }
+
+    /// Builds the executor and starts its worker threads; cells reach it through the returned
+    /// reference, whose table is [`OPS`].
+    pub(crate) fn start_ref(cfg: &Config, shared: Arc<Shared>) -> io::Result<ExecRef> {
+        let exec = Self::start(cfg, shared)?;
+        // SAFETY: `OPS` is `ops_of::<Executor>()`.
+        Ok(unsafe { ExecRef::from_arc_with(exec, &OPS) })
     }
 
     /// Builds the executor and starts its worker threads.
@@ -209,7 +222,7 @@ impl Executor {
     /// slip in behind the actor's reclaim envelope), append, unlock, and notify the queue's owner
     /// unless it is the calling worker (idle-sleep handshake, step two for the notifier).
     #[inline(always)]
-    fn push_envelope(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+    pub(crate) fn push_envelope(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
         // SAFETY: `me` is used during this call only.
         let me = unsafe { worker::current_of(self) };
         if let Some(w) = me {

@@ -171,7 +171,8 @@ fn count(exec: &impl JobScheduler, pick: fn(&Counters) -> &crate::runtime::stats
 }
 
 /// A send: append under the lock unless the actor is terminal; schedule a job if none exists.
-#[inline]
+/// Inlined into the cells' send path (`ExecRef::push`); making the job is not.
+#[inline(always)]
 pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
     let mb = mailbox_of(hdr);
     let schedule = {
@@ -185,10 +186,16 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
         })
     };
     if schedule {
-        exec.schedule(hdr);
+        schedule_job(exec, hdr);
     }
     count(exec, |c| &c.messages_sent);
     Ok(())
+}
+
+/// The actor was idle: hand a job to whoever runs it (kept out of the inlined send path).
+#[inline(never)]
+fn schedule_job(exec: &impl JobScheduler, hdr: &Header) {
+    exec.schedule(hdr);
 }
 
 /// Registers a new mailbox actor: queues `start` first in its inbox, counts it live and puts it
@@ -347,35 +354,47 @@ pub(crate) unsafe fn resume(
             continue;
         }
         // Nothing left: park, in the same critical section that saw the inbox empty.
-        let (release, destroyed, freed) = g.with(|s| {
+        let (release, destroyed, burst) = g.with(|s| {
             s.scheduled = false;
-            // A burst's arrays go back to the allocator (steady-size ones stay), freed below,
-            // once the lock is released; the batch is still ours until then.
-            let freed = [
-                s.inbox.take_if_larger(KEEP_WHEN_PARKED),
-                batch.take_if_larger(KEEP_WHEN_PARKED),
-            ];
             let status = hdr.status();
             let release = status != Status::Alive && std::mem::replace(&mut s.sys_ref, false);
-            (release, status == Status::Destroyed, freed)
+            let burst =
+                s.inbox.capacity() > KEEP_WHEN_PARKED || batch.capacity() > KEEP_WHEN_PARKED;
+            (release, status == Status::Destroyed, burst)
         });
-        if !release {
+        if release {
+            // Unlinked under the mailbox lock, so a respawn (which links again under it)
+            // cannot interleave. Then the reference goes (below); the cell may be freed with it.
+            shared.registry.locked(hdr.queue, |list| {
+                // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
+                unsafe { list.unlink(&hdr.link) }
+            });
+        }
+        if burst {
+            // A burst's arrays go back to the allocator (steady-size ones stay), freed once the
+            // lock is released; the batch is still ours until then.
+            let freed = g.with(|s| take_burst_arrays(&mut s.inbox, batch));
             drop(g);
             drop(freed);
+        } else {
+            drop(g);
+        }
+        if !release {
             return (Resumable::AwaitingMessage, false);
         }
-        // Unlinked under the mailbox lock, so a respawn (which links again under it) cannot
-        // interleave. Then the reference goes; the cell may be freed with it.
-        shared.registry.locked(hdr.queue, |list| {
-            // SAFETY: `sys_ref` was true, so the link is on the registry shard `queue`.
-            unsafe { list.unlink(&hdr.link) }
-        });
-        drop(g);
-        drop(freed);
         // SAFETY: releases the system reference this mailbox held (`sys_ref`).
         unsafe { Header::release(hdr) };
         return (Resumable::Done, destroyed);
     }
+}
+
+/// The arrays of a parking mailbox that a burst left behind (the rare path of a park).
+#[cold]
+fn take_burst_arrays(inbox: &mut CopyQueue, batch: &mut CopyQueue) -> [Option<CopyQueue>; 2] {
+    [
+        inbox.take_if_larger(KEEP_WHEN_PARKED),
+        batch.take_if_larger(KEEP_WHEN_PARKED),
+    ]
 }
 
 /// Runs up to `max` envelopes of the batch; returns how many ran.
