@@ -112,6 +112,12 @@ impl<P: Policy> Executor<P> {
             let _outside = Enter::outside();
             catch_unwind(AssertUnwindSafe(f))
         };
+        self.contain(what, moves, r)
+    }
+
+    /// The handling of a policy call's outcome: a panic is reported and counted, and fails the
+    /// system if the call moved jobs.
+    fn contain<R>(&self, what: &str, moves: Moves, r: std::thread::Result<R>) -> Option<R> {
         match r {
             Ok(r) => Some(r),
             Err(p) => {
@@ -149,9 +155,11 @@ impl<P: Policy> Executor<P> {
                 // holds no context across the job.
                 p.internal_enqueue(&mut unsafe { self.ctx(i) }, job)
             }),
-            None => self.policy_call("central_enqueue", Moves::Jobs, || {
-                p.central_enqueue(&self.sched(), job)
-            }),
+            // Not on a worker: nothing to hide, only the panic to contain.
+            None => {
+                let r = catch_unwind(AssertUnwindSafe(|| p.central_enqueue(&self.sched(), job)));
+                self.contain("central_enqueue", Moves::Jobs, r)
+            }
         };
     }
 
