@@ -32,6 +32,7 @@ pub(crate) use header::{Header, Status};
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// The worker index a detached actor's thread reports (it is no worker of a pool).
 pub(crate) const DETACHED: usize = usize::MAX;
@@ -104,6 +105,28 @@ impl Shared {
     pub(crate) fn close(&self, drain: bool) {
         self.life.close(drain);
         self.registry.locked_all();
+    }
+}
+
+/// A pooled executor's link to its system's detached executor: what both pooled executors
+/// answer for [`Executor::sibling`] and [`Executor::attach_detached`].
+#[derive(Default)]
+pub(crate) struct DetachedLink(OnceLock<ExecRef>);
+
+impl DetachedLink {
+    pub(crate) fn attach(&self, d: ExecRef) {
+        let _ = self.0.set(d);
+    }
+
+    /// The sibling of a pooled executor for placement `p`.
+    pub(crate) fn sibling(&self, p: Placement) -> Sibling {
+        match p {
+            Placement::Pooled => Sibling::This,
+            Placement::Detached => match self.0.get() {
+                Some(d) => Sibling::Other(d.clone()),
+                None => Sibling::Gone,
+            },
+        }
     }
 }
 

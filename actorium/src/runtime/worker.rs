@@ -212,10 +212,11 @@ pub(crate) unsafe fn current<'p, U: Unit>(pool: &'p Pool<U::Slot>) -> Option<&'p
     if !ptr::eq(c.pool, (pool as *const Pool<U::Slot>).cast()) {
         return None;
     }
-    // SAFETY: `c.worker` was set by `Enter::worker` for a `Worker` of this pool, whose unit
-    // type is `U` (a pool is run by one unit type), and that worker lives on this thread's
-    // stack for as long as CURRENT names it: every caller that can observe it runs nested
-    // inside the scope of that `Enter`, and no reference is kept beyond the call.
+    // `c.worker` was set by `Enter::worker` for a `Worker` of this pool, whose unit type is
+    // `U` (a pool is run by one unit type), and that worker lives on this thread's stack for
+    // as long as CURRENT names it: every caller that can observe it runs nested inside the
+    // scope of that `Enter`, and keeps no reference beyond its call (the contract).
+    // SAFETY: as just said.
     Some(unsafe { &*c.worker.cast::<Worker<'p, U>>() })
 }
 

@@ -19,7 +19,9 @@ pub(crate) mod worker;
 use super::mailbox::{self, Job, JobScheduler};
 use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
-use crate::core::{ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status};
+use crate::core::{
+    DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
+};
 use crate::runtime::pool::Pool;
 use crate::runtime::stats::{Counters, Stats};
 use crossbeam_utils::CachePadded;
@@ -29,7 +31,7 @@ use std::collections::BTreeSet;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// Settings of an actor-centric executor.
@@ -69,7 +71,7 @@ pub(crate) struct Executor<P: Policy> {
     /// Serialises callers driving a caller-driven policy; true once the system has stopped
     /// (so a thread still waiting in `join` can no longer run a job during the cleanup).
     driver: Mutex<bool>,
-    detached: OnceLock<ExecRef>,
+    detached: DetachedLink,
 }
 
 /// Why an executor could not start.
@@ -117,7 +119,7 @@ impl<P: Policy> Executor<P> {
             exited: Mutex::new(BTreeSet::new()),
             exited_cv: Condvar::new(),
             driver: Mutex::new(false),
-            detached: OnceLock::new(),
+            detached: DetachedLink::default(),
         })
     }
 
@@ -204,17 +206,11 @@ impl<P: Policy> Exec for Executor<P> {
     }
 
     fn sibling(&self, p: Placement) -> Sibling {
-        match p {
-            Placement::Pooled => Sibling::This,
-            Placement::Detached => match self.detached.get() {
-                Some(d) => Sibling::Other(d.clone()),
-                None => Sibling::Gone,
-            },
-        }
+        self.detached.sibling(p)
     }
 
     fn attach_detached(&self, d: ExecRef) {
-        let _ = self.detached.set(d);
+        self.detached.attach(d);
     }
 
     #[inline]

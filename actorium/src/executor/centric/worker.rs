@@ -179,6 +179,7 @@ impl<P: Policy> Executor<P> {
         });
         let during_resume = || {
             self.policy_call("during_resume", Moves::Nothing, || {
+                // SAFETY: between two behaviours; no other context of this worker is alive.
                 p.during_resume(&mut unsafe { self.ctx(index) })
             });
         };
@@ -197,11 +198,13 @@ impl<P: Policy> Executor<P> {
         match r {
             Resumable::ResumeLater => {
                 self.policy_call("resume_job_later", Moves::Jobs, || {
+                    // SAFETY: as above.
                     p.resume_job_later(&mut unsafe { self.ctx(index) }, job)
                 });
             }
             Resumable::Done => {
                 self.policy_call("after_completion", Moves::Nothing, || {
+                    // SAFETY: as above.
                     p.after_completion(&mut unsafe { self.ctx(index) }, &job)
                 });
             }

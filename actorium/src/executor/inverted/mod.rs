@@ -23,7 +23,9 @@ pub(crate) mod worker;
 use crate::core::envelope::Envelope;
 use crate::core::exec_ref::{ops_of, ExecOps};
 use crate::core::mailbox::Mailbox;
-use crate::core::{ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status};
+use crate::core::{
+    DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
+};
 use crate::runtime::loom::sync::atomic::AtomicPtr;
 use crate::runtime::pool::{join_all, Pool};
 use crate::runtime::stats::{Counter, Counters, Stats};
@@ -31,7 +33,7 @@ use crossbeam_utils::CachePadded;
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use work_queue::WorkQueue;
 use worker::InvWorker;
@@ -85,7 +87,7 @@ pub(crate) struct Executor {
     pub(crate) stealing: Stealing,
     epoch: Instant,
     /// The system's executor for detached actors (set once, right after start).
-    detached: OnceLock<ExecRef>,
+    detached: DetachedLink,
 }
 
 impl Executor {
@@ -116,7 +118,7 @@ impl Executor {
                 Stealing::None
             },
             epoch: Instant::now(),
-            detached: OnceLock::new(),
+            detached: DetachedLink::default(),
         })
     }
 
@@ -320,17 +322,11 @@ impl Exec for Executor {
     }
 
     fn sibling(&self, p: Placement) -> Sibling {
-        match p {
-            Placement::Pooled => Sibling::This,
-            Placement::Detached => match self.detached.get() {
-                Some(d) => Sibling::Other(d.clone()),
-                None => Sibling::Gone,
-            },
-        }
+        self.detached.sibling(p)
     }
 
     fn attach_detached(&self, d: ExecRef) {
-        let _ = self.detached.set(d);
+        self.detached.attach(d);
     }
 
     /// The next queue ticket, round-robin (seed: `fetch_add(next_ticket) % nrqueues`).
