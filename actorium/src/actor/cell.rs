@@ -12,7 +12,7 @@ use super::{Actor, Allocation, Context, Receive};
 use crate::core::envelope::{Envelope, EnvelopeVTable, Payload};
 use crate::core::header::CellVTable;
 use crate::core::{report_panic, ExecRef, Header, Placement, Sibling, Status, WorkerRef};
-use crate::executor::inverted;
+use crate::executor::{inverted, mailbox};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -136,6 +136,9 @@ pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Arc<Cell<A>>, msg: M
     let pushed = if exec.is(&inverted::OPS) {
         // SAFETY: the table is the message-centric executor's, so the executor is one.
         unsafe { exec.get_unchecked::<inverted::Executor>() }.push_envelope(&cell.header, env())
+    } else if cell.header.mailbox().is_some() {
+        // A mailbox actor: the mailbox protocol, inlined too; its executor makes the job.
+        mailbox::push(exec, &cell.header, env())
     } else {
         exec.push(&cell.header, env())
     };

@@ -75,6 +75,9 @@ pub(crate) struct Header {
     /// Whether the state is present so behaviours may run. Written only by the thread that holds
     /// the actor's queue (or before the cell is published).
     installed: Cell<bool>,
+    /// Whether its system counts statistics (read on the send path, where the system's own
+    /// flag is one indirection further).
+    stats: bool,
     /// [`HANDLE`] and [`KEPT`]: who drops a `Finished` actor's final state.
     join: AtomicU8,
     vtable: &'static CellVTable,
@@ -98,6 +101,7 @@ impl Header {
         joinable: bool,
         vtable: &'static CellVTable,
     ) -> Self {
+        let stats = alive && exec.shared().stats_on;
         Self {
             link: Link::new(),
             exec,
@@ -109,6 +113,7 @@ impl Header {
                 Status::Stopped
             } as u8),
             installed: Cell::new(alive),
+            stats,
             join: AtomicU8::new(if joinable { HANDLE } else { 0 }),
             vtable,
         }
@@ -122,6 +127,12 @@ impl Header {
     #[inline]
     pub(crate) fn set_status(&self, s: Status) {
         self.status.store(s as u8, Ordering::Release);
+    }
+
+    /// Whether the actor's system counts statistics.
+    #[inline]
+    pub(crate) fn stats(&self) -> bool {
+        self.stats
     }
 
     #[inline]

@@ -161,7 +161,21 @@ pub(crate) trait Executor: Send + Sync + 'static {
 
     /// Enqueues `env` for the actor `hdr`; gives it back if the actor no longer accepts
     /// messages. Counts the send.
+    ///
+    /// An actor with a mailbox (one from [`Self::new_mailbox`]) is sent to by the mailbox
+    /// protocol of `executor/mailbox` whatever its executor, which then only makes the job
+    /// ([`Self::schedule`]): a mailbox executor's `push` must be that protocol.
     fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope>;
+
+    /// Mailbox executors: the mailbox actor `hdr` got mail while idle; make its job.
+    fn schedule(&self, _hdr: &Header) {
+        unreachable!("only executors that make mailboxes schedule jobs")
+    }
+
+    /// The calling thread's own counters (a worker's of this executor), if statistics are on.
+    fn my_counters(&self) -> Option<&Counters> {
+        None
+    }
 
     /// Registers a fresh cell (live count, live-actor list, the system reference through
     /// [`Header::retain`]) and queues its `start` envelope; refused, giving `start` back, once

@@ -117,30 +117,38 @@ impl<P: Policy> Executor<P> {
 
     /// The handling of a policy call's outcome: a panic is reported and counted, and fails the
     /// system if the call moved jobs.
+    #[inline]
     fn contain<R>(&self, what: &str, moves: Moves, r: std::thread::Result<R>) -> Option<R> {
         match r {
             Ok(r) => Some(r),
             Err(p) => {
-                report_panic(
-                    &format!(
-                        "the scheduling policy `{}` (in `{what}`)",
-                        std::any::type_name::<P>()
-                    ),
-                    &*p,
-                );
-                self.shared.count(None, |c| &c.panics);
-                if moves == Moves::Jobs {
-                    eprintln!(
-                        "actorium: a job may have been lost inside the scheduling policy, so \
-                         its actor might never run again: the system aborts as if dropped \
-                         (workers stop taking jobs and every wait returns; `stop` or dropping \
-                         the system then stops the live actors)"
-                    );
-                    self.shared.life.fail();
-                    self.pool.wake_all();
-                }
+                self.policy_panicked(what, moves, &*p);
                 None
             }
+        }
+    }
+
+    /// A policy call panicked (kept out of line: every job makes several policy calls).
+    #[cold]
+    #[inline(never)]
+    fn policy_panicked(&self, what: &str, moves: Moves, p: &(dyn std::any::Any + Send)) {
+        report_panic(
+            &format!(
+                "the scheduling policy `{}` (in `{what}`)",
+                std::any::type_name::<P>()
+            ),
+            p,
+        );
+        self.shared.count(None, |c| &c.panics);
+        if moves == Moves::Jobs {
+            eprintln!(
+                "actorium: a job may have been lost inside the scheduling policy, so its actor \
+                 might never run again: the system aborts as if dropped (workers stop taking \
+                 jobs and every wait returns; `stop` or dropping the system then stops the live \
+                 actors)"
+            );
+            self.shared.life.fail();
+            self.pool.wake_all();
         }
     }
 

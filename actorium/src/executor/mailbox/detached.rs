@@ -130,6 +130,10 @@ impl Exec for Detached {
         super::push(self, hdr, env)
     }
 
+    fn schedule(&self, hdr: &Header) {
+        JobScheduler::schedule(self, hdr)
+    }
+
     unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope> {
         let signal = hdr
             .mailbox()

@@ -24,7 +24,7 @@ pub(crate) mod detached;
 use crate::core::copy_queue::CopyQueue;
 use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
-use crate::core::{run_batch, Header, Shared, Status, WorkerRef};
+use crate::core::{run_batch, ExecRef, Header, Shared, Status, WorkerRef};
 use crate::runtime::stats::Counters;
 use std::fmt;
 
@@ -50,6 +50,22 @@ pub(crate) trait JobScheduler {
     fn schedule(&self, hdr: &Header);
     /// The calling thread's own counters (a worker's), if any and if statistics are on.
     fn my_counters(&self) -> Option<&Counters>;
+}
+
+/// Any executor's reference, for the send path of the actor layer: the mailbox protocol runs
+/// inlined there, and only making a job (or counting) reaches the executor, through its table.
+impl JobScheduler for ExecRef {
+    fn shared(&self) -> &Shared {
+        self.get().shared()
+    }
+
+    fn schedule(&self, hdr: &Header) {
+        self.get().schedule(hdr)
+    }
+
+    fn my_counters(&self) -> Option<&Counters> {
+        self.get().my_counters()
+    }
 }
 
 /// What a job's run ended with (CAF's `resumable::resume_result`).
@@ -163,10 +179,13 @@ fn mailbox_of(hdr: &Header) -> &Mailbox {
 /// Counts one event for the calling thread, if statistics are on (looking up the thread's
 /// worker only then).
 #[inline]
-fn count(exec: &impl JobScheduler, pick: fn(&Counters) -> &crate::runtime::stats::Counter) {
-    let shared = exec.shared();
-    if shared.stats_on {
-        shared.count(exec.my_counters(), pick);
+fn count(
+    exec: &impl JobScheduler,
+    hdr: &Header,
+    pick: fn(&Counters) -> &crate::runtime::stats::Counter,
+) {
+    if hdr.stats() {
+        exec.shared().count(exec.my_counters(), pick);
     }
 }
 
@@ -188,7 +207,7 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
     if schedule {
         schedule_job(exec, hdr);
     }
-    count(exec, |c| &c.messages_sent);
+    count(exec, hdr, |c| &c.messages_sent);
     Ok(())
 }
 
@@ -221,7 +240,7 @@ pub(crate) unsafe fn register(
         return Err(start.expect("the start envelope pushed above"));
     }
     exec.schedule(hdr);
-    count(exec, |c| &c.actors_created);
+    count(exec, hdr, |c| &c.actors_created);
     Ok(())
 }
 
