@@ -1,7 +1,9 @@
 //! Runs one (benchmark, system) once in its own process and measures it: the workload's own
 //! timed region (reported by the child), peak RSS and CPU time (from `wait4`).
 
-use crate::suite::{caf_binary, erlang_ebin, Bench, Kind, Params, System};
+use crate::suite::{
+    caf_binary, erlang_ebin, java_classes, tbb_binary, Bench, Kind, Params, System,
+};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -44,6 +46,17 @@ fn command(sys: &System, bench: &Bench, threads: usize, params: &Params) -> Comm
             c.arg("+S").arg(format!("{threads}:{threads}"));
             c.args(["-noshell", "-pa"]).arg(erlang_ebin());
             c.args(["-run", "actorium_bench", "main", bench.name]);
+            c
+        }
+        Kind::Tbb => {
+            let mut c = Command::new(tbb_binary());
+            c.args([bench.name, &threads.to_string()]);
+            c
+        }
+        Kind::Java => {
+            let mut c = Command::new("java");
+            c.arg("-cp").arg(java_classes()).arg("ForkJoinBench");
+            c.args([bench.name, &threads.to_string()]);
             c
         }
     };

@@ -101,7 +101,7 @@ fn main() {
                 );
             }
             for s in SYSTEMS {
-                println!("{:<22} {}", s.name, s.threads_note);
+                println!("{:<26} {}", s.name, s.threads_note);
             }
         }
         None => std::process::exit(suite_main(&cli)),
@@ -181,7 +181,11 @@ fn suite_main(cli: &Cli) -> i32 {
         }
     }
 
-    let total = (benches.len() * systems.len() * runs) as u64;
+    let pairs = benches
+        .iter()
+        .map(|b| systems.iter().filter(|s| s.runs(b)).count())
+        .sum::<usize>();
+    let total = (pairs * runs) as u64;
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
@@ -193,6 +197,9 @@ fn suite_main(cli: &Cli) -> i32 {
     for b in &benches {
         let params = b.params(cli.quick);
         for (s, ready) in systems.iter().zip(&ready) {
+            if !s.runs(b) {
+                continue;
+            }
             if let Err(why) = ready {
                 records.push(Record::unavailable(b, s.name, threads, &params, why));
                 bar.inc(runs as u64);
@@ -225,10 +232,31 @@ fn suite_main(cli: &Cli) -> i32 {
     }
     bar.finish_and_clear();
 
-    let bench_names: Vec<String> = benches.iter().map(|b| b.name.to_string()).collect();
-    let sys_names: Vec<String> = systems.iter().map(|s| s.name.to_string()).collect();
-    let table = report::markdown(&records, &bench_names, &sys_names);
-    println!("{table}");
+    // One table per group of workloads, with the systems that run it.
+    let groups: Vec<GroupTable> = suite::Group::ALL
+        .iter()
+        .filter_map(|&g| {
+            let benches: Vec<String> = benches
+                .iter()
+                .filter(|b| b.group == g)
+                .map(|b| b.name.to_string())
+                .collect();
+            let systems: Vec<String> = systems
+                .iter()
+                .filter(|s| s.groups.contains(&g))
+                .map(|s| s.name.to_string())
+                .collect();
+            (!benches.is_empty() && !systems.is_empty()).then(|| GroupTable {
+                table: report::markdown(&records, &benches, &systems),
+                group: g,
+                benches,
+                systems,
+            })
+        })
+        .collect();
+    for g in &groups {
+        println!("## {}\n\n{}", g.group.title(), g.table);
+    }
     println!(
         "{} benchmarks × {} systems × {runs} runs, {threads} threads{} in {:.0} s",
         benches.len(),
@@ -236,15 +264,7 @@ fn suite_main(cli: &Cli) -> i32 {
         if cli.quick { ", --quick" } else { "" },
         started.elapsed().as_secs_f64()
     );
-    if let Err(e) = write_outputs(
-        cli,
-        &records,
-        &bench_names,
-        &sys_names,
-        &table,
-        threads,
-        runs,
-    ) {
+    if let Err(e) = write_outputs(cli, &records, &groups, threads, runs) {
         eprintln!("actorium-bench: {e}");
         return 1;
     }
@@ -261,43 +281,60 @@ fn suite_main(cli: &Cli) -> i32 {
     i32::from(!errors.is_empty())
 }
 
+/// One group's workloads, systems and main table.
+struct GroupTable {
+    group: suite::Group,
+    benches: Vec<String>,
+    systems: Vec<String>,
+    table: String,
+}
+
 fn write_outputs(
     cli: &Cli,
     records: &[Record],
-    benches: &[String],
-    systems: &[String],
-    table: &str,
+    groups: &[GroupTable],
     threads: usize,
     runs: usize,
 ) -> Result<(), String> {
     std::fs::create_dir_all(&cli.out).map_err(|e| format!("{}: {e}", cli.out.display()))?;
-    let systems_note = SYSTEMS
-        .iter()
-        .filter(|s| systems.iter().any(|n| n == s.name))
-        .map(|s| format!("{} ({})", s.name, s.threads_note))
-        .collect::<Vec<_>>()
-        .join("; ");
-    let md = format!(
-        "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}.\n\n\
-         {table}\n## Each family at its best\n\n{}\n## Peak RSS\n\n{}\nSystems: \
-         {systems_note}.\n",
+    let mut md = format!(
+        "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}.\n",
         if cli.quick {
             ", --quick parameters"
         } else {
             ""
         },
-        report::markdown_best(records, benches, systems, suite::family),
-        report::markdown_rss(records, benches, systems),
     );
+    let mut charts = Vec::new();
+    for g in groups {
+        let systems_note = SYSTEMS
+            .iter()
+            .filter(|s| g.systems.iter().any(|n| n == s.name))
+            .map(|s| format!("{} ({})", s.name, s.threads_note))
+            .collect::<Vec<_>>()
+            .join("; ");
+        md.push_str(&format!(
+            "\n## {}\n\n{}\n### Each family at its best\n\n{}\n### Peak RSS\n\n{}\nSystems: \
+             {systems_note}.\n",
+            g.group.title(),
+            g.table,
+            report::markdown_best(records, &g.benches, &g.systems, suite::family),
+            report::markdown_rss(records, &g.benches, &g.systems),
+        ));
+        let svg = cli.out.join(match g.group {
+            suite::Group::Actors => "ratios.svg",
+            suite::Group::ForkJoin => "ratios-forkjoin.svg",
+        });
+        report::chart(records, &g.benches, &g.systems, &svg)?;
+        charts.push(svg.display().to_string());
+    }
     let md_path = cli.out.join("results.md");
     std::fs::write(&md_path, md).map_err(|e| format!("{}: {e}", md_path.display()))?;
-    let svg_path = cli.out.join("ratios.svg");
-    report::chart(records, benches, systems, &svg_path)?;
     if let Some(path) = &cli.json {
         let json = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
         std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    eprintln!("wrote {} and {}", md_path.display(), svg_path.display());
+    eprintln!("wrote {} and {}", md_path.display(), charts.join(", "));
     Ok(())
 }
 

@@ -58,6 +58,28 @@ pub struct Bench {
     /// What one "operation" is, for `per_op_ns`.
     pub op: &'static str,
     ops: fn(&Params) -> u64,
+    /// Actor workloads or fork/join workloads (each group has its own table and systems).
+    pub group: Group,
+}
+
+/// The two groups of workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// Message passing between actors (the Cforall thesis and Savina).
+    Actors,
+    /// Divide-and-conquer tasks (seed 004): `join` and scopes.
+    ForkJoin,
+}
+
+impl Group {
+    pub const ALL: [Group; 2] = [Group::Actors, Group::ForkJoin];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Actors => "Actor workloads",
+            Group::ForkJoin => "Fork/join workloads",
+        }
+    }
 }
 
 impl Bench {
@@ -91,6 +113,7 @@ const fn executor_family(name: &'static str, default: Table, quick: Table) -> Be
         quick,
         op: "message",
         ops: executor_total,
+        group: Group::Actors,
     }
 }
 
@@ -107,6 +130,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 1_000_000)],
         op: "send",
         ops: |p| p.get("n"),
+        group: Group::Actors,
     },
     Bench {
         name: "dynamic-send",
@@ -115,6 +139,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 100_000)],
         op: "spawn+send",
         ops: |p| p.get("n"),
+        group: Group::Actors,
     },
     executor_family("executor", EXECUTOR_DEFAULT, EXECUTOR_QUICK),
     Bench {
@@ -124,6 +149,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("servers", 10_000), ("reps", 10)],
         op: "message",
         ops: |p| 2 * p.get("servers") * p.get("reps"),
+        group: Group::Actors,
     },
     Bench {
         name: "matrix",
@@ -132,6 +158,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 256)],
         op: "row",
         ops: |p| p.get("n"),
+        group: Group::Actors,
     },
     executor_family("balance-one", BALANCE_DEFAULT, BALANCE_QUICK),
     executor_family("balance-multi", BALANCE_DEFAULT, BALANCE_QUICK),
@@ -142,6 +169,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 10_000)],
         op: "round trip",
         ops: |p| p.get("n"),
+        group: Group::Actors,
     },
     Bench {
         name: "counting",
@@ -150,6 +178,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 100_000)],
         op: "message",
         ops: |p| p.get("n"),
+        group: Group::Actors,
     },
     Bench {
         name: "fork-join-throughput",
@@ -158,6 +187,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("actors", 60), ("msgs", 1_000)],
         op: "message",
         ops: |p| p.get("actors") * p.get("msgs"),
+        group: Group::Actors,
     },
     Bench {
         name: "fork-join-creation",
@@ -166,6 +196,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("n", 10_000)],
         op: "actor",
         ops: |p| p.get("n"),
+        group: Group::Actors,
     },
     Bench {
         name: "thread-ring",
@@ -174,6 +205,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("actors", 100), ("passes", 10_000)],
         op: "hop",
         ops: |p| p.get("passes") + 1,
+        group: Group::Actors,
     },
     Bench {
         name: "chameneos",
@@ -182,6 +214,7 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("creatures", 100), ("meetings", 20_000)],
         op: "meeting",
         ops: |p| p.get("meetings"),
+        group: Group::Actors,
     },
     Bench {
         name: "big",
@@ -190,8 +223,72 @@ pub const BENCHES: &[Bench] = &[
         quick: &[("actors", 120), ("pings", 2_000)],
         op: "ping",
         ops: |p| p.get("actors") * p.get("pings"),
+        group: Group::Actors,
+    },
+    Bench {
+        name: "fib",
+        source: "fork/join",
+        default: &[("n", 32)],
+        quick: &[("n", 27)],
+        op: "join",
+        // fib(n) makes fib(n + 1) - 1 joins.
+        ops: |p| fib(p.get("n") + 1) - 1,
+        group: Group::ForkJoin,
+    },
+    Bench {
+        name: "quicksort",
+        source: "fork/join",
+        default: &[("n", 10_000_000), ("cutoff", 1_000)],
+        quick: &[("n", 1_000_000), ("cutoff", 1_000)],
+        op: "element",
+        ops: |p| p.get("n"),
+        group: Group::ForkJoin,
+    },
+    Bench {
+        name: "nqueens",
+        source: "fork/join",
+        default: &[("n", 12)],
+        quick: &[("n", 10)],
+        op: "solution",
+        ops: |p| actorium_peers::common::expected_checksum("nqueens", &p.0),
+        group: Group::ForkJoin,
+    },
+    Bench {
+        name: "matmul",
+        source: "Savina (recursive)",
+        default: &[("n", 1024), ("threshold", 16_384)],
+        quick: &[("n", 256), ("threshold", 16_384)],
+        op: "multiply-add",
+        ops: |p| p.get("n").pow(3),
+        group: Group::ForkJoin,
+    },
+    Bench {
+        name: "tree-sum-small",
+        source: "chili/spice",
+        default: &[("nodes", 1_023), ("reps", 20_000)],
+        quick: &[("nodes", 1_023), ("reps", 2_000)],
+        op: "node",
+        ops: |p| p.get("nodes") * p.get("reps"),
+        group: Group::ForkJoin,
+    },
+    Bench {
+        name: "tree-sum-big",
+        source: "chili/spice",
+        default: &[("depth", 24)],
+        quick: &[("depth", 20)],
+        op: "node",
+        ops: |p| (1 << p.get("depth")) - 1,
+        group: Group::ForkJoin,
     },
 ];
+
+fn fib(n: u64) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a
+}
 
 /// The family of the system named `name` (its own name if it is not in the suite).
 pub fn family(name: &str) -> &'static str {
@@ -214,6 +311,10 @@ pub enum Kind {
     Caf(&'static str),
     /// Erlang/OTP, module built from `peers/erlang`.
     Erlang,
+    /// Intel TBB, C++ binary built from `peers/tbb`.
+    Tbb,
+    /// Java's ForkJoinPool, classes built from `peers/java`.
+    Java,
 }
 
 pub struct System {
@@ -223,6 +324,19 @@ pub struct System {
     pub kind: Kind,
     /// How its threads are configured, for the report.
     pub threads_note: &'static str,
+    /// The workload groups it runs.
+    pub groups: &'static [Group],
+}
+
+const ACTORS: &[Group] = &[Group::Actors];
+const BOTH: &[Group] = &[Group::Actors, Group::ForkJoin];
+const FORK_JOIN: &[Group] = &[Group::ForkJoin];
+
+impl System {
+    /// Whether it runs `b`.
+    pub fn runs(&self, b: &Bench) -> bool {
+        self.groups.contains(&b.group)
+    }
 }
 
 /// Every system, in report order. Register new actorium executors here as they land.
@@ -232,18 +346,21 @@ pub const SYSTEMS: &[System] = &[
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "`workers(T)`, 16 queues per worker, longest-victim queue stealing (default)",
+        groups: BOTH,
     },
     System {
         name: "actorium-inverted-random",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "as above, random-victim queue stealing",
+        groups: ACTORS,
     },
     System {
         name: "actorium-inverted-none",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "as above, no stealing",
+        groups: ACTORS,
     },
     System {
         name: "actorium-centric-stealing",
@@ -251,60 +368,105 @@ pub const SYSTEMS: &[System] = &[
         kind: Kind::InProcess,
         threads_note:
             "actor-centric executor, `workers(T)`, work stealing with CAF's polling tiers",
+        groups: BOTH,
     },
     System {
         name: "actorium-centric-sharing",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "actor-centric executor, `workers(T)`, work sharing",
+        groups: ACTORS,
     },
     System {
         name: "actix",
         family: "actix",
         kind: Kind::InProcess,
         threads_note: "T arbiters, actors round-robin",
+        groups: ACTORS,
     },
     System {
         name: "actix-1",
         family: "actix",
         kind: Kind::InProcess,
         threads_note: "1 arbiter, every actor on it (T ignored)",
+        groups: ACTORS,
     },
     System {
         name: "ractor",
         family: "ractor",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`",
+        groups: ACTORS,
     },
     System {
         name: "kameo",
         family: "kameo",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`",
+        groups: ACTORS,
     },
     System {
         name: "tokio-mpsc",
         family: "tokio-mpsc",
         kind: Kind::InProcess,
         threads_note: "tokio, `worker_threads(T)`, a task per actor, unbounded `mpsc` mailboxes",
+        groups: ACTORS,
     },
     System {
         name: "caf-stealing",
         family: "caf",
         kind: Kind::Caf("stealing"),
         threads_note: "`scheduler.max-threads = T`, policy stealing",
+        groups: ACTORS,
     },
     System {
         name: "caf-sharing",
         family: "caf",
         kind: Kind::Caf("sharing"),
         threads_note: "`scheduler.max-threads = T`, policy sharing",
+        groups: ACTORS,
     },
     System {
         name: "erlang",
         family: "erlang",
         kind: Kind::Erlang,
         threads_note: "`erl +S T:T`",
+        groups: ACTORS,
+    },
+    System {
+        name: "sequential",
+        family: "sequential",
+        kind: Kind::InProcess,
+        threads_note: "the fork/join code with `join` running both closures in turn (T ignored)",
+        groups: FORK_JOIN,
+    },
+    System {
+        name: "rayon",
+        family: "rayon",
+        kind: Kind::InProcess,
+        threads_note: "`ThreadPoolBuilder::num_threads(T)`, `rayon::join`",
+        groups: FORK_JOIN,
+    },
+    System {
+        name: "chili",
+        family: "chili",
+        kind: Kind::InProcess,
+        threads_note: "`Config { thread_count: T }` (the caller is one of them), `Scope::join`",
+        groups: FORK_JOIN,
+    },
+    System {
+        name: "tbb",
+        family: "tbb",
+        kind: Kind::Tbb,
+        threads_note: "oneTBB, `task_arena(T)`, `parallel_invoke`",
+        groups: FORK_JOIN,
+    },
+    System {
+        name: "java-forkjoin",
+        family: "java-forkjoin",
+        kind: Kind::Java,
+        threads_note: "Java 17 `new ForkJoinPool(T)`, `fork`/`compute`/`join`; the second of two runs in one JVM (JIT warmed)",
+        groups: FORK_JOIN,
     },
 ];
 
@@ -319,6 +481,14 @@ pub fn caf_binary() -> PathBuf {
 
 pub fn erlang_ebin() -> PathBuf {
     crate_dir().join("peers/erlang/ebin")
+}
+
+pub fn tbb_binary() -> PathBuf {
+    crate_dir().join("peers/tbb/build/tbb-bench")
+}
+
+pub fn java_classes() -> PathBuf {
+    crate_dir().join("peers/java/build")
 }
 
 /// Whether a system can run here; for foreign peers, builds them (once) if their toolchain is
@@ -337,6 +507,20 @@ pub fn prepare(sys: &System) -> Result<(), String> {
                 return Err("not installed (erlang-nox; run scripts/install-peers.sh)".into());
             }
             build_once("erlang", &erlang_ebin().join("actorium_bench.beam"))
+        }
+        Kind::Tbb => {
+            if !Path::new("/usr/include/tbb/parallel_invoke.h").exists()
+                && !Path::new("/usr/include/oneapi/tbb/parallel_invoke.h").exists()
+            {
+                return Err("not installed (libtbb-dev; run scripts/install-peers.sh)".into());
+            }
+            build_once("tbb", &tbb_binary())
+        }
+        Kind::Java => {
+            if Command::new("javac").arg("-version").output().is_err() {
+                return Err("not installed (a JDK; run scripts/install-peers.sh)".into());
+            }
+            build_once("java", &java_classes().join("ForkJoinBench.class"))
         }
     }
 }

@@ -17,6 +17,12 @@
 //! steady state; *detached* actors run on threads of their own; idle workers sleep on a Linux
 //! event fd behind a three-state *benaphore* (seed 003), so an idle system uses no CPU.
 //!
+//! The same workers run fork/join tasks (seed 004): [`join`] and [`scope`] on a worker (in a
+//! behaviour, [`Context::join`] and [`Context::scope`]), [`SystemHandle::join`] and
+//! [`SystemHandle::scope`] from any thread. Each worker owns a private task deque (its own end
+//! LIFO, the oldest task to a thief); a joiner whose half was taken helps only with that half's
+//! own subtasks.
+//!
 //! ```
 //! use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, Receive};
 //!
@@ -73,10 +79,12 @@
 //! executor/    inverted/ (message-centric: work queues, queue swap, visiting queues)
 //!    |         mailbox/  (mailbox protocol, jobs; detached.rs: a thread per actor)
 //!    |         centric/  (actor-centric: policies, built on mailbox/)
+//!    |         forkjoin/ (join, scopes, fork handles, latches, the helping rule)
 //! core/        envelope, copy queue, actor header and status, mailbox storage, live-actor
 //!    |         lists, the Executor trait and ExecRef (what the layers above call)
 //! runtime/     worker pool and worker table, the worker loop and its units of work, idle
-//!              sleep (idle/), life cycle, signal, statistics, spinlock, rng, loom shims
+//!              sleep (idle/), task deques and the steal handoff (tasks/), life cycle,
+//!              signal, statistics, spinlock, rng, loom shims
 //! ```
 //!
 //! A worker thread runs one loop (`runtime/worker.rs`) through one interface, a *unit of
@@ -157,6 +165,7 @@ pub mod policy {
     pub use crate::executor::centric::testing::Testing;
     pub use crate::executor::mailbox::{Job, Resumable};
 }
+pub use executor::forkjoin::{join, scope, Forked, Scope};
 pub use executor::inverted::Stealing;
 pub use runtime::stats::Stats;
 pub use system::{

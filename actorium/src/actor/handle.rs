@@ -3,6 +3,7 @@
 use super::cell;
 use super::{Actor, Addr, JoinHandle};
 use crate::core::{ExecRef, Placement};
+use crate::executor::forkjoin::{self, Scope};
 use std::fmt;
 
 /// A cloneable handle for spawning actors on a running system from anywhere (any thread, or a
@@ -28,6 +29,53 @@ impl SystemHandle {
 
     pub(crate) fn executor(&self) -> &ExecRef {
         &self.exec
+    }
+
+    /// Runs `a` and `b`, possibly in parallel, on this system's workers, and returns both
+    /// results ([`crate::join`]); blocks the calling thread meanwhile. From a thread outside the
+    /// system the computation is submitted to the workers' common queue (seed 004) and joins
+    /// there; on one of the system's workers (a behaviour, a task) it is [`crate::join`]. On a
+    /// system whose workers take no tasks (caller-driven, or a policy that says so with
+    /// [`crate::policy::Policy::helps_with_tasks`]) or whose workers have exited, it runs on
+    /// the calling thread. A panic in `a` or `b` is resumed here.
+    ///
+    /// ```
+    /// let system = actorium::ActorSystem::builder().workers(2).build().unwrap();
+    /// let v: Vec<u64> = (1..=1000).collect();
+    /// let (l, r) = v.split_at(500);
+    /// let (a, b) = system.join(|| l.iter().sum::<u64>(), || r.iter().sum::<u64>());
+    /// assert_eq!(a + b, 500_500);
+    /// system.stop();
+    /// ```
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        match self.exec.crew() {
+            Some(crew) if crew.has_thieves() && !crew.is_closed() && !forkjoin::on_crew(crew) => {
+                forkjoin::run_on(crew, || forkjoin::join(a, b))
+            }
+            _ => forkjoin::join(a, b),
+        }
+    }
+
+    /// Runs `op` with a fork/join [`Scope`] on this system's workers ([`crate::scope`]), and
+    /// returns once it and every task spawned in the scope have finished; blocks the calling
+    /// thread meanwhile. Where it runs: as [`Self::join`].
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        match self.exec.crew() {
+            Some(crew) if crew.has_thieves() && !crew.is_closed() && !forkjoin::on_crew(crew) => {
+                forkjoin::run_on(crew, || forkjoin::scope(op))
+            }
+            _ => forkjoin::scope(op),
+        }
     }
 
     /// Spawns `actor`: it gets the next queue ticket (round-robin over all queues), and its

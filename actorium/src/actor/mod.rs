@@ -18,6 +18,7 @@ pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
 pub const DETACHED: usize = crate::core::DETACHED;
 
 use crate::core::{Placement, Status, WorkerRef};
+use crate::executor::forkjoin::{self, Scope};
 use cell::Cell;
 use std::sync::Arc;
 
@@ -164,6 +165,61 @@ impl<'a, A: Actor> Context<'a, A> {
         let pooled = cell::executor_for(&self.cell.header.exec, Placement::Pooled)
             .expect("a behaviour runs while its system does");
         SystemHandle::from_executor(pooled)
+    }
+
+    /// Runs `a` and `b`, possibly in parallel, on this system's workers, and returns both
+    /// results: [`crate::join`] on a worker (the worker helps with tasks until both are done;
+    /// the other actors of the queue or job it holds wait, as for any long behaviour: see
+    /// `executor/forkjoin/README.md`), [`SystemHandle::join`] on a detached actor's thread.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Allocation, Context, DeleteMsg, Receive};
+    /// use std::sync::mpsc;
+    ///
+    /// struct Summer(mpsc::Sender<u64>);
+    /// impl Actor for Summer {}
+    /// impl Receive<Vec<u64>> for Summer {
+    ///     fn receive(&mut self, v: Vec<u64>, ctx: &mut Context<'_, Self>) -> Allocation {
+    ///         let (l, r) = v.split_at(v.len() / 2);
+    ///         let (a, b) = ctx.join(|| l.iter().sum::<u64>(), || r.iter().sum::<u64>());
+    ///         self.0.send(a + b).unwrap();
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// let system = ActorSystem::new().unwrap();
+    /// let (tx, rx) = mpsc::channel();
+    /// let summer = system.spawn(Summer(tx));
+    /// summer.send((1..=100).collect::<Vec<u64>>()).unwrap();
+    /// assert_eq!(rx.recv().unwrap(), 5050);
+    /// summer.send(DeleteMsg).unwrap();
+    /// system.stop();
+    /// ```
+    pub fn join<FA, FB, RA, RB>(&self, a: FA, b: FB) -> (RA, RB)
+    where
+        FA: FnOnce() -> RA + Send,
+        FB: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        if forkjoin::on_worker() {
+            forkjoin::join(a, b)
+        } else {
+            self.system().join(a, b)
+        }
+    }
+
+    /// Runs `op` with a fork/join [`Scope`] on this system's workers: [`crate::scope`] on a
+    /// worker, [`SystemHandle::scope`] on a detached actor's thread.
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        if forkjoin::on_worker() {
+            forkjoin::scope(op)
+        } else {
+            self.system().scope(op)
+        }
     }
 
     /// Index of the worker thread running this behaviour; [`DETACHED`] on a detached

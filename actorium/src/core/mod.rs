@@ -226,6 +226,11 @@ pub(crate) trait Executor: Send + Sync + 'static {
         false
     }
 
+    /// The worker pool's runtime half, where fork/join tasks run (none: no pool).
+    fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
+        None
+    }
+
     /// Caller-driven systems: runs one job on the calling thread; whether there was one.
     fn run_once(&self) -> bool {
         false

@@ -8,7 +8,10 @@
 //! - [`centric`]: the actor-centric executor of CAF (seed 000): an actor with mail is a *job*,
 //!   and a policy ([`crate::policy::Policy`]) decides where jobs wait and who runs them. It
 //!   builds on [`mailbox`].
+//! - [`forkjoin`]: fork/join tasks on the same workers (seed 004): `join`, scopes, fork
+//!   handles, latches and the helping rule, on the runtime's task deques.
 
 pub(crate) mod centric;
+pub(crate) mod forkjoin;
 pub(crate) mod inverted;
 pub(crate) mod mailbox;

@@ -29,6 +29,18 @@ pub(crate) mod sync {
     }
 }
 
+/// Thread handles and parking (a joiner waiting for a stolen task parks).
+#[cfg(not(loom))]
+pub(crate) mod thread {
+    #[allow(unused_imports)]
+    pub(crate) use std::thread::{current, park, Thread};
+}
+
+#[cfg(loom)]
+pub(crate) mod thread {
+    pub(crate) use loom::thread::{current, park, Thread};
+}
+
 /// A busy-wait hint: a CPU pause normally, a yield to the model checker under loom (a spin loop
 /// that never yields would make loom explore it forever).
 #[inline]

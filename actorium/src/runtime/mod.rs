@@ -10,6 +10,8 @@
 //! - [`life`]: run state and waits shared by the executors of one system;
 //! - [`signal`]: a thread's wake-up flag (a detached actor's thread blocks on one);
 //! - [`stats`]: per-worker counters and the public [`stats::Stats`];
+//! - [`tasks`]: fork/join task deques and their steal handoff (seed 004), run by the same
+//!   loop after the unit's work;
 //! - [`spin`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
 //! - [`loom`]: the loom shims for the model-checked protocols.
 
@@ -21,4 +23,5 @@ pub(crate) mod rng;
 pub(crate) mod signal;
 pub(crate) mod spin;
 pub(crate) mod stats;
+pub(crate) mod tasks;
 pub(crate) mod worker;

@@ -4,17 +4,20 @@
 //! is "visit my queues" (gulp and run a batch), the actor-centric executor's is "dequeue a job
 //! from the policy and run it". The loop owns what is common to every kind:
 //!
-//! 1. ask the unit for a [`Turn`]: it found and ran work (`Worked`), found none (`Idle`), or
-//!    the worker must end (`Exit`);
+//! 1. ask the unit for a [`Turn`]: it found and ran work (`Worked`), found none (`Idle`, or
+//!    `Nothing` when it idles on its own), or the worker must end (`Exit`); after `Idle` or
+//!    `Nothing` (and every [`TASKS_EVERY`] busy turns), look for a fork/join task (seed 004:
+//!    the worker's own leftovers, one stolen from another worker's deque, or one from the
+//!    common queue, see [`super::tasks`]) and run it;
 //! 2. after `Idle`: if the unit says shutdown may proceed, one more exhaustive search, then
 //!    exit; otherwise spin for the unit's spin time (work usually comes back sooner than a
 //!    wake-up takes), yielding the CPU every few passes;
-//! 3. then idle sleep (seed 003): announce, search exhaustively ([`Unit::search`], ordered
-//!    after the announcement), and block in the kernel if nothing was found, until notified
+//! 3. then idle sleep (seed 003): announce, search exhaustively ([`Unit::search`] and the
+//!    task deques, ordered after the announcement), and block in the kernel if nothing was found, until notified
 //!    (the handshake of `runtime/idle/README.md`).
 //!
-//! A unit that does its own idling (a scheduling policy that blocks in its `dequeue`) never
-//! returns `Idle`. A new kind of work is a new unit (or a unit wrapping another), run by the
+//! A unit that does its own idling (a scheduling policy that polls and sleeps in its `dequeue`)
+//! returns `Nothing` instead of `Idle`. A new kind of work is a new unit (or a unit wrapping another), run by the
 //! same loop on the same threads, without touching the existing ones.
 //!
 //! The thread-local [`current`] tells code running on a worker (a behaviour sending a message)
@@ -25,12 +28,17 @@
 use super::loom::{spin_hint, yield_now};
 use super::pool::Pool;
 use super::stats::Counters;
+use super::tasks::TaskWorker;
 use std::cell::Cell;
 use std::ptr;
 use std::time::{Duration, Instant};
 
 /// While spinning idle, yield the CPU every this many passes.
 const YIELD_EVERY: u32 = 4;
+
+/// A worker busy with its unit's work still looks for tasks every this many turns (tasks a
+/// scope's task left in its deque must not wait for it to go idle).
+const TASKS_EVERY: u32 = 64;
 
 /// While spinning idle, look at the clock every this many passes.
 const CLOCK_EVERY: u32 = 16;
@@ -42,6 +50,9 @@ pub(crate) enum Turn {
     Worked,
     /// It found no work.
     Idle,
+    /// It found no work, and did its own idling (a policy that polls and sleeps in its
+    /// `dequeue`): the loop looks for tasks, then calls again at once.
+    Nothing,
     /// The worker must end.
     Exit,
 }
@@ -131,19 +142,35 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
     let me = Worker::new(unit, index);
     let _enter = Enter::worker(&me);
     let pool = unit.pool();
+    let tasks = TaskWorker::new(pool.crew(), index);
+    let _tasks = tasks.enter();
     let mut idle = Idleness::default();
+    let mut busy_turns = 0u32;
     loop {
-        match unit.turn(&me, &idle) {
-            Turn::Worked => {
+        let turn = unit.turn(&me, &idle);
+        if turn == Turn::Exit {
+            return;
+        }
+        if turn == Turn::Worked {
+            busy_turns = busy_turns.wrapping_add(1);
+            if busy_turns % TASKS_EVERY != 0 {
                 idle.reset();
                 continue;
             }
-            Turn::Exit => return,
-            Turn::Idle => {}
+        }
+        // Fork/join tasks, when some worker shows tasks or the common queue holds one (one
+        // load when there are none).
+        if tasks.hinted() && run_tasks(&tasks) {
+            idle.reset();
+            continue;
+        }
+        if turn != Turn::Idle {
+            idle.reset();
+            continue;
         }
         if unit.exit_ready() {
             // Shutdown: leave once a search finds nothing left.
-            if !unit.search(&me) {
+            if !unit.search(&me) && !tasks.search() {
                 return;
             }
             continue;
@@ -163,9 +190,9 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
             }
             continue;
         }
-        // Idle sleep: announce, search exhaustively, then sleep.
+        // Idle sleep: announce, search exhaustively (the unit's work and tasks), then sleep.
         pool.announce(index);
-        if unit.search(&me) || unit.exit_ready() {
+        if unit.search(&me) || tasks.search() || unit.exit_ready() {
             pool.retire(index);
             idle.reset();
             continue;
@@ -175,6 +202,32 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
         pool.retire(index);
         unit.woke(&me);
         idle.reset();
+    }
+}
+
+/// Runs fork/join tasks (seed 004) on a worker whose unit found no work: first what its own
+/// deque holds (tasks a scope's task spawned here and left when it returned), then one stolen
+/// from another worker's deque or taken from the common queue. They run outside the unit's
+/// code, as a policy's do: a message a task sends is sent as from outside the pool. Whether it
+/// ran any. Out of line: the worker loop's idle pass is the latency of a hand-off between
+/// actors, and stays short.
+#[inline(never)]
+fn run_tasks(tasks: &TaskWorker<'_>) -> bool {
+    let _outside = Enter::outside();
+    if tasks.len() > 0 {
+        while let Some(job) = tasks.pop() {
+            // SAFETY: popped from the own deque: this worker's alone, unrun.
+            unsafe { job.execute() };
+        }
+        return true;
+    }
+    match tasks.find() {
+        Some(job) => {
+            // SAFETY: `find` handed the job to this worker alone, unrun.
+            unsafe { tasks.run_stolen(job) };
+            true
+        }
+        None => false,
     }
 }
 

@@ -68,7 +68,7 @@ pub fn param(params: &BTreeMap<String, u64>, name: &str) -> Result<u64, String> 
         .ok_or_else(|| format!("missing parameter `{name}`"))
 }
 
-fn positive(params: &BTreeMap<String, u64>, name: &str) -> Result<u64, String> {
+pub fn positive(params: &BTreeMap<String, u64>, name: &str) -> Result<u64, String> {
     match param(params, name)? {
         0 => Err(format!("parameter `{name}` must be positive")),
         v => Ok(v),
@@ -335,6 +335,7 @@ pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64
         "thread-ring" => g("passes"),
         "chameneos" => 2 * g("meetings"),
         "big" => g("actors") * g("pings"),
-        other => panic!("no checksum formula for {other}"),
+        other => crate::forkjoin::expected(other, p)
+            .unwrap_or_else(|| panic!("no checksum formula for {other}")),
     }
 }

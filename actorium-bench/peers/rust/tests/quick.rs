@@ -5,7 +5,7 @@
 //! The `#[ignore]`d `defaults_*` tests time the default parameters once per system.
 
 use actorium_peers::common::expected_checksum as expected;
-use actorium_peers::{run, SYSTEMS};
+use actorium_peers::{run, ACTOR_SYSTEMS as SYSTEMS, FORK_JOIN_SYSTEMS};
 use std::collections::BTreeMap;
 
 const THREADS: usize = 2;
@@ -64,6 +64,46 @@ quick! {
     thread_ring: "thread-ring", [("actors", 100), ("passes", 10_000)];
     chameneos: "chameneos", [("creatures", 100), ("meetings", 20_000)];
     big: "big", [("actors", 120), ("pings", 2_000)];
+}
+
+/// The fork/join workloads on the fork/join peers (and each refused by the actor peers, and
+/// the actor workloads by the fork/join peers).
+#[test]
+fn fork_join_workloads() {
+    let cases: &[(&str, &[(&str, u64)])] = &[
+        ("fib", &[("n", 20)]),
+        ("quicksort", &[("n", 100_000), ("cutoff", 1_000)]),
+        ("nqueens", &[("n", 8)]),
+        ("matmul", &[("n", 128), ("threshold", 256)]),
+        ("tree-sum-small", &[("nodes", 1_023), ("reps", 10)]),
+        ("tree-sum-big", &[("depth", 12)]),
+    ];
+    for &(bench, kv) in cases {
+        let p = params(kv);
+        let want = expected(bench, &p);
+        for system in FORK_JOIN_SYSTEMS {
+            for threads in [1, THREADS] {
+                let (secs, sum) = run(system, bench, threads, &p).unwrap();
+                eprintln!("{bench:<22} {system:<10} T={threads} {secs:>9.4} s  checksum={sum}");
+                assert_eq!(sum, want, "{system}/{bench}: checksum");
+            }
+        }
+        let e = run("actix", bench, THREADS, &p).unwrap_err();
+        assert!(e.starts_with("n/a"), "{e}");
+    }
+    let e = run("rayon", "ping-pong", THREADS, &params(&[("n", 10)])).unwrap_err();
+    assert!(e.starts_with("n/a"), "{e}");
+    // An uneven matrix (odd blocks multiply sequentially) and a sort at its smallest.
+    let p = params(&[("n", 7), ("threshold", 4)]);
+    assert_eq!(
+        run("rayon", "matmul", 2, &p).unwrap().1,
+        expected("matmul", &p)
+    );
+    let p = params(&[("n", 1), ("cutoff", 1)]);
+    assert_eq!(
+        run("chili", "quicksort", 2, &p).unwrap().1,
+        expected("quicksort", &p)
+    );
 }
 
 #[test]

@@ -92,12 +92,12 @@ impl<P: Policy> Executor<P> {
         let built = catch_unwind(AssertUnwindSafe(|| {
             let coord = policy.coordinator(workers);
             let slots: Vec<_> = (0..workers).map(|i| policy.worker(&coord, i)).collect();
-            (coord, slots)
+            (coord, slots, policy.helps_with_tasks())
         }));
-        let (coord, slots) = built.map_err(|p| {
+        let (coord, slots, helps) = built.map_err(|p| {
             StartError::Policy(format!(
                 "the scheduling policy `{}` panicked while building its data \
-                 (`coordinator` or `worker`): {}",
+                 (`coordinator`, `worker` or `helps_with_tasks`): {}",
                 std::any::type_name::<P>(),
                 crate::core::panic_message(&*p)
             ))
@@ -111,6 +111,9 @@ impl<P: Policy> Executor<P> {
             }
         })
         .map_err(StartError::Os)?;
+        if manual || !helps {
+            pool.no_thieves();
+        }
         Ok(Self {
             policy,
             coord: CachePadded::new(coord),
@@ -263,6 +266,10 @@ impl<P: Policy> Exec for Executor<P> {
 
     fn workers(&self) -> usize {
         self.pool.len()
+    }
+
+    fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
+        Some(self.pool.crew())
     }
 
     fn is_actor_centric(&self) -> bool {

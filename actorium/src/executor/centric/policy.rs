@@ -99,6 +99,19 @@ pub trait Policy: Send + Sync + Sized + 'static {
     fn driven_by_caller(&self) -> bool {
         false
     }
+
+    /// Whether this policy's workers look for fork/join tasks ([`crate::join`],
+    /// [`crate::scope`]) when they have no job. They do so whenever `dequeue` returns (with a
+    /// job or `None`), and a task pushed while a worker sleeps in [`WorkerCtx::idle_sleep`]
+    /// wakes it (`idle_sleep` then returns `None`); so a policy that polls should return `None`
+    /// from `dequeue` when [`WorkerCtx::tasks_waiting`] says so, and sleep through `idle_sleep`.
+    /// One whose `dequeue` blocks on its own (as [`crate::policy::WorkSharing`]'s condition
+    /// variable) should return `false`: its workers then run only the tasks they fork
+    /// themselves, and a computation submitted from outside ([`crate::SystemHandle::join`]) runs
+    /// on the calling thread.
+    fn helps_with_tasks(&self) -> bool {
+        true
+    }
 }
 
 /// The scheduler as a policy sees it: coordinator and worker data, and the idle sleep.
@@ -154,6 +167,13 @@ pub struct WorkerCtx<'a, P: Policy> {
 }
 
 impl<'a, P: Policy> WorkerCtx<'a, P> {
+    /// Whether fork/join tasks wait for an idle worker ([`crate::join`], [`crate::scope`]): a
+    /// `dequeue` that polls should then return `None`, so that the worker's loop runs them
+    /// (one or two loads).
+    pub fn tasks_waiting(&self) -> bool {
+        self.sched.inner.pool.tasks_hint()
+    }
+
     /// This worker's index.
     pub fn index(&self) -> usize {
         self.index
@@ -186,6 +206,13 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
         if let Some(job) = search(self) {
             pool.retire(self.index);
             return Some(job);
+        }
+        // Fork/join tasks count as work too: come back without a job, and the worker's loop
+        // finds them after this turn.
+        // SAFETY: used during this call only, on this worker's thread.
+        if unsafe { crate::runtime::tasks::TaskWorker::current() }.is_some_and(|t| t.search()) {
+            pool.retire(self.index);
+            return None;
         }
         pool.sleep(self.index);
         pool.retire(self.index);

@@ -85,4 +85,9 @@ impl Policy for WorkSharing {
     fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
         Some(me.scheduler().coordinator().pop(me.counters()))
     }
+
+    /// Idle workers block on the queue's condition variable, so they never look for tasks.
+    fn helps_with_tasks(&self) -> bool {
+        false
+    }
 }

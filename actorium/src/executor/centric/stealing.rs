@@ -195,6 +195,9 @@ fn poll_tier(
         if let Some(j) = own(me) {
             return Some(j);
         }
+        if me.tasks_waiting() {
+            return None;
+        }
         pause();
     }
     None
@@ -284,6 +287,10 @@ impl Policy for WorkStealing {
         ) {
             return Some(j);
         }
+        // Fork/join tasks wait: back to the worker's loop, which runs them (after every tier).
+        if me.tasks_waiting() {
+            return None;
+        }
         if let Some(j) = poll_tier(
             me,
             self.moderate_poll_attempts,
@@ -291,6 +298,9 @@ impl Policy for WorkStealing {
             || std::thread::sleep(self.moderate_sleep),
         ) {
             return Some(j);
+        }
+        if me.tasks_waiting() {
+            return None;
         }
         // Relaxed: steal once more, then sleep until notified (instead of CAF's 10 ms polls).
         if let Some(j) = steal(me) {

@@ -76,7 +76,8 @@ impl<P: Policy> Unit for Executor<P> {
                 self.exited(index);
                 return Turn::Exit;
             }
-            return Turn::Worked;
+            // The policy idles on its own: no spinning here, but a look for tasks.
+            return Turn::Nothing;
         };
         if job.is_shutdown() {
             self.exited(index);

@@ -445,6 +445,10 @@ impl Exec for Executor {
         self.pool.len()
     }
 
+    fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
+        Some(self.pool.crew())
+    }
+
     fn queues(&self) -> usize {
         self.queues.len()
     }

@@ -26,7 +26,9 @@ const NONE: usize = usize::MAX;
 pub(crate) struct IdleSleep {
     /// Idle workers, most recent on top. Only workers entering or leaving idle sleep take it.
     /// A list rather than a stack in the seed's sense: a worker leaves it from any position.
-    sleepers: Mutex<Vec<usize>>,
+    /// (On a line of its own: its lock word is written at every sleep and wake, and the
+    /// structures around the pool are read on every send.)
+    sleepers: CachePadded<Mutex<Vec<usize>>>,
     /// The seed's atomic pointer to the first idle worker's benaphore (an index here).
     first_idle: CachePadded<AtomicUsize>,
 }
@@ -34,7 +36,7 @@ pub(crate) struct IdleSleep {
 impl IdleSleep {
     pub(crate) fn new(workers: usize) -> Self {
         Self {
-            sleepers: Mutex::new(Vec::with_capacity(workers)),
+            sleepers: CachePadded::new(Mutex::new(Vec::with_capacity(workers))),
             first_idle: CachePadded::new(AtomicUsize::new(NONE)),
         }
     }
@@ -94,6 +96,13 @@ impl IdleSleep {
     #[inline]
     pub(crate) fn has_idle(&self) -> bool {
         self.first_idle.load(Ordering::Relaxed) != NONE
+    }
+
+    /// [`Self::has_idle`] as a SeqCst load: ordered after the caller's SeqCst store that
+    /// published work, as an idle worker's search is ordered after its announcement.
+    #[inline]
+    pub(crate) fn has_idle_seqcst(&self) -> bool {
+        self.first_idle.load(Ordering::SeqCst) != NONE
     }
 }
 

@@ -1,0 +1,610 @@
+//! Fork/join on the actors' workers (seed 004): [`join`], [`scope`] with [`Scope::spawn`] and
+//! [`Scope::fork`] handles, and their entry points from threads outside the pool. See
+//! `README.md` in this folder for the helping rule and what a join inside a behaviour does to
+//! other actors; the deques and the steal handoff are the runtime's (`runtime/tasks`).
+
+pub(crate) mod job;
+pub(crate) mod latch;
+
+use crate::runtime::loom::{spin_hint, yield_now};
+use crate::runtime::pool::Crew;
+use crate::runtime::tasks::{self, JobRef, TaskWorker};
+use job::{HeapJob, JobResult, Latch, StackJob};
+use latch::{LockLatch, SpinLatch};
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A join pushes its second half only while the worker's deque holds fewer tasks than this;
+/// beyond, the halves run in turn (see `README.md`, "Lazy task creation").
+const LAZY_DEPTH: usize = 3;
+
+/// A waiting joiner spins (probing and helping) this many rounds before it parks.
+const SPIN_ROUNDS: u32 = 64;
+/// The longest a parked joiner sleeps before it looks for work to help with again.
+const MAX_NAP: Duration = Duration::from_millis(1);
+
+/// Runs `a` and `b`, possibly in parallel, and returns both results.
+///
+/// On a worker of an actor system (inside a behaviour, or inside a task), `b` is pushed on the
+/// worker's task deque, where an idle worker may take it, and `a` runs at once; then the worker
+/// takes `b` back and runs it if nobody took it, or, if a thief did, helps that thief with the
+/// subtasks `b` forks until `b` is done (the helping rule of the folder's `README.md`). On any
+/// other thread, `join` runs `a` then `b` on the calling thread: use [`crate::SystemHandle::join`]
+/// to run a computation on a system's workers from outside.
+///
+/// A panic in `a` or `b` is resumed here, after both have finished or been dropped; the worker
+/// survives.
+///
+/// ```
+/// fn fib(n: u64) -> u64 {
+///     if n < 2 {
+///         return n;
+///     }
+///     let (a, b) = actorium::join(|| fib(n - 1), || fib(n - 2));
+///     a + b
+/// }
+/// let system = actorium::ActorSystem::builder().workers(2).build().unwrap();
+/// assert_eq!(system.join(|| fib(20), || fib(21)), (6765, 10946));
+/// assert_eq!(fib(10), 55); // on a thread outside the pool: sequential
+/// system.stop();
+/// ```
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    // SAFETY: used during this call only, nested in the worker's loop.
+    match unsafe { TaskWorker::current() } {
+        Some(w) => join_on(w, a, b),
+        None => (a(), b()),
+    }
+}
+
+/// [`join`] on worker `w`.
+#[inline]
+fn join_on<A, B, RA, RB>(w: &TaskWorker<'_>, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if w.len() >= LAZY_DEPTH {
+        // Enough older (larger) tasks wait in the deque for thieves, who take the oldest
+        // first: run both halves here without making `b` a task (lazy task creation).
+        w.poll();
+        let rb = b();
+        return (a(), rb);
+    }
+    let job = StackJob::new(b, SpinLatch::new(w.index()));
+    let base = w.end();
+    // SAFETY: `job` stays in this frame until it has run or was taken back: below, the normal
+    // path either pops it back (then runs it here) or waits for its latch, and if `a` panics
+    // the guard does the same while the frame unwinds.
+    let jr = unsafe { job.as_job_ref() };
+    w.push(jr);
+    let guard = Unwinding {
+        w,
+        jr,
+        base,
+        latch: &job.latch,
+    };
+    let ra = a();
+    std::mem::forget(guard);
+    if take_back(w, jr, base) {
+        return (ra, job.run_inline());
+    }
+    // A thief took `b`: help it until `b` is done.
+    wait_for(w, &job.latch, jr.header().tag(), job.header().thief(), base);
+    (ra, job.take_result().into_value())
+}
+
+/// While `a` of a join unwinds: `b` must not outlive the frame it borrows from, so take it back
+/// (it is then dropped unrun) or wait until its thief has finished it; then the panic goes on.
+struct Unwinding<'a, 'w> {
+    w: &'a TaskWorker<'w>,
+    jr: JobRef,
+    base: usize,
+    latch: &'a SpinLatch,
+}
+
+impl Drop for Unwinding<'_, '_> {
+    #[cold]
+    fn drop(&mut self) {
+        if !take_back(self.w, self.jr, self.base) {
+            let h = self.jr.header();
+            wait_for(self.w, self.latch, h.tag(), h.thief(), self.base);
+        }
+    }
+}
+
+/// Pops the deque down to position `base`: true when it reaches `jr` (still unrun: the caller
+/// runs it); tasks above it (forked under the caller and left in the deque, a scope's) run on
+/// the way. False when the deque ends at `base` without it (a thief took it).
+#[inline]
+fn take_back(w: &TaskWorker<'_>, jr: JobRef, base: usize) -> bool {
+    while w.end() > base {
+        match w.pop() {
+            Some(j) if j == jr => return true,
+            // SAFETY: popped from our own deque: ours alone, unrun.
+            Some(j) => unsafe { j.execute() },
+            None => break,
+        }
+    }
+    false
+}
+
+/// Waits until `latch` is set, helping meanwhile: with the tasks above position `base` in the
+/// own deque
+/// (forked under the waiting task), then, once the deque is empty, only with tasks forked under
+/// the job or scope tagged `tag`, asked of its `thief` (or of any worker showing tasks, for a
+/// scope). Parks after a while; the setter wakes it (and it looks again at least every
+/// [`MAX_NAP`]).
+fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usize>, base: usize) {
+    let mut rounds = 0u32;
+    let mut nap = Duration::from_micros(50);
+    while !latch.probe() {
+        // Thieves may ask for the older tasks below `base`.
+        w.poll();
+        if w.end() > base {
+            if let Some(j) = w.pop() {
+                // SAFETY: popped from our own deque: ours alone, unrun.
+                unsafe { j.execute() };
+                rounds = 0;
+                continue;
+            }
+        }
+        if w.len() == 0 {
+            let got = match thief {
+                Some(t) => w.ask(t, tag),
+                None => ask_any(w, tag),
+            };
+            if let Some(j) = got {
+                // SAFETY: handed to us alone by its owner, unrun.
+                unsafe { w.run_stolen(j) };
+                rounds = 0;
+                continue;
+            }
+        }
+        rounds += 1;
+        // Park only when there is nothing to help with and nothing to hand out: a worker with
+        // tasks in its deque must stay responsive to thieves, and one whose thief shows tasks
+        // will be served at the thief's next fork or join.
+        let idle_here = w.len() == 0
+            && match thief {
+                Some(t) => !w.crew().slot(t).hand.shows_tasks(),
+                None => !w.crew().tasks_hint(),
+            };
+        if rounds < SPIN_ROUNDS || !idle_here {
+            if rounds % 8 == 0 {
+                yield_now();
+            } else {
+                for _ in 0..32 {
+                    spin_hint();
+                }
+            }
+        } else if latch.sleepy() {
+            park(nap);
+            nap = (nap * 2).min(MAX_NAP);
+        }
+    }
+}
+
+/// Asks every worker that shows tasks for one forked under `tag`.
+fn ask_any(w: &TaskWorker<'_>, tag: usize) -> Option<JobRef> {
+    let crew = w.crew();
+    (0..crew.len())
+        .filter(|&v| v != w.index() && crew.slot(v).hand.shows_tasks())
+        .find_map(|v| w.ask(v, tag))
+}
+
+#[cfg(not(loom))]
+fn park(d: Duration) {
+    std::thread::park_timeout(d);
+}
+
+#[cfg(loom)]
+fn park(_: Duration) {
+    crate::runtime::loom::thread::park();
+}
+
+// --- Scopes ---
+
+/// A fork/join scope: tasks spawned in it may borrow from outside it, and all have finished
+/// when [`scope`] returns. Made by [`scope`], [`crate::SystemHandle::scope`] or
+/// [`crate::Context::scope`].
+pub struct Scope<'scope> {
+    /// The pool the scope's tasks run on (null: the scope runs on a thread outside any pool,
+    /// and its tasks run where they are spawned).
+    crew: *const Crew,
+    /// Tasks not finished, plus one for the scope's body.
+    pending: AtomicUsize,
+    /// Set when `pending` reaches 0; the waiting worker parks on it.
+    latch: SpinLatch,
+    /// The first panic of a task, resumed when the scope ends.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// `'scope` is invariant, as in `std::thread::scope`.
+    marker: PhantomData<&'scope mut &'scope ()>,
+}
+
+// SAFETY: a scope is shared by its tasks on several workers: `pending`, `latch` and `panic` are
+// synchronised; `crew` is only compared and read (the pool outlives every scope on it).
+unsafe impl Sync for Scope<'_> {}
+// SAFETY: as above; a scope is referred to, never moved, while tasks run.
+unsafe impl Send for Scope<'_> {}
+
+impl fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("pending", &self.pending.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs `op` with a [`Scope`] in which it can spawn tasks that borrow from the caller's stack,
+/// and returns once `op` and every task spawned in the scope have finished.
+///
+/// On a worker of an actor system, spawned tasks go on the worker's deque, where idle workers
+/// may take them; when `op` returns, the worker runs the tasks still in its deque and helps
+/// with those taken until all are done. On any other thread the tasks run where they are
+/// spawned, one after the other: use [`crate::SystemHandle::scope`] from outside a system.
+///
+/// A panic in a task is resumed here once every task has finished (the first one, if several
+/// panicked).
+///
+/// ```
+/// let system = actorium::ActorSystem::builder().workers(2).build().unwrap();
+/// let mut parts = vec![0u64; 4];
+/// system.scope(|s| {
+///     for (i, p) in parts.iter_mut().enumerate() {
+///         s.spawn(move |_| *p = (i as u64 + 1) * 10);
+///     }
+/// });
+/// assert_eq!(parts, [10, 20, 30, 40]);
+/// system.stop();
+/// ```
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    // SAFETY: used during this call only, nested in the worker's loop.
+    match unsafe { TaskWorker::current() } {
+        Some(w) => scope_on(w, op),
+        None => {
+            let s = Scope::new(ptr::null(), usize::MAX);
+            let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
+            s.finish(r)
+        }
+    }
+}
+
+fn scope_on<'scope, OP, R>(w: &TaskWorker<'_>, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    let s = Scope::new(w.crew(), w.index());
+    let base = w.end();
+    let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
+    s.complete_one();
+    wait_for(w, &s.latch, s.tag(), None, base);
+    s.finish(r)
+}
+
+impl<'scope> Scope<'scope> {
+    fn new(crew: *const Crew, owner: usize) -> Self {
+        Self {
+            crew,
+            pending: AtomicUsize::new(1),
+            latch: SpinLatch::new(owner),
+            panic: Mutex::new(None),
+            marker: PhantomData,
+        }
+    }
+
+    /// The tag of this scope's tasks (its address).
+    fn tag(&self) -> usize {
+        self as *const Self as usize
+    }
+
+    /// The calling worker, if it is one of this scope's pool.
+    fn worker(&self) -> Option<&TaskWorker<'_>> {
+        // SAFETY: used during the caller's call only.
+        unsafe { TaskWorker::current() }.filter(|w| ptr::eq(w.crew(), self.crew))
+    }
+
+    /// A task finished (or the body returned): the last one sets the latch.
+    fn complete_one(&self) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 && !self.crew.is_null() {
+            // SAFETY: the scope is live (its waiter is blocked on this latch, which this sets
+            // once, as `pending` reaches 0 once); nothing touches the scope after.
+            unsafe { Latch::set(&self.latch as *const SpinLatch) };
+        }
+    }
+
+    fn record(&self, p: Box<dyn Any + Send>) {
+        let mut g = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+        g.get_or_insert(p);
+    }
+
+    /// After every task: the body's result, or the first panic.
+    fn finish<R>(self, r: std::thread::Result<R>) -> R {
+        let first = self.panic.into_inner().unwrap_or_else(|e| e.into_inner());
+        match (r, first) {
+            (Err(p), _) | (Ok(_), Some(p)) => panic::resume_unwind(p),
+            (Ok(r), None) => r,
+        }
+    }
+
+    /// Pushes `jr`, a task of this scope, where it may be stolen: the calling worker's deque,
+    /// or the pool's common queue from a thread outside it.
+    fn submit(&self, jr: JobRef) {
+        match self.worker() {
+            Some(w) => w.push(jr),
+            // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
+            None => tasks::inject(unsafe { &*self.crew }, jr),
+        }
+    }
+
+    /// Spawns a task in the scope: it runs, possibly in parallel, before the scope ends. It
+    /// gets the scope, to spawn more.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// let system = actorium::ActorSystem::new().unwrap();
+    /// let sum = AtomicU64::new(0);
+    /// system.scope(|s| {
+    ///     for i in 1..=100u64 {
+    ///         let sum = &sum;
+    ///         s.spawn(move |_| {
+    ///             sum.fetch_add(i, Ordering::Relaxed);
+    ///         });
+    ///     }
+    /// });
+    /// assert_eq!(sum.into_inner(), 5050);
+    /// system.stop();
+    /// ```
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        if self.crew.is_null() {
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(self))) {
+                self.record(p);
+            }
+            return;
+        }
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        let sp = ScopePtr((self as *const Self).cast());
+        let job = HeapJob::new(
+            move || {
+                let sp = sp;
+                // SAFETY: the scope waits for this task (`pending`) before it returns, so it is
+                // live while the task runs.
+                let s = unsafe { &*sp.0.cast::<Scope<'scope>>() };
+                if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(s))) {
+                    s.record(p);
+                }
+                s.complete_one();
+            },
+            self.tag(),
+        );
+        self.submit(job.into_job_ref());
+    }
+
+    /// Forks a task and returns its handle (the seed's `fork()`): [`Forked::join`] returns its
+    /// result, running it on the spot if nobody has started it. A handle dropped without a join
+    /// still runs before the scope ends.
+    ///
+    /// ```
+    /// fn fib(n: u64) -> u64 {
+    ///     if n < 2 {
+    ///         return n;
+    ///     }
+    ///     actorium::scope(|s| {
+    ///         let a = s.fork(|| fib(n - 1));
+    ///         let b = fib(n - 2);
+    ///         a.join() + b
+    ///     })
+    /// }
+    /// let system = actorium::ActorSystem::new().unwrap();
+    /// assert_eq!(system.scope(|_| fib(15)), 610);
+    /// system.stop();
+    /// ```
+    pub fn fork<F, R>(&self, f: F) -> Forked<'scope, R>
+    where
+        F: FnOnce() -> R + Send + 'scope,
+        R: Send + 'scope,
+    {
+        let w = self.worker();
+        let Some(w) = w else {
+            // Outside the pool: run it now.
+            let result = JobResult::call(f);
+            return Forked {
+                inner: ForkedInner::Done(result),
+                marker: PhantomData,
+            };
+        };
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        let job = Arc::new(ForkJob {
+            header: crate::runtime::tasks::JobHeader::new(ForkJob::<F, R>::execute, 0),
+            func: UnsafeCell::new(Some(f)),
+            result: UnsafeCell::new(JobResult::None),
+            latch: SpinLatch::new(w.index()),
+            scope: ScopePtr((self as *const Self).cast()),
+        });
+        let base = w.end();
+        let raw = Arc::into_raw(job.clone());
+        // SAFETY: the Arc reference leaked into `raw` keeps the job in place until `execute`
+        // takes it back, which happens once (whoever gets the job runs it).
+        let jr = unsafe { JobRef::new(raw.cast()) };
+        w.push(jr);
+        Forked {
+            inner: ForkedInner::Pending { job, jr, base },
+            marker: PhantomData,
+        }
+    }
+}
+
+/// A scope's address, sendable to its tasks.
+#[derive(Clone, Copy)]
+struct ScopePtr(*const ());
+// SAFETY: a `Scope` is `Sync`, and outlives its tasks.
+unsafe impl Send for ScopePtr {}
+
+/// A forked task's job: shared by the handle and whoever runs it.
+#[repr(C)]
+struct ForkJob<F, R> {
+    header: crate::runtime::tasks::JobHeader,
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+    latch: SpinLatch,
+    scope: ScopePtr,
+}
+
+// SAFETY: `func` is taken by the one runner; `result` is written by it before the latch is set
+// and read by the handle after; the closure and result are `Send`.
+unsafe impl<F: Send, R: Send> Sync for ForkJob<F, R> {}
+// SAFETY: as above.
+unsafe impl<F: Send, R: Send> Send for ForkJob<F, R> {}
+
+impl<F: FnOnce() -> R + Send, R: Send> ForkJob<F, R> {
+    unsafe fn execute(this: *const crate::runtime::tasks::JobHeader) {
+        // SAFETY: `this` came from `Arc::into_raw` in `Scope::fork` (the header is the first
+        // field of this `repr(C)` struct), and runs once, so that reference is taken back once.
+        let job = unsafe { Arc::from_raw(this.cast::<Self>()) };
+        // SAFETY: the one runner takes the closure and writes the result before the latch.
+        unsafe {
+            let f = (*job.func.get()).take().expect("a job runs once");
+            *job.result.get() = JobResult::call(f);
+            Latch::set(&job.latch as *const SpinLatch);
+        }
+        // SAFETY: the scope waits for this task before it ends.
+        unsafe { &*job.scope.0.cast::<Scope<'_>>() }.complete_one();
+    }
+}
+
+enum ForkedInner<'scope, R> {
+    /// Forked on a worker.
+    Pending {
+        job: Arc<dyn ForkedJob<R> + 'scope>,
+        jr: JobRef,
+        base: usize,
+    },
+    /// Run at once (forked outside the pool).
+    Done(JobResult<R>),
+}
+
+/// What a handle needs of its job, whatever the closure's type.
+trait ForkedJob<R>: Send + Sync {
+    fn latch(&self) -> &SpinLatch;
+    fn thief(&self) -> Option<usize>;
+    /// The result, once the latch is set.
+    ///
+    /// # Safety
+    /// The latch is set and nobody else reads the result.
+    unsafe fn take(&self) -> JobResult<R>;
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> ForkedJob<R> for ForkJob<F, R> {
+    fn latch(&self) -> &SpinLatch {
+        &self.latch
+    }
+    fn thief(&self) -> Option<usize> {
+        self.header.thief()
+    }
+    unsafe fn take(&self) -> JobResult<R> {
+        // SAFETY: the caller's contract.
+        unsafe { std::mem::replace(&mut *self.result.get(), JobResult::None) }
+    }
+}
+
+/// The handle of a task made by [`Scope::fork`]. Join it on the thread that forked it.
+pub struct Forked<'scope, R> {
+    inner: ForkedInner<'scope, R>,
+    /// Not `Send`: the joiner parks on a latch that wakes the forking worker.
+    marker: PhantomData<(&'scope (), *const ())>,
+}
+
+impl<R> fmt::Debug for Forked<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Forked").finish_non_exhaustive()
+    }
+}
+
+impl<R> Forked<'_, R> {
+    /// Waits for the task and returns its result (the seed's `join()`): runs it here if it has
+    /// not started (after the tasks forked after it, which are above it in the deque and are
+    /// run on the way: their handles then find them done); if another worker took it, helps
+    /// that worker with the task's own subtasks until it is done. A panic in the task is
+    /// resumed here.
+    pub fn join(self) -> R {
+        match self.inner {
+            ForkedInner::Done(r) => r.into_value(),
+            ForkedInner::Pending { job, jr, base } => {
+                // SAFETY: used during this call only.
+                let w = unsafe { TaskWorker::current() }
+                    .expect("a Forked handle is joined on the worker that forked it");
+                if take_back(w, jr, base) {
+                    // SAFETY: popped from our deque: ours alone, unrun.
+                    unsafe { jr.execute() };
+                } else {
+                    wait_for(w, job.latch(), jr.header().tag(), job.thief(), base);
+                }
+                debug_assert!(job.latch().probe());
+                // SAFETY: the latch is set, and the handle is the only reader.
+                unsafe { job.take() }.into_value()
+            }
+        }
+    }
+}
+
+// --- From outside the pool ---
+
+/// Runs `f` on a worker of `crew` and blocks the calling thread (no worker of it) until it is
+/// done; its panic is resumed here. If the workers exit meanwhile (the system stopped), the
+/// caller runs what is left in the common queue: nothing submitted waits forever.
+pub(crate) fn run_on<F, R>(crew: &Crew, f: F) -> R
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    let job = StackJob::new(f, LockLatch::default());
+    // SAFETY: `job` stays in this frame until its latch is set: we wait for it below.
+    let jr = unsafe { job.as_job_ref() };
+    tasks::inject(crew, jr);
+    while !job.latch.wait_for(Duration::from_millis(10)) {
+        // The workers have exited (the system was stopped meanwhile): nobody else will run
+        // what the common queue holds; run it here, ours included (the others' submitters are
+        // blocked like us, so their jobs are alive).
+        if crew.is_closed() {
+            while let Some(j) = tasks::take_injected(crew) {
+                // SAFETY: taken from the common queue: ours alone, unrun.
+                unsafe { j.execute() };
+            }
+        }
+    }
+    job.take_result().into_value()
+}
+
+/// Whether the calling thread is a worker of some pool.
+pub(crate) fn on_worker() -> bool {
+    // SAFETY: used during this call only.
+    unsafe { TaskWorker::current() }.is_some()
+}
+
+/// Whether the calling thread is a worker of `crew`.
+pub(crate) fn on_crew(crew: &Crew) -> bool {
+    // SAFETY: used during this call only.
+    unsafe { TaskWorker::current() }.is_some_and(|w| ptr::eq(w.crew(), crew))
+}

@@ -1,0 +1,548 @@
+//! Fork/join on the actors' workers (seed 004): results equal their sequential values on every
+//! executor and 1..=4 workers, deep nesting, big scopes, panics, tasks beside actors, and the
+//! rayon #592 deadlock scenario. Every test runs under a watchdog.
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Allocation, Context, DeleteMsg, Receive};
+use common::{watchdog, ExecutorChoice, Rng, EXECUTORS};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::ThreadId;
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = actorium::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+fn quicksort(v: &mut [u64]) {
+    if v.len() <= 32 {
+        v.sort_unstable();
+        return;
+    }
+    let mid = partition(v);
+    let (l, r) = v.split_at_mut(mid);
+    actorium::join(|| quicksort(l), || quicksort(&mut r[1..]));
+}
+
+fn partition(v: &mut [u64]) -> usize {
+    let last = v.len() - 1;
+    v.swap(v.len() / 2, last);
+    let pivot = v[last];
+    let mut store = 0;
+    for i in 0..last {
+        if v[i] < pivot {
+            v.swap(i, store);
+            store += 1;
+        }
+    }
+    v.swap(store, last);
+    store
+}
+
+fn sum(v: &[u64]) -> u64 {
+    if v.len() <= 64 {
+        return v.iter().sum();
+    }
+    let (l, r) = v.split_at(v.len() / 2);
+    let (a, b) = actorium::join(|| sum(l), || sum(r));
+    a + b
+}
+
+fn systems(workers: usize) -> impl Iterator<Item = (&'static str, ActorSystem)> {
+    EXECUTORS
+        .iter()
+        .map(move |&(name, choose): &(&str, ExecutorChoice)| {
+            eprintln!("--- {name}, {workers} workers");
+            (
+                name,
+                choose(ActorSystem::builder().workers(workers))
+                    .build()
+                    .unwrap(),
+            )
+        })
+}
+
+#[test]
+fn results_equal_sequential_on_every_executor_and_1_to_4_workers() {
+    watchdog(120, || {
+        let mut rng = Rng::new(7);
+        let data: Vec<u64> = (0..20_000).map(|_| rng.next() % 1_000_000).collect();
+        let mut sorted = data.clone();
+        sorted.sort_unstable();
+        for workers in 1..=4 {
+            for (_, system) in systems(workers) {
+                assert_eq!(
+                    system.join(|| fib(20), || fib(18)),
+                    (fib_seq(20), fib_seq(18))
+                );
+                let mut v = data.clone();
+                system.scope(|_| quicksort(&mut v));
+                assert_eq!(v, sorted);
+                let (s, _) = system.join(|| sum(&data), || ());
+                assert_eq!(s, data.iter().sum::<u64>());
+                system.stop();
+            }
+        }
+    });
+}
+
+#[test]
+fn tasks_really_run_on_several_workers() {
+    watchdog(60, || {
+        let system = ActorSystem::builder().workers(4).build().unwrap();
+        // Each leaf waits until two distinct threads have run leaves (or gives up after a
+        // while, failing the assertion below): work is spread, not run on one worker.
+        let threads = Mutex::new(HashSet::<ThreadId>::new());
+        fn leaves(depth: u32, threads: &Mutex<HashSet<ThreadId>>) {
+            if depth == 0 {
+                threads.lock().unwrap().insert(std::thread::current().id());
+                let t0 = std::time::Instant::now();
+                while threads.lock().unwrap().len() < 2
+                    && t0.elapsed() < std::time::Duration::from_secs(5)
+                {
+                    std::thread::yield_now();
+                }
+                return;
+            }
+            actorium::join(|| leaves(depth - 1, threads), || leaves(depth - 1, threads));
+        }
+        system.scope(|_| leaves(6, &threads));
+        assert!(
+            threads.lock().unwrap().len() >= 2,
+            "every leaf ran on one thread"
+        );
+        system.stop();
+    });
+}
+
+#[test]
+fn nested_joins_30_levels_deep() {
+    fn deep(level: u32) -> u64 {
+        if level == 30 {
+            return 1;
+        }
+        let (a, b) = actorium::join(|| deep(level + 1), || u64::from(level));
+        a + b
+    }
+    watchdog(60, || {
+        for (_, system) in systems(2) {
+            let expected = 1 + (0..30u64).sum::<u64>();
+            assert_eq!(system.join(|| deep(0), || ()).0, expected);
+            system.stop();
+        }
+    });
+}
+
+#[test]
+fn a_scope_with_100_000_tasks() {
+    watchdog(120, || {
+        for (_, system) in systems(2) {
+            let hits: Vec<AtomicU64> = (0..100_000).map(|_| AtomicU64::new(0)).collect();
+            system.scope(|s| {
+                for h in &hits {
+                    s.spawn(move |_| {
+                        h.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+            // Nested spawns: each task spawns two more, 2^16 leaves.
+            let leaves = AtomicUsize::new(0);
+            fn spread<'s>(s: &actorium::Scope<'s>, depth: u32, leaves: &'s AtomicUsize) {
+                if depth == 0 {
+                    leaves.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                s.spawn(move |s| spread(s, depth - 1, leaves));
+                s.spawn(move |s| spread(s, depth - 1, leaves));
+            }
+            system.scope(|s| spread(s, 16, &leaves));
+            assert_eq!(leaves.into_inner(), 1 << 16);
+            system.stop();
+        }
+    });
+}
+
+#[test]
+fn fork_handles_join_in_any_order() {
+    fn fib_forked(n: u64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        actorium::scope(|s| {
+            let a = s.fork(|| fib_forked(n - 1));
+            let b = s.fork(|| fib_forked(n - 2));
+            // Joined oldest first: `a` is below `b` in the deque (removed from the middle, or
+            // taken by a thief).
+            a.join() + b.join()
+        })
+    }
+    watchdog(60, || {
+        for (_, system) in systems(3) {
+            assert_eq!(system.scope(|_| fib_forked(16)), fib_seq(16));
+            // A handle never joined still runs before the scope ends.
+            let ran = AtomicBool::new(false);
+            system.scope(|s| {
+                let _ = s.fork(|| ran.store(true, Ordering::SeqCst));
+            });
+            assert!(ran.load(Ordering::SeqCst));
+            system.stop();
+        }
+    });
+}
+
+#[test]
+fn panics_reach_the_joiner_and_the_pool_survives() {
+    watchdog(60, || {
+        for (_, system) in systems(2) {
+            for round in 0..20u64 {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    system.join(
+                        || fib(12),
+                        || {
+                            actorium::join(
+                                || fib(10),
+                                || {
+                                    if round % 2 == 0 {
+                                        panic!("boom in b")
+                                    }
+                                    1
+                                },
+                            )
+                        },
+                    )
+                }));
+                if round % 2 == 0 {
+                    let p = r.expect_err("the panic reaches the joiner");
+                    assert_eq!(p.downcast_ref::<&str>(), Some(&"boom in b"));
+                } else {
+                    assert_eq!(r.unwrap().0, fib_seq(12));
+                }
+                // A panic in `a` too, and in a scope's task.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    system.join(|| panic!("boom in a"), || fib(15))
+                }));
+                assert!(r.is_err());
+                let done = AtomicU64::new(0);
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    system.scope(|s| {
+                        for i in 0..100u64 {
+                            let done = &done;
+                            s.spawn(move |_| {
+                                if i == 50 {
+                                    panic!("boom in a task")
+                                }
+                                done.fetch_add(1, Ordering::Relaxed);
+                            });
+                        }
+                    })
+                }));
+                assert!(r.is_err());
+                // Every other task still ran before the scope returned.
+                assert_eq!(done.load(Ordering::Relaxed), 99);
+            }
+            // Still usable, with every worker.
+            assert_eq!(
+                system.join(|| fib(18), || fib(17)),
+                (fib_seq(18), fib_seq(17))
+            );
+            system.stop();
+        }
+    });
+}
+
+/// A behaviour that forks and joins, while other actors exchange messages on the same workers.
+struct Forker {
+    results: mpsc::Sender<u64>,
+}
+impl Actor for Forker {}
+impl Receive<u64> for Forker {
+    fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+        let (a, b) = ctx.join(|| fib(n), || fib(n - 1));
+        self.results.send(a + b).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+struct Pinger {
+    left: u64,
+    peer: Option<actorium::Addr<Pinger>>,
+    done: Arc<AtomicU64>,
+}
+impl Actor for Pinger {}
+struct Peer(actorium::Addr<Pinger>);
+impl Receive<Peer> for Pinger {
+    fn receive(&mut self, p: Peer, _: &mut Context<'_, Self>) -> Allocation {
+        self.peer = Some(p.0);
+        Allocation::Nodelete
+    }
+}
+impl Receive<u64> for Pinger {
+    fn receive(&mut self, seq: u64, _: &mut Context<'_, Self>) -> Allocation {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        if self.left == 0 {
+            return Allocation::Nodelete;
+        }
+        self.left -= 1;
+        self.peer.as_ref().unwrap().send(seq + 1).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn behaviours_fork_while_other_actors_exchange_messages() {
+    watchdog(120, || {
+        for (name, system) in systems(3) {
+            if name.contains("testing") {
+                continue; // caller-driven: no worker threads to share
+            }
+            let done = Arc::new(AtomicU64::new(0));
+            let pairs = 8;
+            let hops = 2_000;
+            let mut pingers = Vec::new();
+            let mut partners = Vec::new();
+            for _ in 0..pairs {
+                let a = system.spawn(Pinger {
+                    left: hops,
+                    peer: None,
+                    done: done.clone(),
+                });
+                let b = system.spawn(Pinger {
+                    left: hops,
+                    peer: None,
+                    done: done.clone(),
+                });
+                a.send(Peer(b.clone())).unwrap();
+                b.send(Peer(a.clone())).unwrap();
+                pingers.push(a);
+                partners.push(b);
+            }
+            let (tx, rx) = mpsc::channel();
+            let forkers: Vec<_> = (0..4)
+                .map(|_| {
+                    system.spawn(Forker {
+                        results: tx.clone(),
+                    })
+                })
+                .collect();
+            for a in &pingers {
+                a.send(0u64).unwrap();
+            }
+            for round in 0..5u64 {
+                for f in &forkers {
+                    f.send(15 + round % 3).unwrap();
+                }
+            }
+            let mut got: Vec<u64> = (0..20).map(|_| rx.recv().unwrap()).collect();
+            got.sort_unstable();
+            let mut want: Vec<u64> = (0..5u64)
+                .flat_map(|r| std::iter::repeat_n(fib_seq(15 + r % 3) + fib_seq(14 + r % 3), 4))
+                .collect();
+            want.sort_unstable();
+            assert_eq!(got, want);
+            // Every hop of every pair was delivered: 2 * (hops + 1) behaviours per pair.
+            common::settle(&system, 60, "every ping delivered", || {
+                done.load(Ordering::Relaxed) == pairs * 2 * (hops + 1) - pairs
+            });
+            for f in &forkers {
+                f.send(DeleteMsg).unwrap();
+            }
+            for p in pingers.iter().chain(&partners) {
+                p.send(DeleteMsg).unwrap();
+            }
+            system.stop();
+        }
+    });
+}
+
+#[test]
+fn tasks_may_send_messages_to_actors() {
+    struct Sink(Arc<AtomicU64>);
+    impl Actor for Sink {}
+    impl Receive<u64> for Sink {
+        fn receive(&mut self, x: u64, _: &mut Context<'_, Self>) -> Allocation {
+            self.0.fetch_add(x, Ordering::Relaxed);
+            Allocation::Nodelete
+        }
+    }
+    watchdog(60, || {
+        for (_, system) in systems(2) {
+            let total = Arc::new(AtomicU64::new(0));
+            let sink = system.spawn(Sink(total.clone()));
+            system.scope(|s| {
+                for i in 1..=1000u64 {
+                    let sink = sink.clone();
+                    s.spawn(move |_| sink.send(i).unwrap());
+                }
+            });
+            common::settle(&system, 30, "every task's message", || {
+                total.load(Ordering::Relaxed) == 500_500
+            });
+            sink.send(DeleteMsg).unwrap();
+            system.stop();
+        }
+    });
+}
+
+/// rayon #592: an outer parallel loop whose items each lock one mutex and, holding it, run an
+/// inner join. With rayon's helping, a worker waiting in the inner join may take another outer
+/// item, which blocks on the mutex its own thread holds: a deadlock. The helping rule here only
+/// runs, while waiting, tasks forked under the awaited job, so this completes.
+///
+/// Made to happen every time: three workers (one runs the scope's body, which waits for the
+/// plain thread); each outer item is spawned from a plain thread (so it waits in the common
+/// queue, where a worker that helps with anything finds it) only once the previous item's inner
+/// second half has started on the other worker (the first half forks nothing until then, so its
+/// worker answers the idle worker's request); that half then runs 5 ms, so the joiner, holding
+/// the lock, waits for it while the next outer item is queued.
+#[test]
+fn rayon_592_join_inside_a_mutex_holding_task_completes() {
+    use std::time::{Duration, Instant};
+    watchdog(120, || {
+        for (name, system) in systems(3) {
+            if name.contains("sharing") || name.contains("testing") {
+                continue; // their workers never take tasks from the common queue
+            }
+            let lock = Mutex::new(0u64);
+            let items = 20u64;
+            let stolen = AtomicU64::new(0);
+            let (tx, rx) = mpsc::channel::<()>();
+            let rx = Mutex::new(rx);
+            let (lock_r, stolen_r, tx_r, rx_r) = (&lock, &stolen, &tx, &rx);
+            system.scope(|s| {
+                std::thread::scope(|ts| {
+                    ts.spawn(move || {
+                        for i in 0..items {
+                            let (lock, stolen, tx) = (lock_r, stolen_r, tx_r.clone());
+                            s.spawn(move |_| {
+                                let mut g = lock.lock().unwrap();
+                                let me = std::thread::current().id();
+                                let started = Mutex::new(None);
+                                let (a, b) = actorium::join(
+                                    || {
+                                        // Until the other half runs elsewhere: forks of
+                                        // nothing meanwhile, at which this worker answers
+                                        // the idle worker's request (it gets `b`, the
+                                        // oldest task here).
+                                        let t0 = Instant::now();
+                                        while started.lock().unwrap().is_none()
+                                            && t0.elapsed() < Duration::from_secs(20)
+                                        {
+                                            actorium::join(|| (), || ());
+                                            std::thread::yield_now();
+                                        }
+                                        fib(10)
+                                    },
+                                    || {
+                                        let t = std::thread::current().id();
+                                        *started.lock().unwrap() = Some(t);
+                                        if t != me {
+                                            let _ = tx.send(());
+                                            std::thread::sleep(Duration::from_millis(5));
+                                        }
+                                        fib(10)
+                                    },
+                                );
+                                if started.lock().unwrap().is_some_and(|t| t != me) {
+                                    stolen.fetch_add(1, Ordering::Relaxed);
+                                }
+                                *g += a + b + i;
+                            });
+                            // The next item once this one's second half runs elsewhere.
+                            let _ = rx_r
+                                .lock()
+                                .unwrap()
+                                .recv_timeout(Duration::from_millis(300));
+                        }
+                    });
+                });
+            });
+            assert_eq!(
+                lock.into_inner().unwrap(),
+                items * 2 * fib_seq(10) + (0..items).sum::<u64>()
+            );
+            // The scenario happened: second halves ran on the other worker while the joiner
+            // held the lock, with the next outer item queued.
+            let stolen = stolen.load(Ordering::Relaxed);
+            eprintln!("{stolen} of {items} inner joins stolen");
+            assert_eq!(
+                stolen, items,
+                "every inner second half ran on another worker"
+            );
+            system.stop();
+        }
+    });
+}
+
+#[test]
+fn join_from_a_detached_actor_and_from_another_thread() {
+    struct Detached(mpsc::Sender<u64>);
+    impl Actor for Detached {}
+    impl Receive<u64> for Detached {
+        fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+            let (a, b) = ctx.join(|| fib(n), || fib(n));
+            self.0.send(a + b).unwrap();
+            Allocation::Nodelete
+        }
+    }
+    watchdog(60, || {
+        for (_, system) in systems(2) {
+            let (tx, rx) = mpsc::channel();
+            let d = system.spawn_detached(Detached(tx));
+            d.send(15).unwrap();
+            assert_eq!(rx.recv().unwrap(), 2 * fib_seq(15));
+            let h = system.handle();
+            let t = std::thread::spawn(move || h.join(|| fib(16), || fib(15)));
+            assert_eq!(t.join().unwrap(), (fib_seq(16), fib_seq(15)));
+            d.send(DeleteMsg).unwrap();
+            system.stop();
+        }
+    });
+}
+
+#[test]
+fn idle_workers_sleep_after_tasks() {
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .workers(2)
+            .stats(true)
+            .build()
+            .unwrap();
+        let before = system.stats().unwrap().sleeps;
+        assert_eq!(system.join(|| fib(20), || fib(20)).0, fib_seq(20));
+        // With nothing queued, the workers that ran the tasks go back to sleep.
+        common::wait_for(10, "workers asleep after the tasks", || {
+            system.stats().unwrap().sleeps > before
+        });
+        // And a task submitted now wakes one.
+        assert_eq!(system.join(|| fib(15), || 1).0, fib_seq(15));
+        system.stop();
+    });
+}
+
+#[test]
+fn join_through_a_handle_after_stop_runs_on_the_caller() {
+    watchdog(60, || {
+        for (_, system) in systems(2) {
+            let h = system.handle();
+            system.stop();
+            assert_eq!(h.join(|| fib(15), || fib(14)), (fib_seq(15), fib_seq(14)));
+            let mut v = vec![3u64, 1, 2];
+            h.scope(|s| s.spawn(|_| v.sort_unstable()));
+            assert_eq!(v, [1, 2, 3]);
+        }
+    });
+}
