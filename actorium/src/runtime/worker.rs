@@ -221,14 +221,7 @@ fn run_tasks(tasks: &TaskWorker<'_>) -> bool {
         }
         return true;
     }
-    match tasks.find() {
-        Some(job) => {
-            // SAFETY: `find` handed the job to this worker alone, unrun.
-            unsafe { tasks.run_stolen(job) };
-            true
-        }
-        None => false,
-    }
+    tasks.steal_and_run()
 }
 
 /// What the calling thread runs work for.

@@ -193,6 +193,8 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
                 }
             }
         } else if latch.sleepy() {
+            // Parked, this worker answers nobody: stop showing an empty deque first.
+            w.unshow();
             park(nap);
             nap = (nap * 2).min(MAX_NAP);
         }
