@@ -357,8 +357,10 @@ pub unsafe fn matmul<C: Ctx>(c: &mut C, x: View, y: View, z: View, n: usize, thr
             // call only, `x` and `y` are only read. As slices, the rows do not alias, so the
             // inner loop vectorises.
             let zi = unsafe { std::slice::from_raw_parts_mut(z.p.add(i * z.stride), n) };
+            // SAFETY: row `i` of `x`'s block, only read (the caller's contract).
             let xi = unsafe { std::slice::from_raw_parts(x.p.add(i * x.stride), n) };
             for (k, &xik) in xi.iter().enumerate() {
+                // SAFETY: row `k` of `y`'s block, only read (the caller's contract).
                 let yk = unsafe { std::slice::from_raw_parts(y.p.add(k * y.stride), n) };
                 for (zij, &ykj) in zi.iter_mut().zip(yk) {
                     *zij = zij.wrapping_add(xik.wrapping_mul(ykj));
@@ -372,20 +374,15 @@ pub unsafe fn matmul<C: Ctx>(c: &mut C, x: View, y: View, z: View, n: usize, thr
         // Round 0: z_ij += x_i0 · y_0j; round 1: z_ij += x_i1 · y_1j.
         let q = |i: usize, j: usize| (x.quad(i, round, h), y.quad(round, j, h), z.quad(i, j, h));
         let (a, b, cc, d) = (q(0, 0), q(0, 1), q(1, 0), q(1, 1));
-        // SAFETY: the four products write four disjoint quadrants of `z`.
+        // The four products write four disjoint quadrants of `z` (each `h × h` inside the
+        // caller's blocks), and only read `x` and `y`.
+        let product = |c: &mut C, q: (View, View, View)| {
+            // SAFETY: as just said: the caller's contract holds for each quadrant.
+            unsafe { matmul(c, q.0, q.1, q.2, h, threshold) }
+        };
         c.join(
-            |c| {
-                c.join(
-                    |c| unsafe { matmul(c, a.0, a.1, a.2, h, threshold) },
-                    |c| unsafe { matmul(c, b.0, b.1, b.2, h, threshold) },
-                )
-            },
-            |c| {
-                c.join(
-                    |c| unsafe { matmul(c, cc.0, cc.1, cc.2, h, threshold) },
-                    |c| unsafe { matmul(c, d.0, d.1, d.2, h, threshold) },
-                )
-            },
+            |c| c.join(|c| product(c, a), |c| product(c, b)),
+            |c| c.join(|c| product(c, cc), |c| product(c, d)),
         );
     }
 }
