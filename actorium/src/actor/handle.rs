@@ -54,12 +54,7 @@ impl SystemHandle {
         RA: Send,
         RB: Send,
     {
-        match self.exec.crew() {
-            Some(crew) if crew.has_thieves() && !crew.is_closed() && !forkjoin::on_crew(crew) => {
-                forkjoin::run_on(crew, || forkjoin::join(a, b))
-            }
-            _ => forkjoin::join(a, b),
-        }
+        self.on_workers(|| forkjoin::join(a, b))
     }
 
     /// Runs `op` with a fork/join [`Scope`] on this system's workers ([`crate::scope`]), and
@@ -70,11 +65,17 @@ impl SystemHandle {
         OP: FnOnce(&Scope<'scope>) -> R + Send,
         R: Send,
     {
+        self.on_workers(|| forkjoin::scope(op))
+    }
+
+    /// Runs `f` on one of this system's workers, blocking the calling thread, when the calling
+    /// thread is none of them and the workers take tasks; otherwise on the calling thread.
+    fn on_workers<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match self.exec.crew() {
             Some(crew) if crew.has_thieves() && !crew.is_closed() && !forkjoin::on_crew(crew) => {
-                forkjoin::run_on(crew, || forkjoin::scope(op))
+                forkjoin::run_on(crew, f)
             }
-            _ => forkjoin::scope(op),
+            _ => f(),
         }
     }
 

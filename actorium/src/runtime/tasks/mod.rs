@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 /// How long a worker that woke a sleeper for its first task waits for that thief's request
 /// (about the time a wake-up takes here).
-const AWAIT_THIEF: std::time::Duration = std::time::Duration::from_micros(50);
+const AWAIT_THIEF: Duration = Duration::from_micros(50);
 
 /// A stolen task that ran shorter than this did not pay for its hand-off (a few cache-line
 /// transfers between cores, about a microsecond each way here): the idle worker that took it
@@ -187,7 +187,7 @@ impl<'c> TaskWorker<'c> {
     /// join, which a long leaf can put off for milliseconds (a quicksort's partition).
     #[cold]
     fn await_thief(&self) {
-        let t0 = std::time::Instant::now();
+        let t0 = Instant::now();
         loop {
             for _ in 0..64 {
                 if self.hand().polled() {
@@ -375,11 +375,6 @@ impl<'c> TaskWorker<'c> {
                 }
             }
         }
-        self.injected()
-    }
-
-    /// A task from the common queue.
-    pub(crate) fn injected(&self) -> Option<JobRef> {
         take_injected(self.crew)
     }
 
