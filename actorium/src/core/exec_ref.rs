@@ -116,6 +116,22 @@ impl ExecRef {
         unsafe { &*self.ptr.as_ptr().cast::<E>() }
     }
 
+    /// A new reference, counted directly on the executor's own type (inlined, no call through
+    /// the table).
+    ///
+    /// # Safety
+    /// [`Self::is`] holds for a table made by `ops_of::<E>()`.
+    #[inline]
+    pub(crate) unsafe fn clone_unchecked<E: Executor>(&self) -> Self {
+        // SAFETY: caller contract: `ptr` is the data of a live `Arc<E>` (we own a count); the
+        // new count is the clone's.
+        unsafe { Arc::increment_strong_count(self.ptr.as_ptr().cast::<E>().cast_const()) };
+        Self {
+            ptr: self.ptr,
+            ops: self.ops,
+        }
+    }
+
     /// The send path: [`Executor::push`], called without going through a trait object.
     #[inline]
     pub(crate) fn push(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {

@@ -101,7 +101,23 @@ impl Header {
         joinable: bool,
         vtable: &'static CellVTable,
     ) -> Self {
-        let stats = alive && exec.shared().stats_on;
+        let stats_on = exec.shared().stats_on;
+        Self::with_stats(exec, stats_on, queue, mbox, alive, joinable, vtable)
+    }
+
+    /// [`Self::new`], told whether `exec`'s system keeps statistics (a caller that holds the
+    /// executor as its own type asks it directly, without a call through the table).
+    #[inline]
+    pub(crate) fn with_stats(
+        exec: ExecRef,
+        stats_on: bool,
+        queue: usize,
+        mbox: Option<Box<Mailbox>>,
+        alive: bool,
+        joinable: bool,
+        vtable: &'static CellVTable,
+    ) -> Self {
+        let stats = alive && stats_on;
         Self {
             link: Link::new(),
             exec,
