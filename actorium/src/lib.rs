@@ -23,6 +23,12 @@
 //! LIFO, the oldest task to a thief); a joiner whose half was taken helps only with that half's
 //! own subtasks.
 //!
+//! The workers can be added and removed while everything runs (seed 003, "Manual Resizing"):
+//! [`SystemHandle::add_workers`], [`SystemHandle::remove_workers`], and the guard of
+//! [`SystemHandle::extra_workers`], under the seed's readers-writer lock (a lock word per
+//! worker; a resize takes them all). A removed worker finishes what it runs and hands over
+//! what it holds; nothing is lost or run twice.
+//!
 //! ```
 //! use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, Receive};
 //!
@@ -82,16 +88,18 @@
 //!    |         forkjoin/ (join, scopes, fork handles, latches, the helping rule)
 //! core/        envelope, copy queue, actor header and status, mailbox storage, live-actor
 //!    |         lists, the Executor trait and ExecRef (what the layers above call)
-//! runtime/     worker pool and worker table, the worker loop and its units of work, idle
-//!              sleep (idle/), task deques and the steal handoff (tasks/), life cycle,
-//!              signal, statistics, spinlock, rng, loom shims
+//! runtime/     worker pool and worker table (resizable; resize.rs: seed 003's
+//!              readers-writer lock), the worker loop and its units of work, idle sleep
+//!              (idle/), task deques and the steal handoff (tasks/), life cycle, signal,
+//!              statistics, spinlock, rng, loom shims
 //! ```
 //!
 //! A worker thread runs one loop (`runtime/worker.rs`) through one interface, a *unit of
 //! work*: an executor is a kind of unit, so a new kind of work is added to the same threads
 //! without touching the others. READMEs next to the code explain the protocols and why they
 //! lose nothing: `runtime/idle/` (idle sleep), `executor/inverted/` (gulping, queue stealing),
-//! `executor/mailbox/` (mailboxes and jobs), `executor/centric/` (policies, shutdown).
+//! `executor/mailbox/` (mailboxes and jobs), `executor/centric/` (policies, shutdown,
+//! resizing), `runtime/pool.rs` (resizing).
 
 #![warn(missing_docs)]
 
@@ -102,8 +110,8 @@ mod runtime;
 mod system;
 
 pub use actor::{
-    Actor, ActorExit, Addr, Allocation, Context, DeleteMsg, DestroyMsg, FinishedMsg, JoinHandle,
-    Receive, SendError, SystemHandle, DETACHED,
+    Actor, ActorExit, Addr, Allocation, Context, DeleteMsg, DestroyMsg, ExtraWorkers, FinishedMsg,
+    JoinHandle, Receive, SendError, SystemHandle, DETACHED,
 };
 
 pub mod policy {
@@ -167,9 +175,11 @@ pub mod policy {
 }
 pub use executor::forkjoin::{join, scope, Forked, Scope};
 pub use executor::inverted::Stealing;
+pub use runtime::pool::ResizeError;
 pub use runtime::stats::Stats;
 pub use system::{
-    ActorSystem, ActorSystemBuilder, ConfigError, DEFAULT_QUEUES_PER_WORKER, DEFAULT_SPIN,
+    ActorSystem, ActorSystemBuilder, ConfigError, DEFAULT_MAX_WORKERS, DEFAULT_QUEUES_PER_WORKER,
+    DEFAULT_SPIN, MAX_WORKERS,
 };
 
 /// The README's examples, compiled and run as doc tests.

@@ -17,6 +17,11 @@ use std::time::Duration;
 /// Default message queues per worker (seed 002: queues are over-sharded by a factor of 16).
 pub const DEFAULT_QUEUES_PER_WORKER: usize = 16;
 
+/// Default for [`ActorSystemBuilder::max_workers`] (or the starting workers, if more).
+pub const DEFAULT_MAX_WORKERS: usize = 64;
+
+pub use crate::runtime::pool::MAX_WORKERS;
+
 /// Default time an idle worker spins before it sleeps in the kernel.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
 
@@ -37,6 +42,13 @@ pub enum ConfigError {
     },
     /// `.max_throughput(0)`.
     ZeroMaxThroughput,
+    /// `.max_workers(n)` below the starting workers or above [`MAX_WORKERS`].
+    BadMaxWorkers {
+        /// The maximum asked for.
+        max: usize,
+        /// The starting workers.
+        workers: usize,
+    },
     /// The scheduling policy refused its settings (the message says what to change).
     Policy(String),
     /// The operating system refused a resource (a thread, an event fd).
@@ -68,6 +80,12 @@ impl fmt::Display for ConfigError {
                 f,
                 "`max_throughput(0)`: an actor must process at least one message per run; pass \
                  `.max_throughput(n)` with n >= 1, or leave it unset (unlimited, as in CAF)"
+            ),
+            ConfigError::BadMaxWorkers { max, workers } => write!(
+                f,
+                "`max_workers({max})` with `workers({workers})`: the most workers a resize may \
+                 reach must be at least the starting workers and at most {MAX_WORKERS}; pass \
+                 `.max_workers(m)` with {workers} <= m <= {MAX_WORKERS}"
             ),
             ConfigError::Policy(msg) => write!(f, "{msg}"),
             ConfigError::Os(e) => write!(f, "the operating system refused a resource: {e}"),
@@ -106,6 +124,7 @@ pub struct ActorSystemBuilder {
     stealing: Stealing,
     policy: Option<Arc<dyn Starter>>,
     max_throughput: Option<usize>,
+    max_workers: Option<usize>,
 }
 
 impl fmt::Debug for ActorSystemBuilder {
@@ -119,6 +138,7 @@ impl fmt::Debug for ActorSystemBuilder {
             .field("stealing", &self.stealing)
             .field("policy", &self.policy.as_ref().map(|p| p.name()))
             .field("max_throughput", &self.max_throughput)
+            .field("max_workers", &self.max_workers)
             .finish()
     }
 }
@@ -183,6 +203,25 @@ impl ActorSystemBuilder {
         self
     }
 
+    /// The most workers the system may have when resized while running
+    /// ([`SystemHandle::add_workers`]; default [`DEFAULT_MAX_WORKERS`], or the starting workers
+    /// if more; at most [`MAX_WORKERS`]). The worker table is made this large at start (a few
+    /// hundred bytes a row; kernel resources only for rows used). The message-centric executor
+    /// also needs a message queue per worker: it runs at most `queues` workers.
+    ///
+    /// ```
+    /// let system = actorium::ActorSystem::builder().workers(2).max_workers(4).build()?;
+    /// assert_eq!(system.add_workers(2)?, 4);
+    /// let err = system.add_workers(1).unwrap_err();
+    /// assert!(err.to_string().contains("at most 4"));
+    /// system.stop();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_workers(mut self, n: usize) -> Self {
+        self.max_workers = Some(n);
+        self
+    }
+
     /// How long a worker with no work spins before sleeping in the kernel (default 100 µs).
     /// Zero sleeps after a few polls of the worker's queues (16 passes): lowest CPU use, but
     /// every hand-off to a sleeping worker costs a wake-up (about 12 µs on a small VM).
@@ -208,8 +247,16 @@ impl ActorSystemBuilder {
         if queues < workers {
             return Err(ConfigError::TooFewQueues { queues, workers });
         }
+        let max_workers = match self.max_workers {
+            Some(m) if m < workers || m > MAX_WORKERS => {
+                return Err(ConfigError::BadMaxWorkers { max: m, workers })
+            }
+            Some(m) => m,
+            None => workers.max(DEFAULT_MAX_WORKERS),
+        };
         let cfg = inverted::Config {
             workers,
+            max_workers,
             queues,
             spin: self.spin.unwrap_or(DEFAULT_SPIN),
             stealing: self.stealing,
@@ -233,6 +280,7 @@ impl ActorSystemBuilder {
                 starter.validate().map_err(ConfigError::Policy)?;
                 let ccfg = centric::Config {
                     workers: cfg.workers,
+                    max_workers: cfg.max_workers,
                     max_throughput: self.max_throughput.unwrap_or(usize::MAX),
                 };
                 starter.start(&ccfg, shared.clone()).map_err(|e| match e {
@@ -316,11 +364,6 @@ impl ActorSystem {
 
     fn exec(&self) -> &ExecRef {
         self.handle.executor()
-    }
-
-    /// Worker threads (1 for a caller-driven policy: the calling thread).
-    pub fn workers(&self) -> usize {
-        self.exec().workers()
     }
 
     /// Message queues over all workers (message-centric executor; 0 on the actor-centric

@@ -4,6 +4,7 @@ use super::cell;
 use super::{Actor, Addr, JoinHandle};
 use crate::core::{ExecRef, Placement};
 use crate::executor::forkjoin::{self, Scope};
+use crate::runtime::pool::ResizeError;
 use std::fmt;
 
 /// A cloneable handle for spawning actors on a running system from anywhere (any thread, or a
@@ -147,5 +148,120 @@ impl SystemHandle {
     /// [`crate::ActorSystemBuilder::policy`]).
     pub fn is_actor_centric(&self) -> bool {
         self.exec.is_actor_centric()
+    }
+
+    /// Worker threads running now (1 for a caller-driven policy: the calling thread).
+    pub fn workers(&self) -> usize {
+        self.exec.workers()
+    }
+
+    /// Adds `n` worker threads while the system runs (seed 003, "Manual Resizing"), on either
+    /// executor; returns the new number of workers. Callable from any thread, including a
+    /// behaviour. The new workers take part at once: the message-centric executor re-divides
+    /// its queues over the workers (whole queues move, as in a steal), the actor-centric one
+    /// gives them jobs through its policy, and fork/join tasks are stolen by them.
+    ///
+    /// # Errors
+    /// [`ResizeError::TooMany`] beyond [`crate::ActorSystemBuilder::max_workers`] (or, on the
+    /// message-centric executor, beyond its number of message queues), saying how many there
+    /// are; [`ResizeError::Stopped`] once the system is stopping. Nothing changes then.
+    ///
+    /// ```
+    /// let system = actorium::ActorSystem::builder().workers(1).queues(8).build()?;
+    /// assert_eq!(system.add_workers(3)?, 4);
+    /// assert_eq!(system.workers(), 4);
+    /// assert_eq!(system.remove_workers(2)?, 2);
+    /// system.stop();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add_workers(&self, n: usize) -> Result<usize, ResizeError> {
+        if self.exec.shared().life.closed() {
+            return Err(ResizeError::Stopped);
+        }
+        self.exec.add_workers(n)
+    }
+
+    /// Removes `n` worker threads while the system runs; returns the new number of workers.
+    /// Each removed worker finishes the behaviour (or task) it is running, hands what it holds
+    /// to the remaining workers (nothing is lost or run twice), and ends. Called from outside
+    /// the system it waits for those threads to end; from a behaviour it does not (the caller
+    /// may be one of them).
+    ///
+    /// # Errors
+    /// [`ResizeError::TooFew`] when that would leave no worker (saying how many there are);
+    /// [`ResizeError::Stopped`] once the system is stopping. Nothing changes then.
+    ///
+    /// ```
+    /// let system = actorium::ActorSystem::builder().workers(2).build()?;
+    /// let err = system.remove_workers(2).unwrap_err();
+    /// assert!(err.to_string().contains("the system has 2"));
+    /// assert_eq!(system.workers(), 2);
+    /// system.stop();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn remove_workers(&self, n: usize) -> Result<usize, ResizeError> {
+        if self.exec.shared().life.closed() {
+            return Err(ResizeError::Stopped);
+        }
+        self.exec.remove_workers(n)
+    }
+
+    /// Adds `n` workers for as long as the returned guard lives: dropping it removes as many
+    /// (the seed's `processor p[n]` block, or its heap-allocated processors when the guard is
+    /// boxed or moved elsewhere; it may move between threads).
+    ///
+    /// # Errors
+    /// As [`Self::add_workers`].
+    ///
+    /// ```
+    /// let system = actorium::ActorSystem::builder().workers(1).queues(8).build()?;
+    /// {
+    ///     let _extra = system.extra_workers(3)?;
+    ///     assert_eq!(system.workers(), 4);
+    /// }
+    /// assert_eq!(system.workers(), 1);
+    /// system.stop();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn extra_workers(&self, n: usize) -> Result<ExtraWorkers, ResizeError> {
+        self.add_workers(n)?;
+        Ok(ExtraWorkers {
+            system: self.clone(),
+            n,
+        })
+    }
+}
+
+/// Workers added by [`SystemHandle::extra_workers`], removed when this is dropped (if the
+/// system still runs; a failed removal is ignored, as a drop cannot report it: use
+/// [`ExtraWorkers::release`] to see it).
+#[derive(Debug)]
+#[must_use = "dropping it removes the workers it added"]
+pub struct ExtraWorkers {
+    system: SystemHandle,
+    n: usize,
+}
+
+impl ExtraWorkers {
+    /// How many workers this guard added.
+    pub fn count(&self) -> usize {
+        self.n
+    }
+
+    /// Removes the workers now; the new number of workers.
+    ///
+    /// # Errors
+    /// As [`SystemHandle::remove_workers`].
+    pub fn release(mut self) -> Result<usize, ResizeError> {
+        let n = std::mem::take(&mut self.n);
+        self.system.remove_workers(n)
+    }
+}
+
+impl Drop for ExtraWorkers {
+    fn drop(&mut self) {
+        if self.n > 0 {
+            let _ = self.system.remove_workers(self.n);
+        }
     }
 }

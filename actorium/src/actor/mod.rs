@@ -11,7 +11,7 @@ mod handle;
 mod poison;
 
 pub use addr::{ActorExit, Addr, JoinHandle, SendError};
-pub use handle::SystemHandle;
+pub use handle::{ExtraWorkers, SystemHandle};
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
 
 /// What [`Context::worker_index`] returns on a detached actor's own thread.

@@ -23,6 +23,7 @@ pub(crate) mod header;
 pub(crate) mod mailbox;
 
 use crate::runtime::life::Life;
+use crate::runtime::pool::ResizeError;
 use crate::runtime::stats::{Counter, Counters, Stats};
 use actor_list::Registry;
 use crossbeam_utils::CachePadded;
@@ -209,6 +210,17 @@ pub(crate) trait Executor: Send + Sync + 'static {
 
     /// Worker threads.
     fn workers(&self) -> usize;
+
+    /// Adds `k` workers while running (seed 003, "Manual Resizing"); the new count.
+    fn add_workers(&self, _k: usize) -> Result<usize, ResizeError> {
+        Err(ResizeError::Unsupported("this executor has no worker pool"))
+    }
+
+    /// Removes `k` workers while running; the new count. Waits for their threads to end,
+    /// unless called on one of this executor's workers.
+    fn remove_workers(&self, _k: usize) -> Result<usize, ResizeError> {
+        Err(ResizeError::Unsupported("this executor has no worker pool"))
+    }
 
     /// Message queues (0 where actors have mailboxes instead).
     fn queues(&self) -> usize {

@@ -6,6 +6,8 @@
 //! - [`worker`]: the loop every worker thread runs, and the one interface through which it
 //!   runs work ([`worker::Unit`]): an executor is a kind of unit, so a new kind of work can be
 //!   added to the same threads without touching the existing ones;
+//! - [`resize`]: seed 003's readers-writer lock for live resizing (the pool resizes itself
+//!   under it);
 //! - [`idle`]: idle sleep (seed 003: event fds, benaphores, the sleepers list);
 //! - [`life`]: run state and waits shared by the executors of one system;
 //! - [`signal`]: a thread's wake-up flag (a detached actor's thread blocks on one);
@@ -19,6 +21,7 @@ pub(crate) mod idle;
 pub(crate) mod life;
 pub(crate) mod loom;
 pub(crate) mod pool;
+pub(crate) mod resize;
 pub(crate) mod rng;
 pub(crate) mod signal;
 pub(crate) mod spin;

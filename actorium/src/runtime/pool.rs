@@ -1,35 +1,77 @@
-//! The worker pool: the worker table, the worker threads, and the idle sleep between them.
+//! The worker pool: the worker table, the worker threads, and the idle sleep between them;
+//! and live resizing (seed 003, "Manual Resizing").
 //!
 //! The *worker table* is the one place where per-worker state lives: one row per worker, whose
 //! runtime columns (a [`Slot`]: its idle-sleep [`Benaphore`], its statistics [`Counters`], its
-//! fork/join steal [`Handoff`]) live in the [`Crew`], the pool's executor-independent half, and
-//! whose executor column `T` is what the executor running on the pool keeps for it (a queue
-//! range and a steal timestamp for the message-centric executor, a policy's worker data for the
-//! actor-centric one). What is kept *per worker* is kept here, in one table, for the resizing of
-//! seed 003 ("Manual Resizing") to grow and shrink. (What is merely sized from the number of
+//! fork/join steal [`Handoff`], its life-cycle state) live in the [`Crew`], the pool's
+//! executor-independent half, and whose executor column `T` is what the executor running on
+//! the pool keeps for it (a queue range and a steal timestamp for the message-centric executor,
+//! a policy's worker data for the actor-centric one). (What is merely sized from the number of
 //! workers at start stays with its owner: the message queues, whose count is the
 //! message-centric executor's policy, and the sharding of the live-actor registry.) Threads are
 //! spawned and joined here too; what they run is [`super::worker`]'s loop.
 //!
-//! Invariant: row `i` is used by worker thread `i`'s loop (its own fields), by notifiers
-//! (its benaphore), by thieves (its handoff) and by readers of statistics (its counters,
-//! written by worker `i` only).
+//! **Resizing.** The table has a row for the most workers the pool may ever have (its
+//! *capacity*, [`crate::ActorSystemBuilder::max_workers`]); workers `0..len` run. The seed
+//! reallocates its arrays under the write lock; here they are made once at their largest
+//! (the runtime's columns) or as first used (the executor's, and the event fds), so a resize
+//! only moves the boundary `len` and what the executors keep per worker, and no reference into
+//! a row can dangle. A resize ([`Pool::add`], [`Pool::remove`]) takes the pool's resize mutex
+//! (resizes and shutdown one at a time), then the write side of the [`ResizeLock`], under
+//! which it changes `len`, each row's state and the executor's arrangement ([`Unit::resized`]);
+//! then, outside the lock, it wakes whoever must look again ([`Unit::after_resize`]). Rows
+//! removed are *leaving*: their worker finishes what it runs, sees it at the top of its loop,
+//! and under its read lock hands what it holds to the others ([`Unit::leave`], and its
+//! fork/join leftovers to the common queue), marks the row *exited* and ends. A row added back
+//! before its worker saw that it was leaving simply keeps its thread.
+//!
+//! Invariants:
+//! - rows `0..len` are *active* and each has a running thread (or, inside an add's write
+//!   section, one about to be let through its start gate); a row `>= len` is unused, leaving,
+//!   or exited; `len` and the row states change only under the write lock;
+//! - a row's state goes leaving → exited only on its own thread, inside its read section, so a
+//!   resize sees a row's state stable while it holds the write lock;
+//! - executor rows `0..created` exist (made before `len` first covered them, published by the
+//!   Release store of `len`); nothing indexes a row that never was active.
 
 use super::idle::{Benaphore, IdleSleep};
+use super::resize::{ReadGuard, ResizeLock};
 use super::stats::{Counters, Stats};
 use super::tasks::{Handoff, JobRef};
+use super::worker::Unit;
+use crate::runtime::loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crossbeam_deque::Injector;
 use crossbeam_utils::CachePadded;
+use std::fmt;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+/// The most workers a pool may have ([`crate::ActorSystemBuilder::max_workers`] is refused
+/// above it).
+pub const MAX_WORKERS: usize = 1024;
+
+/// Row state: never used, or its thread joined.
+const UNUSED: u8 = 0;
+/// Row state: a thread was started for it and waits at its start gate.
+const STARTING: u8 = 1;
+/// Row state: counted in `len`; its worker runs.
+const ACTIVE: u8 = 2;
+/// Row state: removed; its worker has not yet seen it.
+const LEAVING: u8 = 3;
+/// Row state: its worker saw it was removed, handed over what it held, and ended its loop.
+const EXITED: u8 = 4;
+/// Row state: its thread was started for an add that failed: it ends at the gate.
+const CANCELLED: u8 = 5;
 
 /// The runtime's columns of one worker's row in the worker table.
 #[derive(Debug)]
 pub(crate) struct Slot {
     /// The worker's idle-sleep flag and event fd (read by every sender to the worker).
     sleep: CachePadded<Benaphore>,
+    /// The row's life-cycle state (`ACTIVE`...), read by its worker at every turn.
+    state: AtomicU8,
     /// The worker's statistics (written by the worker alone; a line of their own, so counting
     /// does not slow the senders reading `sleep`).
     counters: CachePadded<Counters>,
@@ -37,12 +79,82 @@ pub(crate) struct Slot {
     pub(crate) hand: Handoff,
 }
 
+/// Why the number of workers cannot change as asked. Nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResizeError {
+    /// Removing `asked` of `workers` workers would leave none (at least one must run).
+    TooFew {
+        /// Workers running.
+        workers: usize,
+        /// Workers asked to remove.
+        asked: usize,
+    },
+    /// Adding `asked` to `workers` workers would pass `max`.
+    TooMany {
+        /// Workers running.
+        workers: usize,
+        /// Workers asked to add.
+        asked: usize,
+        /// The most this system may run.
+        max: usize,
+        /// What sets `max`, and how to raise it.
+        why: String,
+    },
+    /// The system is stopping or stopped.
+    Stopped,
+    /// This system's workers cannot be resized (a caller-driven policy has none).
+    Unsupported(&'static str),
+    /// The operating system refused a thread or an event fd.
+    Os(String),
+    /// The scheduling policy panicked while building a new worker's data.
+    Policy(String),
+}
+
+impl fmt::Display for ResizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooFew { workers, asked } => write!(
+                f,
+                "cannot remove {asked} worker(s): the system has {workers}, and at least one \
+                 must remain (remove at most {})",
+                workers.saturating_sub(1)
+            ),
+            Self::TooMany {
+                workers,
+                asked,
+                max,
+                why,
+            } => write!(
+                f,
+                "cannot add {asked} worker(s): the system has {workers} and may have at most \
+                 {max} ({why})"
+            ),
+            Self::Stopped => write!(
+                f,
+                "the system is stopping: its workers can no longer change"
+            ),
+            Self::Unsupported(why) => write!(f, "this system's workers cannot be resized: {why}"),
+            Self::Os(e) => write!(f, "the operating system refused a worker: {e}"),
+            Self::Policy(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ResizeError {}
+
 /// The runtime's half of a worker pool, the same for every executor (so code that is not
 /// generic over the executor, such as fork/join, can reach it): the runtime's columns of the
-/// worker table, the sleepers list, and the fork/join tasks' common queue.
+/// worker table, the sleepers list, the resize lock, and the fork/join tasks' common queue.
 #[derive(Debug)]
 pub(crate) struct Crew {
     table: Box<[CachePadded<Slot>]>,
+    /// Workers running: rows `0..len` (see the module invariants).
+    len: CachePadded<AtomicUsize>,
+    /// Rows ever active (their executor data and event fds exist).
+    created: AtomicUsize,
+    /// Seed 003's readers-writer lock (see `resize.rs`).
+    pub(crate) lock: ResizeLock,
     idle: IdleSleep,
     stats_on: bool,
     /// Fork/join tasks submitted from outside the pool (seed 004's common queue).
@@ -57,13 +169,31 @@ pub(crate) struct Crew {
     closed: AtomicBool,
 }
 
+/// What a resize holds: the threads by row, and whether resizing has ended (shutdown).
+struct Threads {
+    rows: Vec<Option<JoinHandle<()>>>,
+    /// What a new thread runs (`None` until [`Pool::spawn`], and after shutdown took the
+    /// threads: no resize then).
+    body: Option<Arc<dyn Fn(usize) + Send + Sync>>,
+}
+
 /// A pool of worker threads and its worker table: the runtime's columns ([`Crew`], reached
 /// through `Deref`) and the executor's (`T`), one row per worker.
-#[derive(Debug)]
 pub(crate) struct Pool<T> {
     crew: Crew,
-    data: Box<[CachePadded<T>]>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    data: Box<[OnceLock<CachePadded<T>>]>,
+    /// The resize mutex (resizes and shutdown one at a time) and the threads.
+    threads: Mutex<Threads>,
+    /// Signalled when a leaving worker has exited (a separate lock: an exiting worker must
+    /// never wait for a resize, which may be joining it).
+    exits: Mutex<()>,
+    exited_cv: Condvar,
+}
+
+impl<T: fmt::Debug> fmt::Debug for Pool<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool").field("crew", &self.crew).finish()
+    }
 }
 
 impl<T> std::ops::Deref for Pool<T> {
@@ -76,46 +206,74 @@ impl<T> std::ops::Deref for Pool<T> {
 }
 
 impl<T> Pool<T> {
-    /// A table of `workers` rows, worker `i`'s executor data made by `data(i)`. No thread runs
-    /// yet (see [`Self::spawn`]).
+    /// A table of `capacity` rows of which the first `workers` are active, worker `i`'s
+    /// executor data made by `data(i)`. No thread runs yet (see [`Self::spawn`]).
     pub(crate) fn new(
         workers: usize,
+        capacity: usize,
         stats_on: bool,
-        data: impl FnMut(usize) -> T,
+        mut data: impl FnMut(usize) -> T,
     ) -> io::Result<Self> {
-        let table = (0..workers)
-            .map(|_| {
-                Ok(CachePadded::new(Slot {
-                    sleep: CachePadded::new(Benaphore::new()?),
+        assert!(workers <= capacity);
+        let table: Box<[_]> = (0..capacity)
+            .map(|i| {
+                CachePadded::new(Slot {
+                    sleep: CachePadded::new(Benaphore::unopened()),
+                    state: AtomicU8::new(if i < workers { ACTIVE } else { UNUSED }),
                     counters: CachePadded::new(Counters::default()),
                     hand: Handoff::default(),
-                }))
+                })
             })
-            .collect::<io::Result<_>>()?;
+            .collect();
+        for slot in &table[..workers] {
+            slot.sleep.open()?;
+        }
+        let rows: Box<[OnceLock<CachePadded<T>>]> =
+            (0..capacity).map(|_| OnceLock::new()).collect();
+        for (i, row) in rows[..workers].iter().enumerate() {
+            let _ = row.set(CachePadded::new(data(i)));
+        }
         Ok(Self {
             crew: Crew {
                 table,
-                idle: IdleSleep::new(workers),
+                len: CachePadded::new(AtomicUsize::new(workers)),
+                created: AtomicUsize::new(workers),
+                lock: ResizeLock::new(capacity),
+                idle: IdleSleep::new(capacity),
                 stats_on,
                 injector: Injector::new(),
                 shown: CachePadded::new(AtomicUsize::new(0)),
                 thieves: AtomicBool::new(true),
                 closed: AtomicBool::new(false),
             },
-            data: (0..workers).map(data).map(CachePadded::new).collect(),
-            threads: Mutex::new(Vec::new()),
+            data: rows,
+            threads: Mutex::new(Threads {
+                rows: (0..capacity).map(|_| None).collect(),
+                body: None,
+            }),
+            exits: Mutex::new(()),
+            exited_cv: Condvar::new(),
         })
     }
 
     /// Worker `i`'s executor data.
     #[inline]
     pub(crate) fn data(&self, i: usize) -> &T {
-        &self.data[i]
+        self.data[i]
+            .get()
+            .expect("a worker row is used only once it was active")
     }
 
-    /// Every worker's executor data, by index.
+    /// Row `i`'s executor data, if the row was ever made.
+    pub(crate) fn data_if_made(&self, i: usize) -> Option<&T> {
+        self.data[i].get().map(|d| &**d)
+    }
+
+    /// The active workers' executor data, by index.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
-        self.data.iter().map(|d| &**d)
+        self.data[..self.len()]
+            .iter()
+            .map(|d| &**d.get().expect("active rows exist"))
     }
 
     /// The runtime's half of the pool.
@@ -126,32 +284,307 @@ impl<T> Pool<T> {
 
     // --- Threads ---
 
-    /// Starts one thread per worker, each running `body(index)`. On failure the threads
-    /// already started are left running (the caller shuts the pool down and joins them).
+    /// Starts one thread per active worker, each running `body(index)`, and keeps `body` for
+    /// the workers a resize adds (so it must not own what owns the pool: give it a weak
+    /// reference). On failure the threads already started are left running (the caller shuts
+    /// the pool down and joins them).
     pub(crate) fn spawn(&self, body: impl Fn(usize) + Send + Sync + 'static) -> io::Result<()> {
-        let body = Arc::new(body);
-        let mut threads = self.threads.lock().unwrap();
-        for i in threads.len()..self.len() {
-            let b = body.clone();
-            let t = thread::Builder::new()
-                .name(format!("actorium-worker-{i}"))
-                .spawn(move || b(i))?;
-            threads.push(t);
+        let body: Arc<dyn Fn(usize) + Send + Sync> = Arc::new(body);
+        let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        t.body = Some(body.clone());
+        for i in 0..self.len() {
+            if t.rows[i].is_none() {
+                t.rows[i] = Some(start_thread(&self.crew, i, body.clone(), false)?);
+            }
         }
         Ok(())
     }
 
-    /// Takes the handles of the threads started so far (to join them).
-    pub(crate) fn take_threads(&self) -> Vec<JoinHandle<()>> {
-        std::mem::take(&mut *self.threads.lock().unwrap())
+    /// Ends resizing and takes the handles of every thread started so far (to join them),
+    /// with their rows.
+    pub(crate) fn take_threads(&self) -> Vec<(usize, JoinHandle<()>)> {
+        let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        t.body = None;
+        t.rows
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, h)| h.take().map(|h| (i, h)))
+            .collect()
+    }
+
+    // --- Resizing (seed 003, "Manual Resizing"; see the module documentation) ---
+
+    /// Adds `k` workers: rows `len..len + k`, each made by `make(i)` the first time it is
+    /// used, started (or, for a row whose worker is still leaving, kept). Returns the new
+    /// number of workers.
+    pub(crate) fn add<U: Unit<Slot = T>>(
+        &self,
+        unit: &U,
+        k: usize,
+        make: impl Fn(usize) -> Result<T, ResizeError>,
+    ) -> Result<usize, ResizeError> {
+        let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(body) = t.body.clone() else {
+            return Err(ResizeError::Stopped);
+        };
+        let n = self.len();
+        let (unit_max, unit_why) = unit.max_workers();
+        let cap = self.table.len();
+        let (max, why) = if cap <= unit_max {
+            (
+                cap,
+                format!(
+                    "the capacity it was built with; raise it with \
+                     `ActorSystemBuilder::max_workers`, at most {MAX_WORKERS}"
+                ),
+            )
+        } else {
+            (unit_max, unit_why)
+        };
+        if n + k > max {
+            return Err(ResizeError::TooMany {
+                workers: n,
+                asked: k,
+                max,
+                why,
+            });
+        }
+        if k == 0 {
+            return Ok(n);
+        }
+        // The new rows' data and event fds, before anyone may see them.
+        for i in n..n + k {
+            if self.data[i].get().is_none() {
+                let row = make(i)?;
+                let _ = self.data[i].set(CachePadded::new(row));
+            }
+            self.table[i]
+                .sleep
+                .open()
+                .map_err(|e| ResizeError::Os(e.to_string()))?;
+        }
+        // Threads whose workers exited are joined first (they only return now).
+        for i in n..n + k {
+            if self.table[i].state.load(Ordering::Acquire) == EXITED {
+                if let Some(h) = t.rows[i].take() {
+                    join_one(h);
+                }
+            }
+        }
+        {
+            let _w = self.lock.write();
+            let mut started = Vec::new();
+            let mut failed = None;
+            for i in n..n + k {
+                let state = self.table[i].state.load(Ordering::Relaxed);
+                if state == LEAVING {
+                    continue; // its worker has not left yet: it stays
+                }
+                if let Some(h) = t.rows[i].take() {
+                    // It exited after the joins above, inside its read section before ours.
+                    join_one(h);
+                }
+                self.table[i].state.store(STARTING, Ordering::Relaxed);
+                match start_thread(&self.crew, i, body.clone(), true) {
+                    Ok(h) => started.push((i, h)),
+                    Err(e) => {
+                        self.table[i].state.store(UNUSED, Ordering::Relaxed);
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = failed {
+                // Nothing changes: the threads started end at their gate.
+                for (i, h) in started {
+                    self.table[i].state.store(CANCELLED, Ordering::Release);
+                    join_one(h);
+                    self.table[i].state.store(UNUSED, Ordering::Relaxed);
+                }
+                return Err(ResizeError::Os(e.to_string()));
+            }
+            for i in n..n + k {
+                self.table[i].state.store(ACTIVE, Ordering::Release);
+            }
+            for (i, h) in started {
+                t.rows[i] = Some(h);
+            }
+            // (Written under the resize mutex only.)
+            if self.created.load(Ordering::Relaxed) < n + k {
+                self.created.store(n + k, Ordering::Relaxed);
+            }
+            self.len.store(n + k, Ordering::Release);
+            unit.resized(n, n + k);
+        }
+        drop(t);
+        unit.after_resize(n, n + k);
+        Ok(n + k)
+    }
+
+    /// Removes `k` workers (rows `len - k..len`): they finish what they run, hand over what
+    /// they hold, and end. Waits for their threads unless called on a worker of this pool.
+    /// Returns the new number of workers.
+    pub(crate) fn remove<U: Unit<Slot = T>>(
+        &self,
+        unit: &U,
+        k: usize,
+        wait: bool,
+    ) -> Result<usize, ResizeError> {
+        let t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        if t.body.is_none() {
+            return Err(ResizeError::Stopped);
+        }
+        let n = self.len();
+        if k >= n {
+            return Err(ResizeError::TooFew {
+                workers: n,
+                asked: k,
+            });
+        }
+        if k == 0 {
+            return Ok(n);
+        }
+        {
+            let _w = self.lock.write();
+            for i in n - k..n {
+                self.table[i].state.store(LEAVING, Ordering::Relaxed);
+            }
+            self.len.store(n - k, Ordering::Release);
+            unit.resized(n, n - k);
+        }
+        drop(t);
+        for i in n - k..n {
+            // A worker asleep wakes to see it is leaving.
+            self.notify(i);
+        }
+        unit.after_resize(n, n - k);
+        if wait {
+            self.join_leaving(n - k..n);
+        }
+        Ok(n - k)
+    }
+
+    /// A leaving worker has exited: wakes a resize waiting for it.
+    pub(crate) fn note_exit(&self) {
+        drop(self.exits.lock().unwrap_or_else(|e| e.into_inner()));
+        self.exited_cv.notify_all();
+    }
+
+    /// Waits until each of `rows` has exited (or was added back meanwhile), and joins the
+    /// threads that exited.
+    fn join_leaving(&self, rows: std::ops::Range<usize>) {
+        let mut g = self.exits.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let pending = rows
+                .clone()
+                .any(|i| self.table[i].state.load(Ordering::Acquire) == LEAVING);
+            if !pending {
+                break;
+            }
+            g = self
+                .exited_cv
+                .wait_timeout(g, Duration::from_millis(10))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        drop(g);
+        let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        let handles: Vec<_> = rows
+            .filter(|&i| self.table[i].state.load(Ordering::Acquire) == EXITED)
+            .filter_map(|i| t.rows[i].take())
+            .collect();
+        drop(t);
+        handles.into_iter().for_each(join_one);
     }
 }
 
+/// Starts worker `i`'s thread; with `gated`, it first waits for its row to become active
+/// (the add that starts it holds the write lock meanwhile), or ends if the add failed.
+fn start_thread(
+    crew: &Crew,
+    i: usize,
+    body: Arc<dyn Fn(usize) + Send + Sync>,
+    gated: bool,
+) -> io::Result<JoinHandle<()>> {
+    let state: *const AtomicU8 = &crew.table[i].state;
+    let state = state as usize;
+    thread::Builder::new()
+        .name(format!("actorium-worker-{i}"))
+        .spawn(move || {
+            if gated {
+                // SAFETY: the row lives in the pool's table, which outlives every thread of the
+                // pool: shutdown joins them all before the pool is dropped.
+                let state = unsafe { &*(state as *const AtomicU8) };
+                loop {
+                    match state.load(Ordering::Acquire) {
+                        STARTING => thread::yield_now(),
+                        CANCELLED => return,
+                        _ => break,
+                    }
+                }
+            }
+            body(i)
+        })
+}
+
+fn join_one(h: JoinHandle<()>) {
+    if h.join().is_err() {
+        eprintln!("actorium: a worker thread panicked (an actorium bug; please report it)");
+    }
+}
+
+/// A worker of `pool` at the top of its loop, whose row is no longer active: if it is leaving,
+/// hands over what it holds (`hand_over`, inside its read section, where no resize can run)
+/// and marks its row exited; returns whether it must end. A row added back meanwhile is
+/// active again: the worker goes on.
+pub(crate) fn leave_if_removed(crew: &Crew, row: usize, hand_over: impl FnOnce()) -> bool {
+    let slot = &crew.table[row];
+    if slot.state.load(Ordering::Relaxed) == ACTIVE {
+        return false;
+    }
+    let guard: ReadGuard<'_> = crew.lock.read(row);
+    if slot.state.load(Ordering::Relaxed) != LEAVING {
+        return false;
+    }
+    hand_over();
+    slot.state.store(EXITED, Ordering::Release);
+    drop(guard);
+    true
+}
+
 impl Crew {
-    /// Workers in the table.
+    /// Workers running (rows `0..len`).
     #[inline]
     pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// The most workers the pool may have (rows in the table).
+    pub(crate) fn capacity(&self) -> usize {
         self.table.len()
+    }
+
+    /// How many rows were ever active (workers `0..rows()` may run, or have run, tasks).
+    #[inline]
+    pub(crate) fn rows(&self) -> usize {
+        self.created.load(Ordering::Relaxed)
+    }
+
+    /// Rows ever active.
+    fn created(&self) -> &[CachePadded<Slot>] {
+        &self.table[..self.created.load(Ordering::Relaxed)]
+    }
+
+    /// Whether row `i` is active (its worker runs and is counted in `len`).
+    #[inline]
+    pub(crate) fn is_active(&self, i: usize) -> bool {
+        self.table[i].state.load(Ordering::Relaxed) == ACTIVE
+    }
+
+    /// Rows whose worker was removed and has not yet left.
+    pub(crate) fn leaving(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.created.load(Ordering::Relaxed))
+            .filter(|&i| self.table[i].state.load(Ordering::Relaxed) == LEAVING)
     }
 
     /// Fork/join: a worker starts (`true`) or stops showing tasks, or a task enters (`true`) or
@@ -208,7 +641,8 @@ impl Crew {
 
     /// Adds every worker's counters into `s`.
     pub(crate) fn add_stats(&self, s: &mut Stats) {
-        for slot in self.table.iter() {
+        // Every row ever used: a removed worker's counts stay in the totals.
+        for slot in self.created() {
             slot.counters.add_to(s);
         }
         s.workers += self.len();
@@ -269,7 +703,7 @@ impl Crew {
 
     /// Wakes every worker (shutdown).
     pub(crate) fn wake_all(&self) {
-        for slot in self.table.iter() {
+        for slot in self.created() {
             slot.sleep.wake();
         }
     }
@@ -281,14 +715,17 @@ impl Crew {
         for slot in self.table.iter() {
             slot.sleep.close();
         }
+        for slot in self.table.iter() {
+            slot.hand.forget_thread();
+        }
     }
 }
 
 /// Joins `threads`; returns how many ended by a panic (an actorium bug: worker loops catch
 /// user panics), reporting each on standard error.
-pub(crate) fn join_all(threads: Vec<JoinHandle<()>>) -> usize {
+pub(crate) fn join_all(threads: Vec<(usize, JoinHandle<()>)>) -> usize {
     let mut panicked = 0;
-    for t in threads {
+    for (_, t) in threads {
         if t.join().is_err() {
             eprintln!("actorium: a worker thread panicked (an actorium bug; please report it)");
             panicked += 1;

@@ -16,6 +16,9 @@
 //!    task deques, ordered after the announcement), and block in the kernel if nothing was found, until notified
 //!    (the handshake of `runtime/idle/README.md`).
 //!
+//! At the top of every turn the worker checks that its row is still active; a worker removed
+//! by a resize (seed 003, "Manual Resizing") hands over what it holds and ends (see `pool.rs`).
+//!
 //! A unit that does its own idling (a scheduling policy that polls and sleeps in its `dequeue`)
 //! returns `Nothing` instead of `Idle`. A new kind of work is a new unit (or a unit wrapping another), run by the
 //! same loop on the same threads, without touching the existing ones.
@@ -26,7 +29,7 @@
 //! it can be refused instead of deadlocking.
 
 use super::loom::{spin_hint, yield_now};
-use super::pool::Pool;
+use super::pool::{leave_if_removed, Pool};
 use super::stats::Counters;
 use super::tasks::TaskWorker;
 use std::cell::Cell;
@@ -112,6 +115,26 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
 
     /// Called when `me` woke from idle sleep.
     fn woke(&self, _me: &Worker<'_, Self>) {}
+
+    // --- Resizing (seed 003, "Manual Resizing"; see `pool.rs`) ---
+
+    /// The most workers this unit can run, and what sets that limit (said in the error when
+    /// an add is refused).
+    fn max_workers(&self) -> (usize, String) {
+        (usize::MAX, String::new())
+    }
+
+    /// Inside a resize's write section (no worker is in a read section): the pool went from
+    /// `old` to `new` workers; rearrange what depends on that.
+    fn resized(&self, _old: usize, _new: usize) {}
+
+    /// After a resize's write section: wake whoever must look again (removed workers are
+    /// notified by the pool).
+    fn after_resize(&self, _old: usize, _new: usize) {}
+
+    /// On a removed worker's thread, inside its read section, before it ends: hand what it
+    /// holds to the remaining workers.
+    fn leave(&self, _me: &Worker<'_, Self>) {}
 }
 
 /// A worker thread as its unit sees it: index, thread-owned state, counters.
@@ -147,6 +170,17 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
     let mut idle = Idleness::default();
     let mut busy_turns = 0u32;
     loop {
+        // Removed by a resize: hand over what this worker holds and end (one relaxed load of
+        // the row's state otherwise).
+        if !pool.is_active(index)
+            && leave_if_removed(pool.crew(), index, || {
+                tasks.evacuate();
+                unit.leave(&me);
+            })
+        {
+            pool.note_exit();
+            return;
+        }
         let turn = unit.turn(&me, &idle);
         if turn == Turn::Exit {
             return;

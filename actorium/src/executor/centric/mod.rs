@@ -22,7 +22,7 @@ use crate::core::mailbox::Mailbox;
 use crate::core::{
     DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
 };
-use crate::runtime::pool::Pool;
+use crate::runtime::pool::{Pool, ResizeError};
 use crate::runtime::stats::{Counters, Stats};
 use crossbeam_utils::CachePadded;
 use policy::{Policy, Scheduler, WorkerCtx};
@@ -38,6 +38,8 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) workers: usize,
+    /// The most workers a resize may give it (rows of the worker table).
+    pub(crate) max_workers: usize,
     pub(crate) max_throughput: usize,
 }
 
@@ -103,7 +105,8 @@ impl<P: Policy> Executor<P> {
             ))
         })?;
         let mut slots = slots.into_iter();
-        let pool = Pool::new(workers, shared.stats_on, |_| {
+        let capacity = if manual { 1 } else { cfg.max_workers };
+        let pool = Pool::new(workers, capacity, shared.stats_on, |_| {
             let (worker, local) = slots.next().expect("one per worker");
             WorkerSlot {
                 worker,
@@ -137,11 +140,15 @@ impl<P: Policy> Executor<P> {
     ) -> Result<Arc<Self>, StartError> {
         let exec = Arc::new(Self::new(policy, cfg, shared)?);
         if !exec.manual {
-            let e = exec.clone();
-            if let Err(err) = exec
-                .pool
-                .spawn(move |i| crate::runtime::worker::run(&*e, i))
-            {
+            // The pool keeps the body for the workers a resize adds: a weak reference, so the
+            // executor does not own itself; each thread holds a strong one while it runs.
+            let weak = Arc::downgrade(&exec);
+            let body = move |i| {
+                if let Some(e) = weak.upgrade() {
+                    crate::runtime::worker::run(&*e, i)
+                }
+            };
+            if let Err(err) = exec.pool.spawn(body) {
                 exec.shared.close(false);
                 exec.begin_shutdown(false);
                 exec.join_threads(false);
@@ -270,6 +277,40 @@ impl<P: Policy> Exec for Executor<P> {
 
     fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
         Some(self.pool.crew())
+    }
+
+    fn add_workers(&self, k: usize) -> Result<usize, ResizeError> {
+        if self.manual {
+            return Err(ResizeError::Unsupported(
+                "a caller-driven policy runs its jobs on the calling thread, and has no workers",
+            ));
+        }
+        self.pool.add(self, k, |i| {
+            let p = &*self.policy;
+            catch_unwind(AssertUnwindSafe(|| p.worker(&self.coord, i)))
+                .map(|(worker, local)| WorkerSlot {
+                    worker,
+                    local: UnsafeCell::new(local),
+                })
+                .map_err(|e| {
+                    ResizeError::Policy(format!(
+                        "the scheduling policy `{}` panicked while building worker {i}'s data \
+                         (`worker`): {}",
+                        std::any::type_name::<P>(),
+                        crate::core::panic_message(&*e)
+                    ))
+                })
+        })
+    }
+
+    fn remove_workers(&self, k: usize) -> Result<usize, ResizeError> {
+        if self.manual {
+            return Err(ResizeError::Unsupported(
+                "a caller-driven policy runs its jobs on the calling thread, and has no workers",
+            ));
+        }
+        let inside = self.current_worker().is_some();
+        self.pool.remove(self, k, !inside)
     }
 
     fn is_actor_centric(&self) -> bool {

@@ -25,7 +25,14 @@ use crate::runtime::stats::Counters;
 /// - [`Policy::resume_job_later`] for an actor that used its `max_throughput` and has more mail;
 /// - [`Policy::dequeue`] for the next job of a worker (blocking is the policy's business);
 /// - the hooks [`Policy::before_resume`], [`Policy::after_resume`], [`Policy::after_completion`],
-///   and [`Policy::during_resume`] between the messages of a long job.
+///   and [`Policy::during_resume`] between the messages of a long job;
+/// - [`Policy::worker_added`] and [`Policy::worker_removed`] when the system's workers are
+///   resized while running (seed 003, "Manual Resizing"): a policy that keeps jobs per worker
+///   must move a removed worker's jobs in `worker_removed`.
+///
+/// Enqueues run under the read side of the resize lock: a policy's enqueue must not block,
+/// and must not send messages (policy code is called with the worker hidden, and a send from
+/// it would enter a second read section, which may wait for a resize that waits for this one).
 ///
 /// A policy that blocks in `dequeue` must be woken by its enqueues. [`WorkerCtx::idle_sleep`]
 /// and [`Scheduler::notify`] / [`Scheduler::notify_any`] give it the runtime's idle sleep
@@ -86,6 +93,26 @@ pub trait Policy: Send + Sync + Sized + 'static {
     /// reused from now on — even already: a `Destroyed` actor respawned at once has the same
     /// id, and its new job may be queued before this hook runs.
     fn after_completion(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job) {}
+
+    /// Worker `index` was added while running ([`crate::SystemHandle::add_workers`]): its
+    /// data was built with [`Self::worker`] (or kept from an earlier time the row was used),
+    /// and it starts dequeuing now; [`Scheduler::workers`] counts it. Default: nothing.
+    fn worker_added(&self, _sched: &Scheduler<'_, Self>, _index: usize) {}
+
+    /// Worker `me` was removed while running ([`crate::SystemHandle::remove_workers`]) and is
+    /// about to end, on its own thread. It must move every job it holds — in its local data
+    /// and in its worker data — to the remaining workers, e.g. with [`Self::central_enqueue`]:
+    /// [`Scheduler::workers`] no longer counts it, and no enqueue puts jobs on it any more (the
+    /// runtime runs every enqueue and this hook under a lock that a resize takes for writing:
+    /// seed 003's readers-writer lock). Thieves may still take jobs from it meanwhile. A job
+    /// left behind would never run, and its actor would hang. A policy whose workers keep no
+    /// jobs of their own (one queue for all, as [`crate::policy::WorkSharing`]) needs nothing
+    /// here: the default does nothing.
+    ///
+    /// A policy must also let a removed worker come back to the runtime: the runtime hands it
+    /// a job for which [`Job::is_shutdown`] holds, with [`Self::external_enqueue`]; any worker
+    /// that takes one must return it from [`Self::dequeue`] (as for a shutdown).
+    fn worker_removed(&self, _me: &mut WorkerCtx<'_, Self>) {}
 
     /// Checks the policy's settings when the system is built; an `Err` names what to change
     /// and is returned by [`crate::ActorSystemBuilder::build`].

@@ -311,6 +311,16 @@ impl Policy for WorkStealing {
         me.idle_sleep(search_all).or_else(|| search_all(me))
     }
 
+    /// A removed worker's jobs — its deque and its inbox — go to the remaining workers.
+    fn worker_removed(&self, me: &mut WorkerCtx<'_, Self>) {
+        while let Some(job) = me.local().deque.pop() {
+            self.central_enqueue(me.scheduler(), job);
+        }
+        while let Some(job) = take(&me.data().inbox) {
+            self.central_enqueue(me.scheduler(), job);
+        }
+    }
+
     fn validate(&self) -> Result<(), String> {
         if self.aggressive_steal_interval == 0 || self.moderate_steal_interval == 0 {
             return Err(format!(

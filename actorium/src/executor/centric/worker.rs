@@ -79,6 +79,12 @@ impl<P: Policy> Unit for Executor<P> {
             // The policy idles on its own: no spinning here, but a look for tasks.
             return Turn::Nothing;
         };
+        if job.is_retire() {
+            // A resize removed a worker: if it is this one, the loop's next turn sees it and
+            // leaves; otherwise the request goes on to a worker still leaving, if any.
+            self.forward_retire(index);
+            return Turn::Worked;
+        }
         if job.is_shutdown() {
             self.exited(index);
             return Turn::Exit;
@@ -102,6 +108,44 @@ impl<P: Policy> Unit for Executor<P> {
 
     fn spin(&self) -> Duration {
         Duration::ZERO
+    }
+
+    /// A removed worker hands its jobs to the others ([`Policy::worker_removed`]) and counts
+    /// as exited for the shutdown handshake.
+    fn leave(&self, me: &Worker<'_, Self>) {
+        let (p, index) = (&*self.policy, me.index);
+        self.policy_call("worker_removed", Moves::Jobs, || {
+            // SAFETY: on worker `index`'s thread, between two turns: no other context of it.
+            p.worker_removed(&mut unsafe { self.ctx(index) })
+        });
+        self.exited(index);
+    }
+
+    /// Rows added back are no longer exited (their new threads take part in the shutdown
+    /// handshake).
+    fn resized(&self, old: usize, new: usize) {
+        if new > old {
+            let mut g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
+            for i in old..new {
+                g.remove(&i);
+            }
+        }
+    }
+
+    /// Tells the policy of each worker added; hands each removed worker a request to leave
+    /// (a job, so that it comes to a worker blocked in the policy's own queue too).
+    fn after_resize(&self, old: usize, new: usize) {
+        let p = &*self.policy;
+        for i in old..new {
+            self.policy_call("worker_added", Moves::Nothing, || {
+                p.worker_added(&self.sched(), i)
+            });
+        }
+        for i in new..old {
+            self.policy_call("external_enqueue", Moves::Jobs, || {
+                p.external_enqueue(&self.sched(), i, Job::retire())
+            });
+        }
     }
 }
 
@@ -153,19 +197,38 @@ impl<P: Policy> Executor<P> {
         }
     }
 
+    /// A removed worker's leave request reached worker `me`: if `me` is not leaving itself,
+    /// it goes on to a worker that still is (none left: it was added back, or left already).
+    fn forward_retire(&self, me: usize) {
+        if !self.pool.is_active(me) {
+            return;
+        }
+        if let Some(r) = self.pool.leaving().next() {
+            let p = &*self.policy;
+            self.policy_call("external_enqueue", Moves::Jobs, || {
+                p.external_enqueue(&self.sched(), r, Job::retire())
+            });
+        }
+    }
+
     /// A job was made for an actor: internal enqueue on one of our workers (inside a
-    /// behaviour), central enqueue elsewhere.
+    /// behaviour), central enqueue elsewhere. Inside a read section of the resize lock (the
+    /// worker's own, or an outside thread's shared one), so that the worker the policy puts it
+    /// on cannot be removed meanwhile: a job put on a worker after it handed over its jobs and
+    /// left would never run.
     #[inline]
     pub(crate) fn schedule_job(&self, job: Job) {
         let p = &*self.policy;
         match self.current_worker() {
             Some(i) => self.policy_call("internal_enqueue", Moves::Jobs, || {
+                let _section = self.pool.lock.read(i);
                 // SAFETY: we are inside a behaviour run by worker `i`'s thread, whose loop
                 // holds no context across the job.
                 p.internal_enqueue(&mut unsafe { self.ctx(i) }, job)
             }),
             // Not on a worker: nothing to hide, only the panic to contain.
             None => {
+                let _section = self.pool.lock.read_outside();
                 let r = catch_unwind(AssertUnwindSafe(|| p.central_enqueue(&self.sched(), job)));
                 self.contain("central_enqueue", Moves::Jobs, r)
             }
@@ -206,6 +269,7 @@ impl<P: Policy> Executor<P> {
         });
         match r {
             Resumable::ResumeLater => {
+                let _section = self.pool.lock.read(index);
                 self.policy_call("resume_job_later", Moves::Jobs, || {
                     // SAFETY: as above.
                     p.resume_job_later(&mut unsafe { self.ctx(index) }, job)
@@ -228,16 +292,18 @@ impl<P: Policy> Executor<P> {
         self.exited_cv.notify_all();
     }
 
-    /// The shutdown handshake (module docs), then joins the threads (`threads[i]` runs worker
-    /// `i`).
-    pub(super) fn stop_workers(&self, threads: Vec<JoinHandle<()>>) {
-        let n = threads.len();
+    /// The shutdown handshake (module docs), then joins the threads (`threads` holds each with
+    /// its worker's row).
+    pub(super) fn stop_workers(&self, threads: Vec<(usize, JoinHandle<()>)>) {
+        let rows: Vec<usize> = threads.iter().map(|&(i, _)| i).collect();
+        let n = rows.len();
+        let done = |g: &BTreeSet<usize>| rows.iter().filter(|r| g.contains(r)).count();
         let mut can_enqueue = true;
         let mut g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
-        while g.len() < n {
-            let before = g.len();
+        while done(&g) < n {
+            let before = done(&g);
             if can_enqueue {
-                let w = (0..n).find(|w| !g.contains(w)).expect("a worker left");
+                let w = *rows.iter().find(|w| !g.contains(w)).expect("a worker left");
                 drop(g);
                 can_enqueue = self
                     .policy_call("external_enqueue", Moves::Jobs, || {
@@ -248,7 +314,7 @@ impl<P: Policy> Executor<P> {
                 g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
             }
             let since = Instant::now();
-            while g.len() == before {
+            while done(&g) == before {
                 if self.shared.life.failed() && since.elapsed() >= GIVE_UP {
                     break;
                 }
@@ -258,7 +324,7 @@ impl<P: Policy> Executor<P> {
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
-            if g.len() == before {
+            if done(&g) == before {
                 // They may be blocked in the policy, or still running a job: the cleanup must
                 // then free nothing they could touch (actors, mailboxes, event fds).
                 self.shared.abandon();
@@ -266,7 +332,7 @@ impl<P: Policy> Executor<P> {
                     "actorium: {} worker thread(s) did not exit after the scheduling policy `{}` \
                      failed and are left behind; the system's actors and resources are not \
                      cleaned up (leaked), so that those threads never touch freed memory",
-                    n - g.len(),
+                    n - done(&g),
                     std::any::type_name::<P>()
                 );
                 break;
@@ -276,8 +342,7 @@ impl<P: Policy> Executor<P> {
         drop(g);
         let joinable = threads
             .into_iter()
-            .enumerate()
-            .filter_map(|(i, t)| exited.contains(&i).then_some(t))
+            .filter(|(i, _)| exited.contains(i))
             .collect();
         join_all(joinable);
     }

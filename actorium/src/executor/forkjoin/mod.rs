@@ -204,7 +204,8 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
 /// Asks every worker that shows tasks for one forked under `tag`.
 fn ask_any(w: &TaskWorker<'_>, tag: usize) -> Option<JobRef> {
     let crew = w.crew();
-    (0..crew.len())
+    // Every row ever used: the thief may be a worker removed meanwhile (it finishes the job).
+    (0..crew.rows())
         .filter(|&v| v != w.index() && crew.slot(v).hand.shows_tasks())
         .find_map(|v| w.ask(v, tag))
 }

@@ -27,7 +27,7 @@ use crate::core::{
     DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
 };
 use crate::runtime::loom::sync::atomic::AtomicPtr;
-use crate::runtime::pool::{join_all, Pool};
+use crate::runtime::pool::{join_all, Pool, ResizeError};
 use crate::runtime::stats::{Counter, Counters, Stats};
 use crossbeam_utils::CachePadded;
 use std::io;
@@ -59,6 +59,8 @@ pub enum Stealing {
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
     pub(crate) workers: usize,
+    /// The most workers a resize may give it (rows of the worker table).
+    pub(crate) max_workers: usize,
     pub(crate) queues: usize,
     pub(crate) spin: Duration,
     pub(crate) stealing: Stealing,
@@ -67,12 +69,24 @@ pub(crate) struct Config {
 /// What this executor keeps per worker in the worker table.
 #[derive(Debug)]
 pub(crate) struct WorkerSlot {
-    /// The worker's range of the queue-pointer array.
-    range: Range<usize>,
+    /// The worker's range of the queue-pointer array, `start..end` (re-divided by resizes,
+    /// under the resize lock's write side; read by the worker inside its read sections).
+    start: AtomicUsize,
+    end: AtomicUsize,
     /// When the worker last tried to steal (ns since `epoch`; `u64::MAX` while it sleeps), for
     /// the longest-victim heuristic. Written by its own worker only, when it tries to steal or
     /// goes to sleep or wakes, so a busy worker does no work here.
     last_steal: AtomicU64,
+}
+
+impl WorkerSlot {
+    fn new(range: Range<usize>) -> Self {
+        Self {
+            start: AtomicUsize::new(range.start),
+            end: AtomicUsize::new(range.end),
+            last_steal: AtomicU64::new(0),
+        }
+    }
 }
 
 pub(crate) struct Executor {
@@ -101,9 +115,8 @@ impl Executor {
             .iter()
             .map(|q| AtomicPtr::new(&**q as *const WorkQueue as *mut WorkQueue))
             .collect();
-        let pool = Pool::new(cfg.workers, shared.stats_on, |i| WorkerSlot {
-            range: ranges[i].clone(),
-            last_steal: AtomicU64::new(0),
+        let pool = Pool::new(cfg.workers, cfg.max_workers, shared.stats_on, |i| {
+            WorkerSlot::new(ranges[i].clone())
         })?;
         Ok(Self {
             queues,
@@ -112,11 +125,7 @@ impl Executor {
             ticket: CachePadded::new(AtomicUsize::new(0)),
             shared,
             spin: cfg.spin,
-            stealing: if cfg.workers > 1 {
-                cfg.stealing
-            } else {
-                Stealing::None
-            },
+            stealing: cfg.stealing,
             epoch: Instant::now(),
             detached: DetachedLink::default(),
         })
@@ -133,11 +142,15 @@ impl Executor {
     /// Builds the executor and starts its worker threads.
     pub(crate) fn start(cfg: &Config, shared: Arc<Shared>) -> io::Result<Arc<Self>> {
         let exec = Arc::new(Self::new(cfg, shared)?);
-        let e = exec.clone();
-        if let Err(err) = exec
-            .pool
-            .spawn(move |i| crate::runtime::worker::run(&*e, i))
-        {
+        // The pool keeps the body for the workers a resize adds: a weak reference, so the
+        // executor does not own itself; each thread holds a strong one while it runs.
+        let weak = Arc::downgrade(&exec);
+        let body = move |i| {
+            if let Some(e) = weak.upgrade() {
+                crate::runtime::worker::run(&*e, i)
+            }
+        };
+        if let Err(err) = exec.pool.spawn(body) {
             exec.shared.close(false);
             exec.begin_shutdown(false);
             exec.join_threads(false);
@@ -158,10 +171,12 @@ impl Executor {
         &self.slots
     }
 
-    /// Worker `w`'s range of slots.
+    /// Worker `w`'s range of slots. Read inside a read section of the resize lock (or its
+    /// write section), so that it agrees with the queues' owners.
     #[inline]
     pub(crate) fn range(&self, w: usize) -> Range<usize> {
-        self.pool.data(w).range.clone()
+        let d = self.pool.data(w);
+        d.start.load(Ordering::Relaxed)..d.end.load(Ordering::Relaxed)
     }
 
     /// Records that worker `w` is trying to steal now. The stamps below are kept only for the
@@ -454,7 +469,22 @@ impl Exec for Executor {
     }
 
     fn worker_of_queue(&self, q: usize) -> Option<usize> {
-        (q < self.queues.len()).then(|| ranges::owner_of(self.pool.iter().map(|s| &s.range), q))
+        if q >= self.queues.len() {
+            return None;
+        }
+        let _r = self.pool.lock.read_outside();
+        let ranges: Vec<_> = (0..self.pool.len()).map(|w| self.range(w)).collect();
+        Some(ranges::owner_of(&ranges, q))
+    }
+
+    fn add_workers(&self, k: usize) -> Result<usize, ResizeError> {
+        self.pool.add(self, k, |_| Ok(WorkerSlot::new(0..0)))
+    }
+
+    fn remove_workers(&self, k: usize) -> Result<usize, ResizeError> {
+        // SAFETY: only whether this thread is one of our workers is kept.
+        let inside = unsafe { worker::current_of(self) }.is_some();
+        self.pool.remove(self, k, !inside)
     }
 
     /// Afterwards no spawn or respawn can succeed: a `register` or `revive` that passed its

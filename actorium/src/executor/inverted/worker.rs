@@ -27,7 +27,7 @@
 
 use super::swap::{try_swap, Moves};
 use super::work_queue::{Gulp, WorkQueue};
-use super::{Executor, Stealing, WorkerSlot};
+use super::{ranges, Executor, Stealing, WorkerSlot};
 use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
 use crate::core::envelope::Envelope;
 use crate::core::{run_batch, Header, Status, WorkerRef};
@@ -35,6 +35,7 @@ use crate::runtime::pool::Pool;
 use crate::runtime::rng::XorShift;
 use crate::runtime::worker::{self as rt, Idleness, Turn, Unit, Worker};
 use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Envelopes a worker may run in one visit of a queue before moving on, and local sends it
@@ -188,18 +189,27 @@ impl Unit for Executor {
         }
         let mut busy_queues = 0u32;
         let mut backlogged = 0u32;
+        // The range is read, and the queues found in it, inside a read section of the resize
+        // lock, so it agrees with the queues' owners (a resize re-divides both under the write
+        // side). The section ends before a visit runs behaviours (which may resize) and
+        // resumes after it; a queue that a resize moved meanwhile is at worst visited once more
+        // by its old owner, which its `being_processed` flag makes harmless, as after a steal.
+        let mut section = Some(self.pool.lock.read(me.index));
         for s in self.range(me.index) {
             // The "test" of test-and-gulp, inline: an idle worker polls its queues this way,
             // and the time of an empty pass is the latency of a hand-off to it.
             match self.slot(s) {
                 Some(q) if !q.looks_empty() => {
+                    drop(section.take());
                     let n = self.visit(me, q);
                     busy_queues += u32::from(n > 0);
                     backlogged += u32::from(n >= WAKE_THIEF_BACKLOG);
+                    section = Some(self.pool.lock.read(me.index));
                 }
                 _ => {}
             }
         }
+        drop(section);
         if busy_queues > 0 {
             // Backlog in more than one queue while another worker is idle: wake it, so it can
             // steal (the seed's general notification; one load when none is idle).
@@ -213,6 +223,7 @@ impl Unit for Executor {
         if self.stealing != Stealing::None
             && idle.passes % 2 == 1
             && idle.longer_than(STEAL_AFTER)
+            && self.pool.len() > 1
             && self.steal(me)
         {
             return Turn::Worked;
@@ -223,6 +234,7 @@ impl Unit for Executor {
     /// The idle worker's exhaustive search: takes each owned queue's lock, so it is ordered
     /// after the announcement, and every send published before it is seen.
     fn search(&self, me: &InvWorker<'_>) -> bool {
+        let _section = self.pool.lock.read(me.index);
         self.range(me.index)
             .any(|s| self.slot(s).is_some_and(|q| q.lock().len() > 0))
     }
@@ -243,6 +255,7 @@ impl Unit for Executor {
     fn sleeping(&self, me: &InvWorker<'_>) {
         // SAFETY: no behaviour runs: nothing else borrows the batch.
         unsafe { (*me.local.batch.get()).release_if_larger(INITIAL_CAPACITY) };
+        let _section = self.pool.lock.read(me.index);
         for s in self.range(me.index) {
             if let Some(q) = self.slot(s) {
                 let freed = q.lock().take_idle_array();
@@ -254,6 +267,55 @@ impl Unit for Executor {
 
     fn woke(&self, me: &InvWorker<'_>) {
         self.stamp_awake(me.index, me.local.stamp.get());
+    }
+
+    /// Each worker needs a queue: at most M workers (M stays fixed: every actor keeps the
+    /// queue ticket it was given at spawn; see `README.md`, "Resizing").
+    fn max_workers(&self) -> (usize, String) {
+        let m = self.queues.len();
+        (
+            m,
+            format!(
+                "the message-centric executor has {m} message queues and each worker needs one; \
+                 build it with more (`ActorSystemBuilder::queues` or `queues_per_worker`)"
+            ),
+        )
+    }
+
+    /// Re-divides the queue-pointer array over the `new` workers (the seed's contiguous
+    /// ranges), and gives every queue the owner whose range now holds its slot: whole queues
+    /// move, as in a steal. No thief is swapping (thieves swap inside read sections), so every
+    /// slot holds a queue.
+    fn resized(&self, _old: usize, new: usize) {
+        let ranges = ranges::partition(self.queues.len(), new);
+        for w in 0..self.pool.capacity() {
+            if let Some(d) = self.pool.data_if_made(w) {
+                let r = ranges.get(w).cloned().unwrap_or(0..0);
+                d.start.store(r.start, Ordering::Relaxed);
+                d.end.store(r.end, Ordering::Relaxed);
+            }
+        }
+        for (w, r) in ranges.iter().enumerate() {
+            for s in r.clone() {
+                let q = self.slot(s).expect("no swap runs during a resize");
+                q.set_owner(w);
+            }
+        }
+    }
+
+    /// A message sent while the resize ran may have notified a queue's old owner: every queue
+    /// that holds envelopes now has its (new) owner notified. A sender that publishes after
+    /// this check's lock of its queue reads the new owner (stored before, under the write
+    /// lock), so either this check or the sender wakes the right worker.
+    fn after_resize(&self, _old: usize, _new: usize) {
+        for q in self.queues.iter() {
+            let g = q.lock();
+            let pending = g.len() > 0;
+            drop(g);
+            if pending {
+                self.pool.notify(q.owner());
+            }
+        }
     }
 }
 
@@ -300,6 +362,13 @@ impl Executor {
     /// least [`MIN_STEAL`] envelopes), and try one wait-free swap with a random slot of our own
     /// range. Returns whether a queue was stolen.
     fn steal(&self, me: &InvWorker<'_>) -> bool {
+        // Ranges, victims and the swap inside one read section: a resize never sees a queue
+        // out of every slot.
+        let _section = self.pool.lock.read(me.index);
+        let workers = self.pool.len();
+        if workers < 2 || me.index >= workers {
+            return false;
+        }
         let thief = me.index;
         let l = &me.local;
         let counters = me.counters();
@@ -307,7 +376,7 @@ impl Executor {
         self.stamp_steal(thief);
         let victim = match self.stealing {
             Stealing::LongestVictim => self.longest_victim(thief),
-            _ => l.random(|r| r.other_than(thief, self.pool.len())),
+            _ => l.random(|r| r.other_than(thief, workers)),
         };
         let vr = self.range(victim);
         let start = l.random(|r| r.below(vr.len()));
@@ -477,6 +546,7 @@ mod tests {
     fn overlapping_steals_leave_owner_and_range_in_agreement() {
         let cfg = Config {
             workers: 3,
+            max_workers: 3,
             queues: 3,
             spin: Duration::ZERO,
             stealing: Stealing::Random,
@@ -544,6 +614,7 @@ mod loom_tests {
         model.check(|| {
             let cfg = Config {
                 workers: 3,
+                max_workers: 3,
                 queues: 3,
                 spin: Duration::ZERO,
                 stealing: Stealing::Random,
@@ -588,6 +659,56 @@ mod loom_tests {
                 saw[h] || e.pool.is_awake(h),
                 "the message in queue 0 is stranded: worker {h} holds it, asleep"
             );
+        });
+    }
+
+    /// A resize racing a send and an idle worker: worker 1 is removed (its queue moves to
+    /// worker 0) while a sender pushes a message to that queue and notifies the owner it reads,
+    /// and worker 0 searches its range in a read section, as before sleeping. Worker 0 must see
+    /// the message or have been woken for it: with the owner written in the write section and
+    /// the check after it (`after_resize`), one of the two reaches it.
+    #[test]
+    fn a_resize_racing_a_send_strands_no_message() {
+        let mut model = loom::model::Builder::new();
+        model.max_branches = 100_000;
+        model.preemption_bound = Some(1);
+        model.check(|| {
+            let cfg = Config {
+                workers: 2,
+                max_workers: 2,
+                queues: 2,
+                spin: Duration::ZERO,
+                stealing: Stealing::None,
+            };
+            let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap());
+            // The pool needs a thread body to accept a resize; the model runs no worker loop.
+            e.pool.spawn(|_| {}).unwrap();
+            e.pool.announce(0);
+            let resizer = {
+                let e = e.clone();
+                thread::spawn(move || {
+                    assert_eq!(e.pool.remove(&*e, 1, false), Ok(1));
+                })
+            };
+            let worker = {
+                let e = e.clone();
+                thread::spawn(move || {
+                    let _section = e.pool.lock.read(0);
+                    look(&e, 0)
+                })
+            };
+            let q = &e.queues[1];
+            q.lock()
+                .push(Envelope::new(std::ptr::null(), &VT, Payload::pack(())));
+            e.notify_owner(q, None);
+            resizer.join().unwrap();
+            let saw = worker.join().unwrap();
+            assert_eq!(q.owner(), 0, "queue 1 moved to worker 0");
+            assert!(
+                saw || e.pool.is_awake(0),
+                "the message in queue 1 is stranded: worker 0 owns it, asleep"
+            );
+            drop(e.pool.take_threads());
         });
     }
 }

@@ -82,6 +82,9 @@ pub enum Resumable {
     ShutdownExecutionUnit,
 }
 
+/// The header pointer of a leave request: never a cell's (no allocation is at address 8).
+const RETIRE: *const Header = std::ptr::dangling();
+
 /// A unit of work for a scheduling policy (`actorium::policy::Policy`): an actor that has mail
 /// to process, or the runtime's request that the worker taking it shuts down. Policies store
 /// jobs and hand them back from `dequeue`; they cannot run them (the worker does).
@@ -115,6 +118,20 @@ impl Job {
         }
     }
 
+    /// The runtime's request that the worker taking it leaves the pool, if a resize removed
+    /// that worker (to policies it looks like a shutdown request: a job that is not an actor's).
+    pub(crate) fn retire() -> Self {
+        Self {
+            hdr: RETIRE,
+            type_name: || "<retire>",
+        }
+    }
+
+    /// Whether this is a leave request of a resize ([`Self::retire`]).
+    pub(crate) fn is_retire(&self) -> bool {
+        std::ptr::eq(self.hdr, RETIRE)
+    }
+
     /// A number identifying the actor while the job exists (its cell's address), to key
     /// per-actor data in a policy.
     pub fn id(&self) -> usize {
@@ -126,13 +143,17 @@ impl Job {
         (self.type_name)()
     }
 
-    /// Whether this is the runtime's request that the worker taking it exits.
+    /// Whether this is the runtime's request that the worker taking it exits (at shutdown, or
+    /// when a resize removed a worker): no actor's job, never run by the policy.
     pub fn is_shutdown(&self) -> bool {
-        self.hdr.is_null()
+        self.hdr.is_null() || self.is_retire()
     }
 
     pub(crate) fn header(&self) -> Option<&Header> {
-        // SAFETY: a non-shutdown job's cell is alive while the job exists (module invariants).
+        if self.is_shutdown() {
+            return None;
+        }
+        // SAFETY: an actor's job's cell is alive while the job exists (module invariants).
         unsafe { self.hdr.as_ref() }
     }
 

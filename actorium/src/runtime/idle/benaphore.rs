@@ -27,11 +27,25 @@ pub(crate) struct Benaphore {
 }
 
 impl Benaphore {
-    pub(crate) fn new() -> io::Result<Self> {
-        Ok(Self {
+    /// A benaphore whose kernel resource is made by [`Self::open`], before its worker first
+    /// runs (worker rows are made for the most workers a pool may have).
+    pub(crate) fn unopened() -> Self {
+        Self {
             state: AtomicU8::new(AWAKE),
-            parker: Parker::new()?,
-        })
+            parker: Parker::unopened(),
+        }
+    }
+
+    #[cfg(all(test, loom))]
+    pub(crate) fn new() -> io::Result<Self> {
+        let b = Self::unopened();
+        b.open()?;
+        Ok(b)
+    }
+
+    /// Makes the parker's kernel resource (an event fd on Linux), unless it exists.
+    pub(crate) fn open(&self) -> io::Result<()> {
+        self.parker.open()
     }
 
     /// Step one of the idle side of the handshake: "I am idle and about to search".

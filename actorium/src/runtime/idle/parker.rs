@@ -20,29 +20,53 @@ mod eventfd {
     ///
     /// The descriptor is closed by [`Parker::close`] when the pool shuts down (so a system's
     /// descriptors never outlive it, even if an address keeps its memory alive) or on drop.
+    /// `fd` value: no event fd made yet.
+    const UNOPENED: i32 = -1;
+    /// `fd` value: closed for good.
+    const CLOSED: i32 = -2;
+
     #[derive(Debug)]
     pub(crate) struct Parker {
-        /// The event fd; -1 once closed.
+        /// The event fd; `UNOPENED` until made, `CLOSED` once closed.
         fd: AtomicI32,
     }
 
     impl Parker {
-        pub(crate) fn new() -> io::Result<Self> {
+        /// A parker whose event fd is made by [`Self::open`] (a worker row of a pool that may
+        /// grow: its fd exists only once a worker used the row).
+        pub(crate) fn unopened() -> Self {
+            Self {
+                fd: AtomicI32::new(UNOPENED),
+            }
+        }
+
+        /// Makes the event fd, unless it exists (or was closed).
+        pub(crate) fn open(&self) -> io::Result<()> {
+            if self.fd.load(Ordering::Acquire) != UNOPENED {
+                return Ok(());
+            }
             // SAFETY: eventfd has no memory-safety preconditions; its result is checked below.
             let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
             if fd < 0 {
                 return Err(io::Error::last_os_error());
             }
-            Ok(Self {
-                fd: AtomicI32::new(fd),
-            })
+            if self
+                .fd
+                .compare_exchange(UNOPENED, fd, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: `fd` was just made here and published nowhere.
+                unsafe { libc::close(fd) };
+            }
+            Ok(())
         }
 
         fn fd(&self) -> i32 {
             let fd = self.fd.load(Ordering::Acquire);
             assert!(
                 fd >= 0,
-                "actorium: a closed parker was used (a worker outlived its pool)"
+                "actorium: a closed or unopened parker was used (a worker outlived its pool, \
+                 or ran on a row that was never opened)"
             );
             fd
         }
@@ -88,7 +112,7 @@ mod eventfd {
         /// `unpark` can come any more (the benaphore unparks only a worker it saw in SLEEP, and
         /// such an unpark happens before that worker's `park` returns, so before it exits).
         pub(crate) fn close(&self) {
-            let fd = self.fd.swap(-1, Ordering::AcqRel);
+            let fd = self.fd.swap(CLOSED, Ordering::AcqRel);
             if fd >= 0 {
                 // SAFETY: `fd` was ours and is closed exactly once (the swap took it).
                 unsafe { libc::close(fd) };
@@ -116,11 +140,16 @@ mod portable {
     }
 
     impl Parker {
-        pub(crate) fn new() -> io::Result<Self> {
-            Ok(Self {
+        pub(crate) fn unopened() -> Self {
+            Self {
                 token: Mutex::new(false),
                 cv: Condvar::new(),
-            })
+            }
+        }
+
+        /// Nothing to make here.
+        pub(crate) fn open(&self) -> io::Result<()> {
+            Ok(())
         }
 
         pub(crate) fn park(&self) {

@@ -30,9 +30,9 @@
 //!   and the answers it writes), so no two parties ever take the same task.
 
 use crate::runtime::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::runtime::loom::sync::Mutex;
 use crate::runtime::loom::thread::{self, Thread};
 use crossbeam_utils::CachePadded;
-use std::sync::OnceLock;
 
 /// `request` value: nobody asks.
 pub(crate) const NO_REQUEST: usize = 0;
@@ -72,7 +72,8 @@ pub(crate) struct Handoff {
     victim: CachePadded<VictimSide>,
     thief: CachePadded<ThiefSide>,
     /// The worker's thread, for waking it when a job it joins on completes.
-    thread: OnceLock<Thread>,
+    /// (A row's worker changes when the pool is resized: the thread is set at each start.)
+    thread: Mutex<Option<Thread>>,
 }
 
 impl Default for Handoff {
@@ -86,7 +87,7 @@ impl Default for Handoff {
                 wants: AtomicUsize::new(0),
                 answer: AtomicUsize::new(WAITING),
             }),
-            thread: OnceLock::new(),
+            thread: Mutex::new(None),
         }
     }
 }
@@ -203,14 +204,19 @@ impl Handoff {
 
     // --- Parking a joiner ---
 
-    /// Records the calling thread as this cell's worker (once, when its loop starts).
+    /// Records the calling thread as this cell's worker (when its loop starts).
     pub(crate) fn register_thread(&self) {
-        let _ = self.thread.set(thread::current());
+        *self.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
+    }
+
+    /// Forgets the worker's thread (the pool shut down).
+    pub(crate) fn forget_thread(&self) {
+        *self.thread.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// Wakes this cell's worker if it parks (or will park) waiting for a job.
     pub(crate) fn unpark(&self) {
-        if let Some(t) = self.thread.get() {
+        if let Some(t) = &*self.thread.lock().unwrap_or_else(|e| e.into_inner()) {
             t.unpark();
         }
     }

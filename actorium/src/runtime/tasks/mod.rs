@@ -284,6 +284,16 @@ impl<'c> TaskWorker<'c> {
         unsafe { &*self.running.get() }.contains(&tag)
     }
 
+    /// The worker is leaving the pool (a resize removed it): the tasks left in its deque (a
+    /// scope's, spawned here by a task that has returned) go to the common queue, in the order
+    /// a thief would have taken them, and it stops showing tasks.
+    pub(crate) fn evacuate(&self) {
+        while let Some(job) = self.deque().take_oldest() {
+            inject(self.crew, job);
+        }
+        self.unshow();
+    }
+
     // --- The thief's end ---
 
     /// Runs `job`, which this worker got from another worker or the common queue, as a
@@ -361,7 +371,8 @@ impl<'c> TaskWorker<'c> {
     /// An idle worker's search for a task: a random victim that shows tasks first, then every
     /// other in turn, then the common queue.
     pub(crate) fn find(&self) -> Option<JobRef> {
-        let n = self.crew.len();
+        // Every row ever used: a removed worker may still run a stolen job and fork.
+        let n = self.crew.rows();
         if n > 1 {
             let mut rng = self.rng.get();
             let start = rng.below(n);
@@ -382,7 +393,8 @@ impl<'c> TaskWorker<'c> {
     /// or the common queue holds one (then the caller must not sleep).
     pub(crate) fn search(&self) -> bool {
         fence(Ordering::SeqCst);
-        (0..self.crew.len()).any(|v| v != self.index && self.crew.slot(v).hand.shows_tasks_seqcst())
+        (0..self.crew.rows())
+            .any(|v| v != self.index && self.crew.slot(v).hand.shows_tasks_seqcst())
             || !self.crew.injector.is_empty()
     }
 }

@@ -1,0 +1,617 @@
+//! Live resizing (seed 003, "Manual Resizing"): add and remove workers while actors and tasks
+//! run, on every executor; the RAII guard; bad input refused.
+
+mod common;
+
+use actorium::policy::{WorkSharing, WorkStealing};
+use actorium::{
+    Actor, ActorSystem, ActorSystemBuilder, Addr, Allocation, Context, Receive, ResizeError,
+    Stealing,
+};
+use common::{watchdog, Rng};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Every executor and policy, with room for 8 workers.
+fn builders(workers: usize) -> Vec<(&'static str, ActorSystemBuilder)> {
+    let b = || {
+        ActorSystem::builder()
+            .workers(workers)
+            .queues(16)
+            .max_workers(8)
+    };
+    vec![
+        ("inverted-longest", b().stealing(Stealing::LongestVictim)),
+        ("inverted-random", b().stealing(Stealing::Random)),
+        ("inverted-none", b().stealing(Stealing::None)),
+        ("centric-stealing", b().policy(WorkStealing::default())),
+        ("centric-sharing", b().policy(WorkSharing)),
+    ]
+}
+
+#[test]
+fn bad_resizes_are_refused_and_change_nothing() {
+    for (name, b) in builders(2) {
+        let system = b.build().unwrap();
+        let e = system.remove_workers(2).unwrap_err();
+        assert_eq!(
+            e,
+            ResizeError::TooFew {
+                workers: 2,
+                asked: 2
+            },
+            "{name}"
+        );
+        assert!(e.to_string().contains("has 2"), "{name}: {e}");
+        let e = system.remove_workers(5).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ResizeError::TooFew {
+                    workers: 2,
+                    asked: 5
+                }
+            ),
+            "{name}"
+        );
+        let e = system.add_workers(7).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ResizeError::TooMany {
+                    workers: 2,
+                    asked: 7,
+                    max: 8,
+                    ..
+                }
+            ),
+            "{name}: {e:?}"
+        );
+        assert!(e.to_string().contains("at most 8"), "{name}: {e}");
+        assert_eq!(system.workers(), 2, "{name}");
+        assert_eq!(system.add_workers(0).unwrap(), 2);
+        assert_eq!(system.remove_workers(0).unwrap(), 2);
+        system.stop();
+    }
+    // The message-centric executor needs a queue per worker.
+    let system = ActorSystem::builder().workers(2).queues(3).build().unwrap();
+    let e = system.add_workers(2).unwrap_err();
+    assert!(matches!(e, ResizeError::TooMany { max: 3, .. }), "{e:?}");
+    assert!(e.to_string().contains("3 message queues"), "{e}");
+    assert_eq!(system.add_workers(1).unwrap(), 3);
+    system.stop();
+    // A bad maximum is refused at build time.
+    let e = ActorSystem::builder()
+        .workers(4)
+        .max_workers(2)
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("max_workers(2)"), "{e}");
+}
+
+#[test]
+fn a_caller_driven_system_cannot_be_resized() {
+    let system = ActorSystem::builder()
+        .policy(actorium::policy::Testing)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        system.add_workers(1),
+        Err(ResizeError::Unsupported(_))
+    ));
+    assert!(matches!(
+        system.remove_workers(1),
+        Err(ResizeError::Unsupported(_))
+    ));
+    system.stop();
+}
+
+#[test]
+fn smoke_add_remove_with_messages() {
+    struct Count(Arc<AtomicU64>);
+    impl Actor for Count {}
+    impl Receive<u64> for Count {
+        fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
+            self.0.fetch_add(m, Ordering::Relaxed);
+            Allocation::Nodelete
+        }
+    }
+    for (name, b) in builders(1) {
+        let system = b.build().unwrap();
+        let sum = Arc::new(AtomicU64::new(0));
+        let addrs: Vec<Addr<Count>> = (0..32).map(|_| system.spawn(Count(sum.clone()))).collect();
+        for round in 0..20u64 {
+            for a in &addrs {
+                a.send(1).unwrap();
+            }
+            if round % 2 == 0 {
+                system.add_workers(3).unwrap();
+            } else {
+                system.remove_workers(3).unwrap();
+            }
+        }
+        let t0 = Instant::now();
+        while sum.load(Ordering::Relaxed) < 20 * 32 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{name}: stuck at {sum:?}"
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+        drop(addrs);
+        drop(system);
+    }
+}
+
+// ---- The stress test: a million messages while another thread resizes -------------------------
+
+const OUTSIDE_THREADS: usize = 4;
+const MSGS_PER_THREAD: u64 = 125_000; // 500,000 from outside threads, as many forwarded
+const ACTORS: usize = 64;
+
+struct Shared {
+    /// In-behaviour flags: set on entry, cleared on exit; finding one set is an overlap.
+    busy: Vec<AtomicBool>,
+    overlaps: AtomicU64,
+    order_violations: AtomicU64,
+    delivered: AtomicU64,
+    addrs: OnceLock<Vec<Addr<Node>>>,
+}
+
+/// The `seq`-th message (1-based) from sender `from` (outside thread `0..T`, or actor
+/// `T + i`) to its receiver; `forward` asks the receiver to send one on.
+struct Msg {
+    from: usize,
+    seq: u64,
+    forward: bool,
+}
+
+struct Node {
+    id: usize,
+    shared: Arc<Shared>,
+    rng: Rng,
+    /// Next expected seq from each sender.
+    expect: Vec<u64>,
+    /// Seqs sent to each actor.
+    sent: Vec<u64>,
+}
+
+impl Actor for Node {}
+
+impl Receive<Msg> for Node {
+    fn receive(&mut self, m: Msg, _: &mut Context<'_, Self>) -> Allocation {
+        let s = &*self.shared;
+        if s.busy[self.id].swap(true, Ordering::SeqCst) {
+            s.overlaps.fetch_add(1, Ordering::Relaxed);
+        }
+        if m.seq != self.expect[m.from] {
+            s.order_violations.fetch_add(1, Ordering::Relaxed);
+        }
+        self.expect[m.from] = m.seq + 1;
+        if m.forward {
+            let to = self.rng.below(ACTORS);
+            self.sent[to] += 1;
+            let fwd = Msg {
+                from: OUTSIDE_THREADS + self.id,
+                seq: self.sent[to],
+                forward: false,
+            };
+            s.addrs.get().unwrap()[to].send(fwd).unwrap();
+        }
+        if m.seq % 64 == 0 {
+            std::hint::spin_loop();
+        }
+        s.busy[self.id].store(false, Ordering::SeqCst);
+        s.delivered.fetch_add(1, Ordering::Relaxed);
+        Allocation::Nodelete
+    }
+}
+
+/// Resizes made so far by [`resizer`]s (each test's workload runs until enough were made).
+struct Resizing {
+    stop: AtomicBool,
+    count: AtomicUsize,
+}
+
+/// The least resizes a workload must run through.
+const MIN_RESIZES: usize = 100;
+
+impl Resizing {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            stop: AtomicBool::new(false),
+            count: AtomicUsize::new(0),
+        })
+    }
+
+    fn enough(&self) -> bool {
+        self.count.load(Ordering::Relaxed) >= MIN_RESIZES
+    }
+}
+
+/// Resizes `system` between 1 and 8 workers at random, every 0.2-1 ms, until told to stop;
+/// returns how many resizes it made.
+fn resizer(
+    system: actorium::SystemHandle,
+    r: Arc<Resizing>,
+    seed: u64,
+) -> thread::JoinHandle<usize> {
+    thread::spawn(move || {
+        let mut rng = Rng::new(seed);
+        while !r.stop.load(Ordering::Relaxed) {
+            let target = 1 + rng.below(8);
+            let now = system.workers();
+            let res = if target > now {
+                system.add_workers(target - now)
+            } else {
+                system.remove_workers(now - target)
+            };
+            assert_eq!(res.expect("resize within bounds"), target);
+            assert_eq!(system.workers(), target);
+            r.count.fetch_add(1, Ordering::Relaxed);
+            thread::sleep(Duration::from_micros(200 + 100 * rng.below(8) as u64));
+        }
+        r.count.load(Ordering::Relaxed)
+    })
+}
+
+fn stress_while_resizing(name: &str, builder: ActorSystemBuilder) {
+    let system = builder.stats(true).build().unwrap();
+    let shared = Arc::new(Shared {
+        busy: (0..ACTORS).map(|_| AtomicBool::new(false)).collect(),
+        overlaps: AtomicU64::new(0),
+        order_violations: AtomicU64::new(0),
+        delivered: AtomicU64::new(0),
+        addrs: OnceLock::new(),
+    });
+    let senders = OUTSIDE_THREADS + ACTORS;
+    let (addrs, handles): (Vec<_>, Vec<_>) = (0..ACTORS)
+        .map(|id| {
+            system.spawn_joinable(Node {
+                id,
+                shared: shared.clone(),
+                rng: Rng::new(1000 + id as u64),
+                expect: vec![1; senders],
+                sent: vec![0; ACTORS],
+            })
+        })
+        .unzip();
+    assert!(shared.addrs.set(addrs.clone()).is_ok());
+    let resizes = Resizing::new();
+    let resizing = resizer(system.handle(), resizes.clone(), name.len() as u64);
+    let threads: Vec<_> = (0..OUTSIDE_THREADS)
+        .map(|t| {
+            let addrs = addrs.clone();
+            let resizes = resizes.clone();
+            thread::spawn(move || {
+                let mut rng = Rng::new(t as u64 + 1);
+                let mut sent = vec![0u64; ACTORS];
+                let mut n = 0u64;
+                // At least MSGS_PER_THREAD, and on until the resizer has made enough resizes.
+                while n < MSGS_PER_THREAD || !resizes.enough() {
+                    n += 1;
+                    if n % 1024 == 0 {
+                        thread::yield_now();
+                    }
+                    let to = rng.below(ACTORS);
+                    sent[to] += 1;
+                    addrs[to]
+                        .send(Msg {
+                            from: t,
+                            seq: sent[to],
+                            forward: true,
+                        })
+                        .unwrap();
+                }
+                sent
+            })
+        })
+        .collect();
+    let outside_sent: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let total = 2 * outside_sent.iter().flatten().sum::<u64>();
+    common::wait_for(120, "all messages delivered while resizing", || {
+        shared.delivered.load(Ordering::Relaxed) >= total
+    });
+    resizes.stop.store(true, Ordering::Relaxed);
+    let resizes = resizing.join().unwrap();
+    for a in &addrs {
+        a.send(actorium::FinishedMsg).unwrap();
+    }
+    let finals: Vec<Node> = handles
+        .into_iter()
+        .map(|h| h.join().expect("finished"))
+        .collect();
+    let stats = system.stop().unwrap();
+    eprintln!("{name}: {resizes} resizes");
+    assert!(resizes >= MIN_RESIZES, "{name}: only {resizes} resizes");
+    assert!(total >= 2 * OUTSIDE_THREADS as u64 * MSGS_PER_THREAD);
+    assert_eq!(
+        shared.overlaps.load(Ordering::Relaxed),
+        0,
+        "{name}: overlapping behaviours"
+    );
+    assert_eq!(
+        shared.order_violations.load(Ordering::Relaxed),
+        0,
+        "{name}: FIFO broken"
+    );
+    assert_eq!(
+        shared.delivered.load(Ordering::Relaxed),
+        total,
+        "{name}: delivered twice"
+    );
+    for (r, node) in finals.iter().enumerate() {
+        for (t, sent) in outside_sent.iter().enumerate() {
+            assert_eq!(
+                node.expect[t] - 1,
+                sent[r],
+                "{name}: thread {t} -> actor {r}"
+            );
+        }
+        for (s, sender) in finals.iter().enumerate() {
+            assert_eq!(
+                node.expect[OUTSIDE_THREADS + s] - 1,
+                sender.sent[r],
+                "{name}: actor {s} -> actor {r}"
+            );
+        }
+    }
+    // Removed workers' counters stay in the totals.
+    assert_eq!(
+        stats.messages_processed,
+        total + ACTORS as u64,
+        "{name}: {stats}"
+    );
+    assert_eq!(
+        stats.messages_sent,
+        total + ACTORS as u64,
+        "{name}: {stats}"
+    );
+    assert_eq!(stats.dead_letters, 0, "{name}");
+}
+
+#[test]
+fn a_million_messages_while_resizing_every_executor() {
+    for (name, b) in builders(4) {
+        watchdog(300, move || stress_while_resizing(name, b));
+    }
+}
+
+#[test]
+fn limited_throughput_while_resizing() {
+    for (name, b) in builders(2).into_iter().skip(3) {
+        watchdog(300, move || {
+            stress_while_resizing(name, b.max_throughput(1))
+        });
+    }
+}
+
+// ---- Fork/join while resizing --------------------------------------------------------------
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = actorium::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+/// Forks inside a behaviour: each message computes fib(n) with joins, on the actor's worker.
+struct Forker {
+    done: Arc<AtomicU64>,
+    wrong: Arc<AtomicU64>,
+}
+impl Actor for Forker {}
+impl Receive<u64> for Forker {
+    fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+        let (a, b) = ctx.join(|| fib(n - 1), || fib(n - 2));
+        if a + b != fib_seq(n) {
+            self.wrong.fetch_add(1, Ordering::Relaxed);
+        }
+        self.done.fetch_add(1, Ordering::Relaxed);
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn fork_join_while_resizing_every_executor() {
+    for (name, b) in builders(2) {
+        watchdog(300, move || {
+            let system = b.build().unwrap();
+            let resizes = Resizing::new();
+            let resizing = resizer(system.handle(), resizes.clone(), 7);
+            // From outside: submitted to the common queue, run on the workers.
+            let outside: Vec<_> = (0..2)
+                .map(|_| {
+                    let h = system.handle();
+                    let resizes = resizes.clone();
+                    thread::spawn(move || {
+                        while !resizes.enough() {
+                            for n in 15..22 {
+                                let r = h.join(|| fib(n), || fib(n - 1));
+                                assert_eq!(r, (fib_seq(n), fib_seq(n - 1)));
+                            }
+                        }
+                    })
+                })
+                .collect();
+            // Inside behaviours, as long as the outside threads run.
+            let done = Arc::new(AtomicU64::new(0));
+            let wrong = Arc::new(AtomicU64::new(0));
+            let forkers: Vec<_> = (0..8)
+                .map(|_| {
+                    system.spawn(Forker {
+                        done: done.clone(),
+                        wrong: wrong.clone(),
+                    })
+                })
+                .collect();
+            let mut sent = 0u64;
+            while !resizes.enough() || sent < 160 {
+                for f in &forkers {
+                    f.send(sent % 18 + 2).unwrap();
+                    sent += 1;
+                }
+                // Keep at most a few rounds queued.
+                while sent - done.load(Ordering::Relaxed) > 64 {
+                    thread::sleep(Duration::from_micros(100));
+                }
+            }
+            outside.into_iter().for_each(|t| t.join().unwrap());
+            common::wait_for(120, "forkers done", || done.load(Ordering::Relaxed) == sent);
+            resizes.stop.store(true, Ordering::Relaxed);
+            let resizes = resizing.join().unwrap();
+            assert!(resizes >= MIN_RESIZES, "{name}: only {resizes} resizes");
+            assert_eq!(wrong.load(Ordering::Relaxed), 0, "{name}: wrong fib");
+            eprintln!("{name}: fork/join, {resizes} resizes");
+            for f in &forkers {
+                f.send(actorium::DeleteMsg).unwrap();
+            }
+            system.stop();
+        });
+    }
+}
+
+// ---- Resizing from a behaviour, the RAII guard -------------------------------------------------
+
+/// Adds or removes workers from inside a behaviour (possibly the worker being removed).
+struct Resizer {
+    done: Arc<AtomicUsize>,
+}
+impl Actor for Resizer {}
+impl Receive<i64> for Resizer {
+    fn receive(&mut self, k: i64, ctx: &mut Context<'_, Self>) -> Allocation {
+        let sys = ctx.system();
+        let r = if k > 0 {
+            sys.add_workers(k as usize)
+        } else {
+            sys.remove_workers((-k) as usize)
+        };
+        r.unwrap();
+        self.done.fetch_add(1, Ordering::SeqCst);
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn resizing_from_inside_a_behaviour() {
+    for (name, b) in builders(1) {
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            let done = Arc::new(AtomicUsize::new(0));
+            let actors: Vec<_> = (0..8)
+                .map(|_| system.spawn(Resizer { done: done.clone() }))
+                .collect();
+            for round in 0..50 {
+                let k = if round % 2 == 0 { 3 } else { -3 };
+                actors[round % 8].send(k).unwrap();
+                let want = round + 1;
+                common::wait_for(30, "the behaviour resized", || {
+                    done.load(Ordering::SeqCst) == want
+                });
+            }
+            assert_eq!(system.workers(), 1, "{name}");
+            for a in &actors {
+                a.send(actorium::DeleteMsg).unwrap();
+            }
+            system.stop();
+        });
+    }
+}
+
+#[test]
+fn the_guard_adds_and_removes_nested_and_from_another_thread() {
+    for (name, b) in builders(1) {
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            {
+                let _a = system.extra_workers(2).unwrap();
+                assert_eq!(system.workers(), 3, "{name}");
+                {
+                    let b = system.extra_workers(4).unwrap();
+                    assert_eq!(b.count(), 4);
+                    assert_eq!(system.workers(), 7, "{name}");
+                }
+                assert_eq!(system.workers(), 3, "{name}");
+                // On the heap, moved to another thread and dropped there.
+                let c = Box::new(system.extra_workers(1).unwrap());
+                assert_eq!(system.workers(), 4, "{name}");
+                thread::spawn(move || drop(c)).join().unwrap();
+                assert_eq!(system.workers(), 3, "{name}");
+            }
+            assert_eq!(system.workers(), 1, "{name}");
+            let g = system.extra_workers(2).unwrap();
+            assert_eq!(g.release().unwrap(), 1);
+            system.stop();
+        });
+    }
+}
+
+#[test]
+fn a_guard_dropped_during_stop_or_after_it() {
+    for (name, b) in builders(1) {
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            let g = system.extra_workers(3).unwrap();
+            let h = thread::spawn(move || {
+                thread::sleep(Duration::from_millis(2));
+                drop(g); // during or after stop: refused quietly, or done
+            });
+            let t0 = Instant::now();
+            system.stop();
+            h.join().unwrap();
+            assert!(t0.elapsed() < Duration::from_secs(30), "{name}");
+        });
+    }
+    // After a stop, a handle's resizes are refused.
+    let system = ActorSystem::builder().workers(1).queues(4).build().unwrap();
+    let h = system.handle();
+    system.stop();
+    assert_eq!(h.add_workers(1), Err(ResizeError::Stopped));
+    assert_eq!(h.remove_workers(1), Err(ResizeError::Stopped));
+}
+
+#[test]
+fn statistics_survive_removed_workers() {
+    let system = ActorSystem::builder()
+        .workers(4)
+        .queues(16)
+        .stats(true)
+        .build()
+        .unwrap();
+    let sum = Arc::new(AtomicU64::new(0));
+    struct Count(Arc<AtomicU64>);
+    impl Actor for Count {}
+    impl Receive<u64> for Count {
+        fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
+            self.0.fetch_add(m, Ordering::Relaxed);
+            Allocation::Nodelete
+        }
+    }
+    let addrs: Vec<_> = (0..16).map(|_| system.spawn(Count(sum.clone()))).collect();
+    for _ in 0..100 {
+        for a in &addrs {
+            a.send(1).unwrap();
+        }
+    }
+    common::wait_for(30, "delivered", || sum.load(Ordering::Relaxed) == 1600);
+    system.remove_workers(3).unwrap();
+    let s = system.stats().unwrap();
+    assert_eq!(s.workers, 1);
+    assert_eq!(s.messages_processed, 1600, "{s}");
+    for a in &addrs {
+        a.send(actorium::DeleteMsg).unwrap();
+    }
+    let s = system.stop().unwrap();
+    assert_eq!(s.messages_processed, 1600 + 16, "{s}");
+}
