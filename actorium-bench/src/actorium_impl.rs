@@ -176,7 +176,7 @@ fn dynamic_send(s: &ActorSystem, n: u64) -> u64 {
 
 // ---- executor, balance-one, balance-multi ---------------------------------------------------
 #[derive(Clone, Copy)]
-enum Balance {
+pub(crate) enum Balance {
     One,
     Multi,
 }
@@ -219,7 +219,7 @@ impl Receive<Msg> for Dummy {
     }
 }
 
-fn executor(s: &ActorSystem, p: &Params, balance: Option<Balance>) -> u64 {
+pub(crate) fn executor(s: &ActorSystem, p: &Params, balance: Option<Balance>) -> u64 {
     let (actors, size, rounds) = (p.get("actors"), p.get("group"), p.get("rounds"));
     let done = Done::new(actors);
     // Which workers carry the load; the others get dummies (placement by queue ticket).

@@ -9,7 +9,9 @@
 
 mod actorium_impl;
 mod harness;
+mod idle;
 mod report;
+mod resize;
 mod suite;
 
 use clap::{Parser, Subcommand};
@@ -64,10 +66,35 @@ enum Cmd {
         threads: usize,
         params: Vec<String>,
     },
-    /// Measures the CPU an idle actorium system uses.
+    /// Idle benchmarks on actorium's executors and the Rust peers: idle CPU, wake-up
+    /// latency, sparse-load CPU (writes OUT/idle.md).
     Idle {
-        #[arg(long, default_value_t = 10)]
-        secs: u64,
+        /// Seconds of the idle and of the sparse-load phase.
+        #[arg(long, default_value_t = 10.0)]
+        secs: f64,
+        /// Pings of the wake-up phase (spaced 1 ms apart).
+        #[arg(long, default_value_t = 10_000)]
+        pings: usize,
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// One system's idle benchmarks, in this process (what `idle` runs in a child).
+    #[command(hide = true)]
+    IdleExec {
+        system: String,
+        threads: usize,
+        secs: f64,
+        pings: usize,
+    },
+    /// Live resizing: time to add and remove a worker while the `executor` workload runs,
+    /// and the workload's slowdown under continuous resizing (writes OUT/resize.md).
+    Resize {
+        /// Add/remove cycles timed.
+        #[arg(long, default_value_t = 200)]
+        cycles: usize,
+        /// Runs of each throughput case (medians).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
         #[arg(long)]
         threads: Option<usize>,
     },
@@ -88,8 +115,57 @@ fn main() {
             threads,
             ref params,
         }) => exec(bench, system, threads, params),
-        Some(Cmd::Idle { secs, threads }) => {
-            idle(threads.unwrap_or_else(available_parallelism), secs)
+        Some(Cmd::Idle {
+            secs,
+            pings,
+            threads,
+        }) => {
+            let systems = if cli.systems.is_empty() {
+                idle::all_systems()
+            } else {
+                cli.systems.clone()
+            };
+            let md = idle::run(
+                &systems,
+                threads.unwrap_or_else(available_parallelism),
+                secs,
+                pings,
+            );
+            println!("{md}");
+            let _ = std::fs::create_dir_all(&cli.out);
+            let path = cli.out.join("idle.md");
+            if let Err(e) = std::fs::write(&path, md) {
+                eprintln!("{}: {e}", path.display());
+            }
+        }
+        Some(Cmd::IdleExec {
+            ref system,
+            threads,
+            secs,
+            pings,
+        }) => {
+            if let Err(e) = idle::exec(system, threads, secs, pings) {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
+        }
+        Some(Cmd::Resize {
+            cycles,
+            runs,
+            threads,
+        }) => {
+            let md = resize::run(
+                threads.unwrap_or_else(available_parallelism),
+                cycles,
+                runs,
+                cli.quick,
+            );
+            println!("{md}");
+            let _ = std::fs::create_dir_all(&cli.out);
+            let path = cli.out.join("resize.md");
+            if let Err(e) = std::fs::write(&path, md) {
+                eprintln!("{}: {e}", path.display());
+            }
         }
         Some(Cmd::List) => {
             for b in BENCHES {
@@ -336,29 +412,4 @@ fn write_outputs(
     }
     eprintln!("wrote {} and {}", md_path.display(), charts.join(", "));
     Ok(())
-}
-
-/// CPU used by an idle actorium system over `secs` seconds.
-fn idle(threads: usize, secs: u64) {
-    fn cpu() -> f64 {
-        // SAFETY: a zeroed rusage is valid for getrusage to overwrite.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: valid pointer.
-        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-        harness::cpu_seconds(&ru)
-    }
-    let system = actorium::ActorSystem::builder()
-        .workers(threads)
-        .build()
-        .expect("actor system");
-    std::thread::sleep(Duration::from_millis(200));
-    let (c0, t0) = (cpu(), Instant::now());
-    std::thread::sleep(Duration::from_secs(secs));
-    let (c1, el) = (cpu(), t0.elapsed().as_secs_f64());
-    system.stop();
-    println!(
-        "idle: {threads} workers for {el:.1} s used {:.3} ms of CPU = {:.4} % of one core",
-        (c1 - c0) * 1e3,
-        (c1 - c0) / el * 100.0
-    );
 }

@@ -181,7 +181,8 @@ struct Threads {
 /// through `Deref`) and the executor's (`T`), one row per worker.
 pub(crate) struct Pool<T> {
     crew: Crew,
-    data: Box<[OnceLock<CachePadded<T>>]>,
+    /// (The once-flag on the same line as its row: one line per access.)
+    data: Box<[CachePadded<OnceLock<T>>]>,
     /// The resize mutex (resizes and shutdown one at a time) and the threads.
     threads: Mutex<Threads>,
     /// Signalled when a leaving worker has exited (a separate lock: an exiting worker must
@@ -228,10 +229,11 @@ impl<T> Pool<T> {
         for slot in &table[..workers] {
             slot.sleep.open()?;
         }
-        let rows: Box<[OnceLock<CachePadded<T>>]> =
-            (0..capacity).map(|_| OnceLock::new()).collect();
+        let rows: Box<[CachePadded<OnceLock<T>>]> = (0..capacity)
+            .map(|_| CachePadded::new(OnceLock::new()))
+            .collect();
         for (i, row) in rows[..workers].iter().enumerate() {
-            let _ = row.set(CachePadded::new(data(i)));
+            let _ = row.set(data(i));
         }
         Ok(Self {
             crew: Crew {
@@ -266,14 +268,14 @@ impl<T> Pool<T> {
 
     /// Row `i`'s executor data, if the row was ever made.
     pub(crate) fn data_if_made(&self, i: usize) -> Option<&T> {
-        self.data[i].get().map(|d| &**d)
+        self.data[i].get()
     }
 
     /// The active workers' executor data, by index.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.data[..self.len()]
             .iter()
-            .map(|d| &**d.get().expect("active rows exist"))
+            .map(|d| d.get().expect("active rows exist"))
     }
 
     /// The runtime's half of the pool.
@@ -356,7 +358,7 @@ impl<T> Pool<T> {
         for i in n..n + k {
             if self.data[i].get().is_none() {
                 let row = make(i)?;
-                let _ = self.data[i].set(CachePadded::new(row));
+                let _ = self.data[i].set(row);
             }
             self.table[i]
                 .sleep

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 pub mod actix_impl;
 pub mod common;
 pub mod forkjoin;
+pub mod idle;
 pub mod kameo_impl;
 pub mod ractor_impl;
 pub mod tokio_mpsc_impl;

@@ -171,8 +171,10 @@ impl Executor {
         &self.slots
     }
 
-    /// Worker `w`'s range of slots. Read inside a read section of the resize lock (or its
-    /// write section), so that it agrees with the queues' owners.
+    /// Worker `w`'s range of slots. Written by a resize in its write section; read without a
+    /// lock by the worker's passes and searches (a range read while a resize runs may be
+    /// stale, or mixed, which costs at most a wasted look: see `worker.rs`), and inside read
+    /// sections by thieves.
     #[inline]
     pub(crate) fn range(&self, w: usize) -> Range<usize> {
         let d = self.pool.data(w);

@@ -189,27 +189,24 @@ impl Unit for Executor {
         }
         let mut busy_queues = 0u32;
         let mut backlogged = 0u32;
-        // The range is read, and the queues found in it, inside a read section of the resize
-        // lock, so it agrees with the queues' owners (a resize re-divides both under the write
-        // side). The section ends before a visit runs behaviours (which may resize) and
-        // resumes after it; a queue that a resize moved meanwhile is at worst visited once more
-        // by its old owner, which its `being_processed` flag makes harmless, as after a steal.
-        let mut section = Some(self.pool.lock.read(me.index));
+        // No read section of the resize lock here (one would lengthen every idle pass, the
+        // latency of a hand-off: ping-pong 1.35x slower): a pass only reads the range and
+        // gulps, and a queue a resize moved meanwhile is at worst visited once more by its old
+        // owner, which its `being_processed` flag makes harmless, as after a steal. (What a
+        // resize must exclude is a steal's swap: see `steal`; a message is never stranded by a
+        // stale range: see `after_resize`.)
         for s in self.range(me.index) {
             // The "test" of test-and-gulp, inline: an idle worker polls its queues this way,
             // and the time of an empty pass is the latency of a hand-off to it.
             match self.slot(s) {
                 Some(q) if !q.looks_empty() => {
-                    drop(section.take());
                     let n = self.visit(me, q);
                     busy_queues += u32::from(n > 0);
                     backlogged += u32::from(n >= WAKE_THIEF_BACKLOG);
-                    section = Some(self.pool.lock.read(me.index));
                 }
                 _ => {}
             }
         }
-        drop(section);
         if busy_queues > 0 {
             // Backlog in more than one queue while another worker is idle: wake it, so it can
             // steal (the seed's general notification; one load when none is idle).
@@ -233,8 +230,10 @@ impl Unit for Executor {
 
     /// The idle worker's exhaustive search: takes each owned queue's lock, so it is ordered
     /// after the announcement, and every send published before it is seen.
+    /// (No read section: a search with a range a resize is changing may miss a queue that
+    /// moved here, but the resize then notifies this worker, its owner, if that queue holds
+    /// envelopes: see `after_resize`.)
     fn search(&self, me: &InvWorker<'_>) -> bool {
-        let _section = self.pool.lock.read(me.index);
         self.range(me.index)
             .any(|s| self.slot(s).is_some_and(|q| q.lock().len() > 0))
     }
@@ -255,7 +254,6 @@ impl Unit for Executor {
     fn sleeping(&self, me: &InvWorker<'_>) {
         // SAFETY: no behaviour runs: nothing else borrows the batch.
         unsafe { (*me.local.batch.get()).release_if_larger(INITIAL_CAPACITY) };
-        let _section = self.pool.lock.read(me.index);
         for s in self.range(me.index) {
             if let Some(q) = self.slot(s) {
                 let freed = q.lock().take_idle_array();
@@ -692,10 +690,7 @@ mod loom_tests {
             };
             let worker = {
                 let e = e.clone();
-                thread::spawn(move || {
-                    let _section = e.pool.lock.read(0);
-                    look(&e, 0)
-                })
+                thread::spawn(move || look(&e, 0))
             };
             let q = &e.queues[1];
             q.lock()

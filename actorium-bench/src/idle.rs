@@ -1,0 +1,196 @@
+//! `actorium-bench idle`: what a quiet system costs, on actorium's executors and the Rust
+//! peers: **idle CPU** (a system with one actor, idle for `secs`: CPU used), **wake-up
+//! latency** (a message sent from an outside thread to the idle system until its behaviour
+//! runs: median and p99 over `pings` sends spaced 1 ms apart) and **sparse load** (one message
+//! every 5 ms from an outside thread for `secs`: CPU used). Each system runs in a child process
+//! (`idle-exec`), so the CPU counted is its own.
+
+use actorium::policy::{WorkSharing, WorkStealing};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
+use actorium_peers::idle::{Latencies, Server};
+use std::process::Command;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// actorium's executors measured.
+pub const ACTORIUM: &[&str] = &[
+    "actorium-inverted-longest",
+    "actorium-inverted-none",
+    "actorium-centric-stealing",
+    "actorium-centric-sharing",
+];
+
+struct Pinged(Arc<Latencies>);
+impl Actor for Pinged {}
+struct Ping(Instant);
+impl Receive<Ping> for Pinged {
+    fn receive(&mut self, p: Ping, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.record(p.0);
+        Allocation::Nodelete
+    }
+}
+
+struct ActoriumServer {
+    addr: Addr<Pinged>,
+    _system: ActorSystem,
+}
+
+impl Server for ActoriumServer {
+    fn ping(&self, sent: Instant) {
+        self.addr.send(Ping(sent)).expect("the actor lives");
+    }
+}
+
+fn actorium_server(
+    system: &str,
+    threads: usize,
+    lat: Arc<Latencies>,
+) -> Result<Box<dyn Server>, String> {
+    let b = ActorSystem::builder().workers(threads);
+    let b = match system {
+        "actorium-inverted-longest" => b.stealing(Stealing::LongestVictim),
+        "actorium-inverted-none" => b.stealing(Stealing::None),
+        "actorium-centric-stealing" => b.policy(WorkStealing::default()),
+        "actorium-centric-sharing" => b.policy(WorkSharing),
+        other => return Err(format!("unknown system `{other}`")),
+    };
+    let system = b.build().map_err(|e| e.to_string())?;
+    let addr = system.spawn(Pinged(lat));
+    Ok(Box::new(ActoriumServer {
+        addr,
+        _system: system,
+    }))
+}
+
+fn cpu_now() -> f64 {
+    // SAFETY: a zeroed rusage is valid for getrusage to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    crate::harness::cpu_seconds(&ru)
+}
+
+fn wait_for(lat: &Latencies, n: usize) {
+    let t0 = Instant::now();
+    while lat.count() < n {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "pings lost: {} of {n}",
+            lat.count()
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The child: measures one system and prints `IDLE ...`.
+pub fn exec(system: &str, threads: usize, secs: f64, pings: usize) -> Result<(), String> {
+    let lat = Arc::new(Latencies::default());
+    let server = if system.starts_with("actorium") {
+        actorium_server(system, threads, lat.clone())?
+    } else {
+        actorium_peers::idle::server(system, threads, lat.clone())?
+    };
+    // Everything started and warm: one ping through.
+    server.ping(Instant::now());
+    wait_for(&lat, 1);
+    thread::sleep(Duration::from_millis(200));
+    lat.take();
+    // 1. Idle.
+    let (c0, t0) = (cpu_now(), Instant::now());
+    thread::sleep(Duration::from_secs_f64(secs));
+    let idle = (cpu_now() - c0) / t0.elapsed().as_secs_f64();
+    // 2. Wake-up latency: each ping finds the system idle for 1 ms.
+    let base = lat.count();
+    for _ in 0..pings {
+        thread::sleep(Duration::from_millis(1));
+        server.ping(Instant::now());
+    }
+    wait_for(&lat, base + pings);
+    let mut v = lat.take();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let (med, p99) = (v[v.len() / 2], v[(v.len() - 1) * 99 / 100]);
+    // 3. Sparse load: a message every 5 ms.
+    let base = lat.count();
+    let (c0, t0) = (cpu_now(), Instant::now());
+    let mut sent = 0;
+    while t0.elapsed().as_secs_f64() < secs {
+        server.ping(Instant::now());
+        sent += 1;
+        thread::sleep(Duration::from_millis(5));
+    }
+    wait_for(&lat, base + sent);
+    let sparse = cpu_now() - c0;
+    drop(server);
+    println!(
+        "IDLE idle_pct={:.4} wake_med_us={med:.1} wake_p99_us={p99:.1} sparse_cpu_ms={:.2} sparse_msgs={sent}",
+        idle * 100.0,
+        sparse * 1e3
+    );
+    Ok(())
+}
+
+/// The parent: runs each system in a child and returns a Markdown table.
+pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> String {
+    let mut md = format!(
+        "{threads} worker threads; idle {secs} s; wake-up latency over {pings} sends spaced \
+         1 ms apart from an outside thread; sparse load: one message every 5 ms for {secs} s. \
+         CPU is the process's user + system time (getrusage).\n\n\
+         | system | idle CPU (% of one core) | wake-up median | wake-up p99 | sparse load CPU |\n\
+         |---|---|---|---|---|\n"
+    );
+    for s in systems {
+        eprintln!("idle: {s} ...");
+        let out = Command::new(std::env::current_exe().expect("own executable"))
+            .args([
+                "idle-exec",
+                s,
+                &threads.to_string(),
+                &secs.to_string(),
+                &pings.to_string(),
+            ])
+            .output();
+        let line = match &out {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find(|l| l.starts_with("IDLE "))
+                .map(str::to_owned),
+            _ => None,
+        };
+        let Some(line) = line else {
+            let why = match out {
+                Ok(o) => String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .to_owned(),
+                Err(e) => e.to_string(),
+            };
+            md.push_str(&format!("| {s} | failed: {why} | | | |\n"));
+            continue;
+        };
+        let get = |k: &str| {
+            line.split_whitespace()
+                .find_map(|f| f.strip_prefix(&format!("{k}=")).map(str::to_owned))
+                .unwrap_or_default()
+        };
+        md.push_str(&format!(
+            "| {s} | {} % | {} µs | {} µs | {} ms |\n",
+            get("idle_pct"),
+            get("wake_med_us"),
+            get("wake_p99_us"),
+            get("sparse_cpu_ms")
+        ));
+    }
+    md.push_str("\nCommand: `cargo run --release -p actorium-bench -- idle`.\n");
+    md
+}
+
+/// Every system with an idle server.
+pub fn all_systems() -> Vec<String> {
+    ACTORIUM
+        .iter()
+        .chain(actorium_peers::idle::SYSTEMS)
+        .map(|s| s.to_string())
+        .collect()
+}
