@@ -615,3 +615,134 @@ fn statistics_survive_removed_workers() {
     let s = system.stop().unwrap();
     assert_eq!(s.messages_processed, 1600 + 16, "{s}");
 }
+
+// ---- Races a review found -----------------------------------------------------------------------
+
+/// A removal from another thread while `stop()` waits for live actors: the removed workers
+/// may end on the shutdown (not by leaving); the removal must return, and so must `stop`.
+#[test]
+fn a_removal_racing_stop_returns() {
+    for (name, b) in builders(4) {
+        watchdog(120, move || {
+            for round in 0..20 {
+                let system = b.clone().build().unwrap();
+                let done = Arc::new(AtomicUsize::new(0));
+                // Actors alive until told, so `stop` waits for them.
+                let actors: Vec<_> = (0..8)
+                    .map(|_| system.spawn(Resizer { done: done.clone() }))
+                    .collect();
+                let h = system.handle();
+                let remover = thread::spawn(move || {
+                    for _ in 0..3 {
+                        let _ = h.add_workers(2);
+                        let _ = h.remove_workers(2);
+                    }
+                    let _ = h.remove_workers(3);
+                });
+                let deleter = thread::spawn(move || {
+                    thread::sleep(Duration::from_micros(100 * (round % 5)));
+                    for a in &actors {
+                        a.send(actorium::DeleteMsg).unwrap();
+                    }
+                });
+                system.stop();
+                remover.join().unwrap();
+                deleter.join().unwrap();
+                let _ = name;
+            }
+        });
+    }
+}
+
+/// The same race at its tightest: a removal and `stop` started together on an idle system
+/// (the removed workers may take shutdown jobs before their leave requests).
+#[test]
+fn a_removal_started_with_stop_returns() {
+    for (name, b) in builders(4) {
+        watchdog(120, move || {
+            for _ in 0..200 {
+                let system = b.clone().build().unwrap();
+                let h = system.handle();
+                let go = Arc::new(std::sync::Barrier::new(2));
+                let go2 = go.clone();
+                let remover = thread::spawn(move || {
+                    go2.wait();
+                    let _ = h.remove_workers(3);
+                });
+                go.wait();
+                system.stop();
+                remover.join().unwrap();
+                let _ = name;
+            }
+        });
+    }
+}
+
+/// A fork/join task stolen by a worker that the task itself removes: the removal must not
+/// wait for its own thread.
+#[test]
+fn a_task_may_remove_the_worker_it_runs_on() {
+    for (name, b) in builders(4) {
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            let h = system.handle();
+            for _ in 0..20 {
+                let h2 = h.clone();
+                let h3 = h.clone();
+                system.scope(|s| {
+                    s.spawn(move |_| {
+                        if h2.workers() > 1 {
+                            h2.remove_workers(h2.workers() - 1).unwrap();
+                        }
+                    });
+                    s.spawn(move |_| {
+                        let _ = h3.add_workers(3);
+                    });
+                });
+                if system.workers() < 4 {
+                    system.add_workers(4 - system.workers()).unwrap();
+                }
+            }
+            assert!(system.workers() >= 1, "{name}");
+            system.stop();
+        });
+    }
+}
+
+/// Tasks a scope's task left in a worker's deque when that worker is removed run before it
+/// ends, even when one worker (the scope's owner) is all that is left.
+#[test]
+fn scope_leftovers_of_a_removed_worker_run() {
+    for (name, b) in builders(4) {
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            let h = system.handle();
+            for _ in 0..20 {
+                let ran = AtomicUsize::new(0);
+                let h2 = h.clone();
+                system.scope(|s| {
+                    for _ in 0..4 {
+                        s.spawn(|s| {
+                            // Spawns onto the worker running it, and returns.
+                            for _ in 0..8 {
+                                s.spawn(|_| {
+                                    ran.fetch_add(1, Ordering::Relaxed);
+                                });
+                            }
+                        });
+                    }
+                    let n = h2.workers();
+                    if n > 1 {
+                        let _ = h2.remove_workers(n - 1);
+                    }
+                });
+                assert_eq!(ran.load(Ordering::Relaxed), 32, "{name}");
+                let n = system.workers();
+                if n < 4 {
+                    system.add_workers(4 - n).unwrap();
+                }
+            }
+            system.stop();
+        });
+    }
+}

@@ -184,8 +184,8 @@ impl SystemHandle {
     /// Removes `n` worker threads while the system runs; returns the new number of workers.
     /// Each removed worker finishes the behaviour (or task) it is running, hands what it holds
     /// to the remaining workers (nothing is lost or run twice), and ends. Called from outside
-    /// the system it waits for those threads to end; from a behaviour it does not (the caller
-    /// may be one of them).
+    /// the system it waits for those threads to end; from a thread of the system (a behaviour,
+    /// a fork/join task, a detached actor) it does not (the caller may be one of them).
     ///
     /// # Errors
     /// [`ResizeError::TooFew`] when that would leave no worker (saying how many there are);

@@ -296,7 +296,7 @@ impl<T> Pool<T> {
         t.body = Some(body.clone());
         for i in 0..self.len() {
             if t.rows[i].is_none() {
-                t.rows[i] = Some(start_thread(&self.crew, i, body.clone(), false)?);
+                t.rows[i] = Some(start_thread(i, body.clone(), None)?);
             }
         }
         Ok(())
@@ -377,6 +377,10 @@ impl<T> Pool<T> {
             let _w = self.lock.write();
             let mut started = Vec::new();
             let mut failed = None;
+            // The new threads wait at a gate of their own (not in the table: a thread not yet
+            // scheduled must not hold a pointer into a pool that a failed policy's abandoned
+            // shutdown may free).
+            let gate = Arc::new(AtomicU8::new(STARTING));
             for i in n..n + k {
                 let state = self.table[i].state.load(Ordering::Relaxed);
                 if state == LEAVING {
@@ -387,7 +391,7 @@ impl<T> Pool<T> {
                     join_one(h);
                 }
                 self.table[i].state.store(STARTING, Ordering::Relaxed);
-                match start_thread(&self.crew, i, body.clone(), true) {
+                match start_thread(i, body.clone(), Some(gate.clone())) {
                     Ok(h) => started.push((i, h)),
                     Err(e) => {
                         self.table[i].state.store(UNUSED, Ordering::Relaxed);
@@ -398,8 +402,8 @@ impl<T> Pool<T> {
             }
             if let Some(e) = failed {
                 // Nothing changes: the threads started end at their gate.
+                gate.store(CANCELLED, Ordering::Release);
                 for (i, h) in started {
-                    self.table[i].state.store(CANCELLED, Ordering::Release);
                     join_one(h);
                     self.table[i].state.store(UNUSED, Ordering::Relaxed);
                 }
@@ -408,6 +412,7 @@ impl<T> Pool<T> {
             for i in n..n + k {
                 self.table[i].state.store(ACTIVE, Ordering::Release);
             }
+            gate.store(ACTIVE, Ordering::Release);
             for (i, h) in started {
                 t.rows[i] = Some(h);
             }
@@ -466,10 +471,28 @@ impl<T> Pool<T> {
         Ok(n - k)
     }
 
-    /// A leaving worker has exited: wakes a resize waiting for it.
-    pub(crate) fn note_exit(&self) {
+    /// Worker `row`'s loop ended (it left after a resize, or the pool shuts down): a row
+    /// still leaving becomes exited (inside the row's read section, as every leaving → exited
+    /// change), and a resize waiting for it is told.
+    pub(crate) fn ended(&self, row: usize) {
+        let slot = &self.table[row];
+        if slot.state.load(Ordering::Acquire) == LEAVING {
+            let _section = self.lock.read(row);
+            if slot.state.load(Ordering::Relaxed) == LEAVING {
+                slot.state.store(EXITED, Ordering::Release);
+            }
+        }
         drop(self.exits.lock().unwrap_or_else(|e| e.into_inner()));
         self.exited_cv.notify_all();
+    }
+
+    /// Whether shutdown has taken the threads (no resize any more).
+    fn shutting_down(&self) -> bool {
+        self.threads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .body
+            .is_none()
     }
 
     /// Waits until each of `rows` has exited (or was added back meanwhile), and joins the
@@ -480,7 +503,8 @@ impl<T> Pool<T> {
             let pending = rows
                 .clone()
                 .any(|i| self.table[i].state.load(Ordering::Acquire) == LEAVING);
-            if !pending {
+            if !pending || self.shutting_down() {
+                // (Shutdown joins the threads itself.)
                 break;
             }
             g = self
@@ -500,25 +524,19 @@ impl<T> Pool<T> {
     }
 }
 
-/// Starts worker `i`'s thread; with `gated`, it first waits for its row to become active
-/// (the add that starts it holds the write lock meanwhile), or ends if the add failed.
+/// Starts worker `i`'s thread; with a `gate`, it first waits for the gate to open (the add
+/// that starts it holds the write lock meanwhile), or ends if the add failed.
 fn start_thread(
-    crew: &Crew,
     i: usize,
     body: Arc<dyn Fn(usize) + Send + Sync>,
-    gated: bool,
+    gate: Option<Arc<AtomicU8>>,
 ) -> io::Result<JoinHandle<()>> {
-    let state: *const AtomicU8 = &crew.table[i].state;
-    let state = state as usize;
     thread::Builder::new()
         .name(format!("actorium-worker-{i}"))
         .spawn(move || {
-            if gated {
-                // SAFETY: the row lives in the pool's table, which outlives every thread of the
-                // pool: shutdown joins them all before the pool is dropped.
-                let state = unsafe { &*(state as *const AtomicU8) };
+            if let Some(gate) = gate {
                 loop {
-                    match state.load(Ordering::Acquire) {
+                    match gate.load(Ordering::Acquire) {
                         STARTING => thread::yield_now(),
                         CANCELLED => return,
                         _ => break,

@@ -169,17 +169,26 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
     let _tasks = tasks.enter();
     let mut idle = Idleness::default();
     let mut busy_turns = 0u32;
+    // However this loop ends (removed, shutdown, abort), a row still marked leaving becomes
+    // exited, and a resize waiting for it is told.
+    let _exit = ExitGuard { pool, index };
     loop {
-        // Removed by a resize: hand over what this worker holds and end (one relaxed load of
-        // the row's state otherwise).
-        if !pool.is_active(index)
-            && leave_if_removed(pool.crew(), index, || {
+        // Removed by a resize: run the tasks left in this worker's deque (a scope's, whose
+        // owner may wait for them without looking at the common queue), hand over what the
+        // unit holds, and end (one relaxed load of the row's state otherwise).
+        if !pool.is_active(index) {
+            run_own_tasks(&tasks);
+            if leave_if_removed(pool.crew(), index, || {
                 tasks.evacuate();
                 unit.leave(&me);
-            })
-        {
-            pool.note_exit();
-            return;
+            }) {
+                // A general notification may have picked this worker, which leaves without
+                // looking: pass it on if tasks wait.
+                if pool.tasks_hint() {
+                    pool.notify_any();
+                }
+                return;
+            }
         }
         let turn = unit.turn(&me, &idle);
         if turn == Turn::Exit {
@@ -236,6 +245,31 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
         pool.retire(index);
         unit.woke(&me);
         idle.reset();
+    }
+}
+
+/// Marks the worker's row exited when its loop ends, whatever ended it (see `pool.rs`).
+struct ExitGuard<'p, T> {
+    pool: &'p Pool<T>,
+    index: usize,
+}
+
+impl<T> Drop for ExitGuard<'_, T> {
+    fn drop(&mut self) {
+        self.pool.ended(self.index);
+    }
+}
+
+/// Runs the tasks in the worker's own deque until it is empty (those they spawn here too).
+#[inline(never)]
+fn run_own_tasks(tasks: &TaskWorker<'_>) {
+    if tasks.len() == 0 {
+        return;
+    }
+    let _outside = Enter::outside();
+    while let Some(job) = tasks.pop() {
+        // SAFETY: popped from the own deque: this worker's alone, unrun.
+        unsafe { job.execute() };
     }
 }
 

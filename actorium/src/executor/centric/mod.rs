@@ -309,7 +309,8 @@ impl<P: Policy> Exec for Executor<P> {
                 "a caller-driven policy runs its jobs on the calling thread, and has no workers",
             ));
         }
-        let inside = self.current_worker().is_some();
+        // Waits unless called on a thread of this system (it may be one of the removed).
+        let inside = crate::runtime::worker::runs_for(self.shared.id());
         self.pool.remove(self, k, !inside)
     }
 

@@ -483,9 +483,10 @@ impl Exec for Executor {
         self.pool.add(self, k, |_| Ok(WorkerSlot::new(0..0)))
     }
 
+    /// Waits for the removed threads unless called on a thread of this system (a behaviour,
+    /// a fork/join task, a detached actor: it may be one of them).
     fn remove_workers(&self, k: usize) -> Result<usize, ResizeError> {
-        // SAFETY: only whether this thread is one of our workers is kept.
-        let inside = unsafe { worker::current_of(self) }.is_some();
+        let inside = crate::runtime::worker::runs_for(self.shared.id());
         self.pool.remove(self, k, !inside)
     }
 

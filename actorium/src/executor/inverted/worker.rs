@@ -31,11 +31,11 @@ use super::{ranges, Executor, Stealing, WorkerSlot};
 use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
 use crate::core::envelope::Envelope;
 use crate::core::{run_batch, Header, Status, WorkerRef};
+use crate::runtime::loom::sync::atomic::{fence, Ordering};
 use crate::runtime::pool::Pool;
 use crate::runtime::rng::XorShift;
 use crate::runtime::worker::{self as rt, Idleness, Turn, Unit, Worker};
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Envelopes a worker may run in one visit of a queue before moving on, and local sends it
@@ -234,6 +234,9 @@ impl Unit for Executor {
     /// moved here, but the resize then notifies this worker, its owner, if that queue holds
     /// envelopes: see `after_resize`.)
     fn search(&self, me: &InvWorker<'_>) -> bool {
+        // Ordered after the announcement, as `after_resize`'s notification after its range
+        // stores (Dekker, both sides fenced).
+        fence(Ordering::SeqCst);
         self.range(me.index)
             .any(|s| self.slot(s).is_some_and(|q| q.lock().len() > 0))
     }
@@ -306,6 +309,8 @@ impl Unit for Executor {
     /// this check's lock of its queue reads the new owner (stored before, under the write
     /// lock), so either this check or the sender wakes the right worker.
     fn after_resize(&self, _old: usize, _new: usize) {
+        // The ranges were stored before; a sleeper's search reads its range after a fence too.
+        fence(Ordering::SeqCst);
         for q in self.queues.iter() {
             let g = q.lock();
             let pending = g.len() > 0;
@@ -593,8 +598,10 @@ mod loom_tests {
         message: true,
     };
 
-    /// What worker `w` would see in its locked search before sleeping.
+    /// What worker `w` would see in its locked search before sleeping (as `search`: a fence,
+    /// then each queue of its range under the queue's lock).
     fn look(e: &Executor, w: usize) -> bool {
+        fence(Ordering::SeqCst);
         e.range(w)
             .any(|s| e.slot(s).is_some_and(|q| q.lock().len() > 0))
     }
@@ -662,7 +669,7 @@ mod loom_tests {
 
     /// A resize racing a send and an idle worker: worker 1 is removed (its queue moves to
     /// worker 0) while a sender pushes a message to that queue and notifies the owner it reads,
-    /// and worker 0 searches its range in a read section, as before sleeping. Worker 0 must see
+    /// and worker 0 searches its range (without the lock), as before sleeping. Worker 0 must see
     /// the message or have been woken for it: with the owner written in the write section and
     /// the check after it (`after_resize`), one of the two reaches it.
     #[test]
