@@ -3,73 +3,13 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, FinishedMsg, Receive, Stealing};
+use actorium::{Actor, ActorSystem, Context, FinishedMsg, Stealing};
+use common::checked::{Msg, Node, Shared, ACTORS, OUTSIDE_THREADS};
 use common::{settle, watchdog, Rng, EXECUTORS};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::Ordering;
 
-const OUTSIDE_THREADS: usize = 4;
-const MSGS_PER_THREAD: u64 = 250_000; // 1,000,000 from outside threads ...
-const ACTORS: usize = 64; // ... and as many again forwarded by behaviours
-
-struct Shared {
-    /// In-behaviour flags: set on entry, cleared on exit; finding one set is an overlap.
-    busy: Vec<AtomicBool>,
-    overlaps: AtomicU64,
-    order_violations: AtomicU64,
-    delivered: AtomicU64,
-    addrs: OnceLock<Vec<Addr<Node>>>,
-}
-
-/// A message from sender `from` (outside thread `0..T`, or actor `T + i`), the `seq`-th that
-/// this sender sent to this receiver (1-based). `forward` asks the receiver to send one on.
-struct Msg {
-    from: usize,
-    seq: u64,
-    forward: bool,
-}
-
-struct Node {
-    id: usize,
-    shared: Arc<Shared>,
-    rng: Rng,
-    /// Next expected seq from each sender.
-    expect: Vec<u64>,
-    /// Seqs sent to each actor.
-    sent: Vec<u64>,
-}
-
-impl Actor for Node {}
-
-impl Receive<Msg> for Node {
-    fn receive(&mut self, m: Msg, _: &mut Context<'_, Self>) -> Allocation {
-        let s = &*self.shared;
-        if s.busy[self.id].swap(true, Ordering::SeqCst) {
-            s.overlaps.fetch_add(1, Ordering::Relaxed);
-        }
-        if m.seq != self.expect[m.from] {
-            s.order_violations.fetch_add(1, Ordering::Relaxed);
-        }
-        self.expect[m.from] = m.seq + 1;
-        if m.forward {
-            let to = self.rng.below(ACTORS);
-            self.sent[to] += 1;
-            let fwd = Msg {
-                from: OUTSIDE_THREADS + self.id,
-                seq: self.sent[to],
-                forward: false,
-            };
-            s.addrs.get().unwrap()[to].send(fwd).unwrap();
-        }
-        // Give other workers a chance to overlap, if the executor allowed it.
-        if m.seq % 64 == 0 {
-            std::hint::spin_loop();
-        }
-        s.busy[self.id].store(false, Ordering::SeqCst);
-        s.delivered.fetch_add(1, Ordering::Relaxed);
-        Allocation::Nodelete
-    }
-}
+/// 1,000,000 messages from outside threads, and as many again forwarded by behaviours.
+const MSGS_PER_THREAD: u64 = 250_000;
 
 /// Takes a queue ticket and ends at once: used to leave other workers' queues empty.
 struct Filler;
@@ -84,14 +24,7 @@ impl Actor for Filler {
 /// work by stealing queues.
 fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium::Stats {
     let system = builder.stats(true).build().unwrap();
-    let shared = Arc::new(Shared {
-        busy: (0..ACTORS).map(|_| AtomicBool::new(false)).collect(),
-        overlaps: AtomicU64::new(0),
-        order_violations: AtomicU64::new(0),
-        delivered: AtomicU64::new(0),
-        addrs: OnceLock::new(),
-    });
-    let senders = OUTSIDE_THREADS + ACTORS;
+    let shared = Shared::new();
     let mut fillers = 0u64;
     let mut ticket = 0;
     let (addrs, handles): (Vec<_>, Vec<_>) = (0..ACTORS)
@@ -102,13 +35,7 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
                 ticket += 1;
             }
             ticket += 1;
-            let (a, h) = system.spawn_joinable(Node {
-                id,
-                shared: shared.clone(),
-                rng: Rng::new(1000 + id as u64),
-                expect: vec![1; senders],
-                sent: vec![0; ACTORS],
-            });
+            let (a, h) = system.spawn_joinable(Node::new(id, shared.clone()));
             assert!(!on_worker_0 || system.worker_of_queue(a.queue()) == 0);
             (a, h)
         })

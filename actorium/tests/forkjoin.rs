@@ -5,27 +5,11 @@
 mod common;
 
 use actorium::{Actor, ActorSystem, Allocation, Context, DeleteMsg, Receive};
-use common::{watchdog, ExecutorChoice, Rng, EXECUTORS};
+use common::{fib, fib_seq, watchdog, ExecutorChoice, Rng, EXECUTORS};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::ThreadId;
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = actorium::join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
-
-fn fib_seq(n: u64) -> u64 {
-    if n < 2 {
-        n
-    } else {
-        fib_seq(n - 1) + fib_seq(n - 2)
-    }
-}
 
 fn quicksort(v: &mut [u64]) {
     if v.len() <= 32 {

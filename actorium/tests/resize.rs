@@ -8,9 +8,10 @@ use actorium::{
     Actor, ActorSystem, ActorSystemBuilder, Addr, Allocation, Context, Receive, ResizeError,
     Stealing,
 };
-use common::{watchdog, Rng};
+use common::checked::{Msg, Node, Shared, ACTORS, OUTSIDE_THREADS};
+use common::{fib, fib_seq, watchdog, Rng};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -147,68 +148,6 @@ fn smoke_add_remove_with_messages() {
 
 // ---- The stress test: a million messages while another thread resizes -------------------------
 
-const OUTSIDE_THREADS: usize = 4;
-const MSGS_PER_THREAD: u64 = 125_000; // 500,000 from outside threads, as many forwarded
-const ACTORS: usize = 64;
-
-struct Shared {
-    /// In-behaviour flags: set on entry, cleared on exit; finding one set is an overlap.
-    busy: Vec<AtomicBool>,
-    overlaps: AtomicU64,
-    order_violations: AtomicU64,
-    delivered: AtomicU64,
-    addrs: OnceLock<Vec<Addr<Node>>>,
-}
-
-/// The `seq`-th message (1-based) from sender `from` (outside thread `0..T`, or actor
-/// `T + i`) to its receiver; `forward` asks the receiver to send one on.
-struct Msg {
-    from: usize,
-    seq: u64,
-    forward: bool,
-}
-
-struct Node {
-    id: usize,
-    shared: Arc<Shared>,
-    rng: Rng,
-    /// Next expected seq from each sender.
-    expect: Vec<u64>,
-    /// Seqs sent to each actor.
-    sent: Vec<u64>,
-}
-
-impl Actor for Node {}
-
-impl Receive<Msg> for Node {
-    fn receive(&mut self, m: Msg, _: &mut Context<'_, Self>) -> Allocation {
-        let s = &*self.shared;
-        if s.busy[self.id].swap(true, Ordering::SeqCst) {
-            s.overlaps.fetch_add(1, Ordering::Relaxed);
-        }
-        if m.seq != self.expect[m.from] {
-            s.order_violations.fetch_add(1, Ordering::Relaxed);
-        }
-        self.expect[m.from] = m.seq + 1;
-        if m.forward {
-            let to = self.rng.below(ACTORS);
-            self.sent[to] += 1;
-            let fwd = Msg {
-                from: OUTSIDE_THREADS + self.id,
-                seq: self.sent[to],
-                forward: false,
-            };
-            s.addrs.get().unwrap()[to].send(fwd).unwrap();
-        }
-        if m.seq % 64 == 0 {
-            std::hint::spin_loop();
-        }
-        s.busy[self.id].store(false, Ordering::SeqCst);
-        s.delivered.fetch_add(1, Ordering::Relaxed);
-        Allocation::Nodelete
-    }
-}
-
 /// Resizes made so far by [`resizer`]s (each test's workload runs until enough were made).
 struct Resizing {
     stop: AtomicBool,
@@ -217,6 +156,9 @@ struct Resizing {
 
 /// The least resizes a workload must run through.
 const MIN_RESIZES: usize = 100;
+
+/// Messages each outside thread sends at least (as many again are forwarded by behaviours).
+const MSGS_PER_THREAD: u64 = 125_000;
 
 impl Resizing {
     fn new() -> Arc<Self> {
@@ -259,24 +201,9 @@ fn resizer(
 
 fn stress_while_resizing(name: &str, builder: ActorSystemBuilder) {
     let system = builder.stats(true).build().unwrap();
-    let shared = Arc::new(Shared {
-        busy: (0..ACTORS).map(|_| AtomicBool::new(false)).collect(),
-        overlaps: AtomicU64::new(0),
-        order_violations: AtomicU64::new(0),
-        delivered: AtomicU64::new(0),
-        addrs: OnceLock::new(),
-    });
-    let senders = OUTSIDE_THREADS + ACTORS;
+    let shared = Shared::new();
     let (addrs, handles): (Vec<_>, Vec<_>) = (0..ACTORS)
-        .map(|id| {
-            system.spawn_joinable(Node {
-                id,
-                shared: shared.clone(),
-                rng: Rng::new(1000 + id as u64),
-                expect: vec![1; senders],
-                sent: vec![0; ACTORS],
-            })
-        })
+        .map(|id| system.spawn_joinable(Node::new(id, shared.clone())))
         .unzip();
     assert!(shared.addrs.set(addrs.clone()).is_ok());
     let resizes = Resizing::new();
@@ -389,22 +316,6 @@ fn limited_throughput_while_resizing() {
 }
 
 // ---- Fork/join while resizing --------------------------------------------------------------
-
-fn fib(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = actorium::join(|| fib(n - 1), || fib(n - 2));
-    a + b
-}
-
-fn fib_seq(n: u64) -> u64 {
-    if n < 2 {
-        n
-    } else {
-        fib_seq(n - 1) + fib_seq(n - 2)
-    }
-}
 
 /// Forks inside a behaviour: each message computes fib(n) with joins, on the actor's worker.
 struct Forker {

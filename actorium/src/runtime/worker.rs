@@ -167,30 +167,46 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
     let pool = unit.pool();
     let tasks = TaskWorker::new(pool.crew(), index);
     let _tasks = tasks.enter();
+    work(unit, &me, &tasks);
+    // However the loop ended (removed, shutdown, abort), a row still marked leaving becomes
+    // exited, and a resize waiting for it is told.
+    pool.ended(index);
+}
+
+/// A removed worker (its row no longer active) at the top of its loop: runs the tasks left in
+/// its deque (a scope's, whose owner may wait for them without looking at the common queue),
+/// hands over what the unit holds, and says whether to end (a row added back meanwhile goes
+/// on). Out of line: the check costs the loop one relaxed load.
+#[cold]
+#[inline(never)]
+fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> bool {
+    let pool = unit.pool();
+    run_own_tasks(tasks);
+    if !leave_if_removed(pool.crew(), me.index, || {
+        tasks.evacuate();
+        unit.leave(me);
+    }) {
+        return false;
+    }
+    // A general notification may have picked this worker, which leaves without looking:
+    // pass it on if tasks wait.
+    if pool.tasks_hint() {
+        pool.notify_any();
+    }
+    true
+}
+
+/// The loop proper (see the module documentation); returns when the worker must end.
+fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
+    let (pool, index) = (unit.pool(), me.index);
     let mut idle = Idleness::default();
     let mut busy_turns = 0u32;
-    // However this loop ends (removed, shutdown, abort), a row still marked leaving becomes
-    // exited, and a resize waiting for it is told.
-    let _exit = ExitGuard { pool, index };
     loop {
-        // Removed by a resize: run the tasks left in this worker's deque (a scope's, whose
-        // owner may wait for them without looking at the common queue), hand over what the
-        // unit holds, and end (one relaxed load of the row's state otherwise).
-        if !pool.is_active(index) {
-            run_own_tasks(&tasks);
-            if leave_if_removed(pool.crew(), index, || {
-                tasks.evacuate();
-                unit.leave(&me);
-            }) {
-                // A general notification may have picked this worker, which leaves without
-                // looking: pass it on if tasks wait.
-                if pool.tasks_hint() {
-                    pool.notify_any();
-                }
-                return;
-            }
+        // Removed by a resize: hand over and end.
+        if !pool.is_active(index) && removed(unit, me, tasks) {
+            return;
         }
-        let turn = unit.turn(&me, &idle);
+        let turn = unit.turn(me, &idle);
         if turn == Turn::Exit {
             return;
         }
@@ -203,7 +219,7 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
         }
         // Fork/join tasks, when some worker shows tasks or the common queue holds one (one
         // load when there are none).
-        if tasks.hinted() && run_tasks(&tasks) {
+        if tasks.hinted() && run_tasks(tasks) {
             idle.reset();
             continue;
         }
@@ -213,7 +229,7 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
         }
         if unit.exit_ready() {
             // Shutdown: leave once a search finds nothing left.
-            if !unit.search(&me) && !tasks.search() {
+            if !unit.search(me) && !tasks.search() {
                 return;
             }
             continue;
@@ -235,28 +251,16 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
         }
         // Idle sleep: announce, search exhaustively (the unit's work and tasks), then sleep.
         pool.announce(index);
-        if unit.search(&me) || tasks.search() || unit.exit_ready() {
+        if unit.search(me) || tasks.search() || unit.exit_ready() {
             pool.retire(index);
             idle.reset();
             continue;
         }
-        unit.sleeping(&me);
+        unit.sleeping(me);
         pool.sleep(index);
         pool.retire(index);
-        unit.woke(&me);
+        unit.woke(me);
         idle.reset();
-    }
-}
-
-/// Marks the worker's row exited when its loop ends, whatever ended it (see `pool.rs`).
-struct ExitGuard<'p, T> {
-    pool: &'p Pool<T>,
-    index: usize,
-}
-
-impl<T> Drop for ExitGuard<'_, T> {
-    fn drop(&mut self) {
-        self.pool.ended(self.index);
     }
 }
 

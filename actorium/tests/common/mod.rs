@@ -117,3 +117,120 @@ impl Receive<()> for Counter {
         Allocation::Nodelete
     }
 }
+
+/// fib(n) with a join at every level (fork/join tests).
+pub fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = actorium::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+/// fib(n), sequentially: the value the fork/join version must give.
+pub fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+/// The checked delivery workload shared by `delivery.rs` and `resize.rs`: [`ACTORS`] actors
+/// that check, per sender, that sequence numbers arrive in order and once, and that no two of
+/// their behaviours overlap; each message from an outside thread asks its receiver to forward
+/// one to a random actor.
+pub mod checked {
+    use super::Rng;
+    use actorium::{Actor, Addr, Allocation, Context, Receive};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, OnceLock};
+
+    /// Outside sender threads.
+    pub const OUTSIDE_THREADS: usize = 4;
+    /// Actors.
+    pub const ACTORS: usize = 64;
+
+    pub struct Shared {
+        /// In-behaviour flags: set on entry, cleared on exit; finding one set is an overlap.
+        pub busy: Vec<AtomicBool>,
+        pub overlaps: AtomicU64,
+        pub order_violations: AtomicU64,
+        pub delivered: AtomicU64,
+        pub addrs: OnceLock<Vec<Addr<Node>>>,
+    }
+
+    impl Shared {
+        pub fn new() -> Arc<Self> {
+            Arc::new(Self {
+                busy: (0..ACTORS).map(|_| AtomicBool::new(false)).collect(),
+                overlaps: AtomicU64::new(0),
+                order_violations: AtomicU64::new(0),
+                delivered: AtomicU64::new(0),
+                addrs: OnceLock::new(),
+            })
+        }
+    }
+
+    /// The `seq`-th message (1-based) from sender `from` (outside thread `0..T`, or actor
+    /// `T + i`) to its receiver; `forward` asks the receiver to send one on.
+    pub struct Msg {
+        pub from: usize,
+        pub seq: u64,
+        pub forward: bool,
+    }
+
+    pub struct Node {
+        pub id: usize,
+        pub shared: Arc<Shared>,
+        pub rng: Rng,
+        /// Next expected seq from each sender.
+        pub expect: Vec<u64>,
+        /// Seqs sent to each actor.
+        pub sent: Vec<u64>,
+    }
+
+    impl Node {
+        pub fn new(id: usize, shared: Arc<Shared>) -> Self {
+            Self {
+                id,
+                shared,
+                rng: Rng::new(1000 + id as u64),
+                expect: vec![1; OUTSIDE_THREADS + ACTORS],
+                sent: vec![0; ACTORS],
+            }
+        }
+    }
+
+    impl Actor for Node {}
+
+    impl Receive<Msg> for Node {
+        fn receive(&mut self, m: Msg, _: &mut Context<'_, Self>) -> Allocation {
+            let s = &*self.shared;
+            if s.busy[self.id].swap(true, Ordering::SeqCst) {
+                s.overlaps.fetch_add(1, Ordering::Relaxed);
+            }
+            if m.seq != self.expect[m.from] {
+                s.order_violations.fetch_add(1, Ordering::Relaxed);
+            }
+            self.expect[m.from] = m.seq + 1;
+            if m.forward {
+                let to = self.rng.below(ACTORS);
+                self.sent[to] += 1;
+                let fwd = Msg {
+                    from: OUTSIDE_THREADS + self.id,
+                    seq: self.sent[to],
+                    forward: false,
+                };
+                s.addrs.get().unwrap()[to].send(fwd).unwrap();
+            }
+            // Give other workers a chance to overlap, if the executor allowed it.
+            if m.seq % 64 == 0 {
+                std::hint::spin_loop();
+            }
+            s.busy[self.id].store(false, Ordering::SeqCst);
+            s.delivered.fetch_add(1, Ordering::Relaxed);
+            Allocation::Nodelete
+        }
+    }
+}

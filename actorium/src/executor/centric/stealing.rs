@@ -74,8 +74,8 @@ pub struct WorkStealing {
 /// tier polls only every 10 ms; here the relaxed tier sleeps until a job is enqueued for it (a
 /// wake-up of a few µs), so 25 ms of moderate polling after every burst only burned CPU: one
 /// message every 5 ms kept a core 30 % busy (`actorium-bench idle`, sparse load: 2,986 ms of CPU
-/// in 10 s against 250 ms on the message-centric executor; 82 ms with these defaults, measured
-/// in a 2 s run). Throughput on the suite's workloads was unchanged within noise (7 alternating
+/// in 10 s against 250 ms on the message-centric executor; 141 ms with these defaults).
+/// Throughput on the suite's workloads was unchanged within noise (7 alternating
 /// runs: executor 1.00, chameneos 1.02, fork-join-throughput 0.98, fork-join-creation 0.96,
 /// repeat 1.04). CAF's values: `.moderate(500, 5, Duration::from_micros(50))`.
 impl Default for WorkStealing {
