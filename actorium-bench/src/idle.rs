@@ -5,6 +5,7 @@
 //! every 5 ms from an outside thread for `secs`: CPU used). Each system runs in a child process
 //! (`idle-exec`), so the CPU counted is its own.
 
+use crate::suite::{caf_binary, erlang_ebin, prepare, SYSTEMS};
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
 use actorium_peers::idle::{Latencies, Server};
@@ -141,15 +142,34 @@ pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> Strin
     );
     for s in systems {
         eprintln!("idle: {s} ...");
-        let out = Command::new(std::env::current_exe().expect("own executable"))
-            .args([
-                "idle-exec",
-                s,
-                &threads.to_string(),
-                &secs.to_string(),
-                &pings.to_string(),
-            ])
-            .output();
+        let (t, secs_s, pings_s) = (threads.to_string(), secs.to_string(), pings.to_string());
+        let mut cmd = match s.as_str() {
+            "caf-stealing" | "caf-sharing" | "erlang" => {
+                let sys = SYSTEMS.iter().find(|x| x.name == s).expect("a known peer");
+                if let Err(why) = prepare(sys) {
+                    md.push_str(&format!("| {s} | {why} | | | |\n"));
+                    continue;
+                }
+                if s == "erlang" {
+                    let mut c = Command::new("erl");
+                    c.arg("+S").arg(format!("{threads}:{threads}"));
+                    c.args(["-noshell", "-pa"]).arg(erlang_ebin());
+                    c.args(["-run", "actorium_bench", "idle", &secs_s, &pings_s]);
+                    c
+                } else {
+                    let mut c = Command::new(caf_binary());
+                    let policy = s.trim_start_matches("caf-");
+                    c.args(["idle", policy, &t, &secs_s, &pings_s]);
+                    c
+                }
+            }
+            _ => {
+                let mut c = Command::new(std::env::current_exe().expect("own executable"));
+                c.args(["idle-exec", s, &t, &secs_s, &pings_s]);
+                c
+            }
+        };
+        let out = cmd.output();
         let line = match &out {
             Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
                 .lines()
@@ -186,11 +206,15 @@ pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> Strin
     md
 }
 
-/// Every system with an idle server.
+/// Every system with an idle server: actorium's, the Rust peers', CAF's (its own measurement
+/// loop in `peers/caf`, an outside thread sending with `anon_send`) and Erlang's (in
+/// `peers/erlang`: the sender is an Erlang process, as Erlang has no outside threads, and its
+/// CPU is read from `/proc/self/stat` in 10 ms ticks).
 pub fn all_systems() -> Vec<String> {
     ACTORIUM
         .iter()
         .chain(actorium_peers::idle::SYSTEMS)
+        .chain(&["caf-stealing", "caf-sharing", "erlang"])
         .map(|s| s.to_string())
         .collect()
 }

@@ -1,3 +1,8 @@
+#include <atomic>
+#include <algorithm>
+#include <thread>
+#include <mutex>
+#include <sys/resource.h>
 // actorium-bench workloads on CAF 0.17 (the C++ Actor Framework).
 //
 // Usage: caf-bench <bench> <stealing|sharing> <threads> k=v k=v ...
@@ -682,8 +687,113 @@ bool parse_u64(const std::string& s, std::uint64_t& out) {
 
 } // namespace
 
+// ---- idle benchmarks (actorium-bench idle): idle CPU, wake-up latency, sparse load ----------
+namespace idle {
+
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct latencies {
+  std::mutex m;
+  std::vector<double> us;
+  std::atomic<std::size_t> n{0};
+  void record(int64_t sent) {
+    double d = (now_ns() - sent) / 1e3;
+    std::lock_guard<std::mutex> g(m);
+    us.push_back(d);
+    n.fetch_add(1, std::memory_order_release);
+  }
+};
+
+void wait_for(latencies& l, std::size_t n) {
+  auto t0 = std::chrono::steady_clock::now();
+  while (l.n.load(std::memory_order_acquire) < n) {
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(30)) {
+      std::fprintf(stderr, "pings lost\n");
+      std::exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// Same protocol as actorium-bench's `idle-exec`: prints `IDLE ...`.
+int run(const std::string& policy, std::size_t threads, double secs, std::size_t pings) {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", threads);
+  cfg.set("scheduler.policy",
+          policy == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
+  auto lat = std::make_shared<latencies>();
+  double idle_pct = 0, sparse_ms = 0, med = 0, p99 = 0;
+  std::size_t sent = 0;
+  {
+    caf::actor_system sys{cfg};
+    auto a = sys.spawn([lat]() -> caf::behavior {
+      return {[lat](int64_t t) { lat->record(t); }};
+    });
+    caf::anon_send(a, now_ns());
+    wait_for(*lat, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    { std::lock_guard<std::mutex> g(lat->m); lat->us.clear(); }
+    // 1. Idle.
+    auto c0 = cpu_seconds();
+    auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(secs));
+    idle_pct = (cpu_seconds() - c0) /
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 100;
+    // 2. Wake-up latency.
+    auto base = lat->n.load();
+    for (std::size_t i = 0; i < pings; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      caf::anon_send(a, now_ns());
+    }
+    wait_for(*lat, base + pings);
+    std::vector<double> v;
+    { std::lock_guard<std::mutex> g(lat->m); v.swap(lat->us); }
+    std::sort(v.begin(), v.end());
+    med = v[v.size() / 2];
+    p99 = v[(v.size() - 1) * 99 / 100];
+    // 3. Sparse load.
+    base = lat->n.load();
+    c0 = cpu_seconds();
+    t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < secs) {
+      caf::anon_send(a, now_ns());
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    wait_for(*lat, base + sent);
+    sparse_ms = (cpu_seconds() - c0) * 1e3;
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  std::printf("IDLE idle_pct=%.4f wake_med_us=%.1f wake_p99_us=%.1f sparse_cpu_ms=%.2f sparse_msgs=%zu\n",
+              idle_pct, med, p99, sparse_ms, sent);
+  return 0;
+}
+
+} // namespace idle
+
 int main(int argc, char** argv) {
   using namespace bench;
+  // caf-bench idle <stealing|sharing> <threads> <secs> <pings>
+  if (argc == 6 && std::string(argv[1]) == "idle") {
+    u64 threads = 0, pings = 0;
+    if (!parse_u64(argv[3], threads) || threads == 0 || !parse_u64(argv[5], pings)) {
+      std::fprintf(stderr, "usage: %s idle <stealing|sharing> <threads> <secs> <pings>\n", argv[0]);
+      return 1;
+    }
+    return idle::run(argv[2], threads, std::atof(argv[4]), pings);
+  }
+
   if (argc < 4) {
     std::fprintf(stderr, "usage: %s <bench> <stealing|sharing> <threads> k=v ...\n", argv[0]);
     return 1;

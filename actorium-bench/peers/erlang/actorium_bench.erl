@@ -16,7 +16,7 @@
 %% ping-pong's Pong, thread-ring's ring, big's actors) are left idle in `receive` when the work
 %% is done; erlang:halt/1 ends them. No work is left running when the clock stops.
 -module(actorium_bench).
--export([main/0, main/1]).
+-export([main/0, main/1, idle/1]).
 
 -define(FJ_MOD, 1000003).
 
@@ -597,3 +597,86 @@ xorshift32(X0) ->
     X1 = X0 bxor ((X0 bsl 13) band 16#FFFFFFFF),
     X2 = X1 bxor (X1 bsr 17),
     X2 bxor ((X2 bsl 5) band 16#FFFFFFFF).
+
+%% ---- idle benchmarks (actorium-bench idle) ------------------------------------------------------
+%%
+%%   erl +S T:T -noshell -pa peers/erlang/ebin -run actorium_bench idle <secs> <pings>
+%%
+%% One receiving process records, for each ping, the time from the send to its receive; the
+%% sender is another process (Erlang has no outside threads), which sleeps 1 ms between the
+%% wake-up pings and 5 ms between the sparse-load ones. CPU: the OS process's user + system
+%% time (from /proc/self/stat, in clock ticks), as actorium-bench measures the others'.
+%% Prints one `IDLE ...` line and halts.
+
+idle([SecsS, PingsS]) ->
+    Secs = list_to_float_any(SecsS),
+    Pings = list_to_integer(PingsS),
+    Self = self(),
+    Rec = spawn(fun() -> recorder(Self, []) end),
+    Rec ! {ping, erlang:monotonic_time(nanosecond)},
+    wait_count(Rec, 1),
+    timer:sleep(200),
+    _ = take(Rec),
+    %% 1. Idle.
+    C0 = cpu_s(), T0 = erlang:monotonic_time(nanosecond),
+    timer:sleep(round(Secs * 1000)),
+    IdlePct = (cpu_s() - C0) / ((erlang:monotonic_time(nanosecond) - T0) / 1.0e9) * 100,
+    %% 2. Wake-up latency.
+    lists:foreach(fun(_) ->
+                          timer:sleep(1),
+                          Rec ! {ping, erlang:monotonic_time(nanosecond)}
+                  end, lists:seq(1, Pings)),
+    wait_count(Rec, Pings),
+    Sorted = lists:sort(take(Rec)),
+    Len = length(Sorted),
+    Med = lists:nth(Len div 2 + 1, Sorted),
+    P99 = lists:nth((Len - 1) * 99 div 100 + 1, Sorted),
+    %% 3. Sparse load.
+    C1 = cpu_s(), T1 = erlang:monotonic_time(nanosecond),
+    Sent = sparse(Rec, T1, Secs, 0),
+    wait_count(Rec, Sent),
+    SparseMs = (cpu_s() - C1) * 1000,
+    io:format("IDLE idle_pct=~.4f wake_med_us=~.1f wake_p99_us=~.1f sparse_cpu_ms=~.2f sparse_msgs=~B~n",
+              [IdlePct, Med, P99, SparseMs, Sent]),
+    erlang:halt(0).
+
+list_to_float_any(S) ->
+    try list_to_float(S) catch error:badarg -> float(list_to_integer(S)) end.
+
+sparse(Rec, T0, Secs, Sent) ->
+    case (erlang:monotonic_time(nanosecond) - T0) / 1.0e9 < Secs of
+        true ->
+            Rec ! {ping, erlang:monotonic_time(nanosecond)},
+            timer:sleep(5),
+            sparse(Rec, T0, Secs, Sent + 1);
+        false -> Sent
+    end.
+
+recorder(Owner, Acc) ->
+    receive
+        {ping, Sent} ->
+            Us = (erlang:monotonic_time(nanosecond) - Sent) / 1000,
+            recorder(Owner, [Us | Acc]);
+        {count, From} -> From ! {count, length(Acc)}, recorder(Owner, Acc);
+        {take, From} -> From ! {taken, Acc}, recorder(Owner, [])
+    end.
+
+wait_count(Rec, N) ->
+    Rec ! {count, self()},
+    receive {count, C} when C >= N -> ok;
+            {count, _} -> timer:sleep(1), wait_count(Rec, N)
+    end.
+
+take(Rec) ->
+    Rec ! {take, self()},
+    receive {taken, L} -> L end.
+
+cpu_s() ->
+    {ok, Stat} = file:read_file("/proc/self/stat"),
+    %% Fields after the command name (which is in parentheses): utime is the 14th field
+    %% overall, stime the 15th; clock ticks of 1/100 s.
+    [_, Rest] = binary:split(Stat, <<") ">>),
+    Fields = binary:split(Rest, <<" ">>, [global]),
+    U = binary_to_integer(lists:nth(12, Fields)),
+    S = binary_to_integer(lists:nth(13, Fields)),
+    (U + S) / 100.
