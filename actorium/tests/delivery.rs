@@ -78,34 +78,7 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
         .collect();
     let stats = system.stop().unwrap();
 
-    assert_eq!(
-        shared.overlaps.load(Ordering::Relaxed),
-        0,
-        "two behaviours of one actor overlapped"
-    );
-    assert_eq!(
-        shared.order_violations.load(Ordering::Relaxed),
-        0,
-        "per-pair FIFO order broken"
-    );
-    assert_eq!(
-        shared.delivered.load(Ordering::Relaxed),
-        total,
-        "a message was delivered twice"
-    );
-    // Exactly once: what each receiver saw from each sender is what that sender sent it.
-    for (r, node) in finals.iter().enumerate() {
-        for (t, sent) in outside_sent.iter().enumerate() {
-            assert_eq!(node.expect[t] - 1, sent[r], "thread {t} -> actor {r}");
-        }
-        for (s, sender) in finals.iter().enumerate() {
-            assert_eq!(
-                node.expect[OUTSIDE_THREADS + s] - 1,
-                sender.sent[r],
-                "actor {s} -> actor {r}"
-            );
-        }
-    }
+    shared.check(&finals, &outside_sent, total, "delivery");
     assert_eq!(stats.messages_processed, total + ACTORS as u64 + fillers);
     assert_eq!(stats.messages_sent, total + ACTORS as u64 + fillers);
     assert_eq!(stats.dead_letters, 0);

@@ -254,37 +254,7 @@ fn stress_while_resizing(name: &str, builder: ActorSystemBuilder) {
     eprintln!("{name}: {resizes} resizes");
     assert!(resizes >= MIN_RESIZES, "{name}: only {resizes} resizes");
     assert!(total >= 2 * OUTSIDE_THREADS as u64 * MSGS_PER_THREAD);
-    assert_eq!(
-        shared.overlaps.load(Ordering::Relaxed),
-        0,
-        "{name}: overlapping behaviours"
-    );
-    assert_eq!(
-        shared.order_violations.load(Ordering::Relaxed),
-        0,
-        "{name}: FIFO broken"
-    );
-    assert_eq!(
-        shared.delivered.load(Ordering::Relaxed),
-        total,
-        "{name}: delivered twice"
-    );
-    for (r, node) in finals.iter().enumerate() {
-        for (t, sent) in outside_sent.iter().enumerate() {
-            assert_eq!(
-                node.expect[t] - 1,
-                sent[r],
-                "{name}: thread {t} -> actor {r}"
-            );
-        }
-        for (s, sender) in finals.iter().enumerate() {
-            assert_eq!(
-                node.expect[OUTSIDE_THREADS + s] - 1,
-                sender.sent[r],
-                "{name}: actor {s} -> actor {r}"
-            );
-        }
-    }
+    shared.check(&finals, &outside_sent, total, name);
     // Removed workers' counters stay in the totals.
     assert_eq!(
         stats.messages_processed,

@@ -202,6 +202,46 @@ pub mod checked {
         }
     }
 
+    impl Shared {
+        /// The workload's checks once every actor has finished (`finals`, by id) and
+        /// `total` messages were delivered: no overlap, per-pair FIFO, nothing delivered twice,
+        /// and exactly once: what each receiver saw from each sender (outside thread `t` sent
+        /// `outside_sent[t]`) is what that sender sent it.
+        pub fn check(&self, finals: &[Node], outside_sent: &[Vec<u64>], total: u64, what: &str) {
+            assert_eq!(
+                self.overlaps.load(Ordering::Relaxed),
+                0,
+                "{what}: two behaviours of one actor overlapped"
+            );
+            assert_eq!(
+                self.order_violations.load(Ordering::Relaxed),
+                0,
+                "{what}: per-pair FIFO order broken"
+            );
+            assert_eq!(
+                self.delivered.load(Ordering::Relaxed),
+                total,
+                "{what}: a message was delivered twice"
+            );
+            for (r, node) in finals.iter().enumerate() {
+                for (t, sent) in outside_sent.iter().enumerate() {
+                    assert_eq!(
+                        node.expect[t] - 1,
+                        sent[r],
+                        "{what}: thread {t} -> actor {r}"
+                    );
+                }
+                for (s, sender) in finals.iter().enumerate() {
+                    assert_eq!(
+                        node.expect[OUTSIDE_THREADS + s] - 1,
+                        sender.sent[r],
+                        "{what}: actor {s} -> actor {r}"
+                    );
+                }
+            }
+        }
+    }
+
     impl Actor for Node {}
 
     impl Receive<Msg> for Node {
