@@ -49,12 +49,12 @@ pub fn run(threads: usize, cycles: usize, runs: usize, quick: bool) -> String {
         .expect("executor bench");
     let p: Params = bench.params(quick);
     let expected = bench.expected(&p);
-    let hi = threads.max(2);
     let mut md = format!(
-        "Resizing while the `executor` workload ({}) runs on {threads} workers; resizes \
-         between 1 and {hi} workers. Times are wall-clock around `add_workers(1)` and \
-         `remove_workers(1)` called from an outside thread (a removal waits for the worker's \
-         thread to end).\n\n\
+        "Resizing while the `executor` workload ({}) runs on {threads} workers. Times are \
+         wall-clock around `add_workers(1)` and `remove_workers(1)` called from an outside \
+         thread (a removal waits for the worker's thread to end). The last columns: the \
+         workload at constant size, and while a thread adds a worker and removes it again, \
+         alternately, every millisecond (never fewer than {threads} workers).\n\n\
          | executor | add: median | add: p99 | remove: median | remove: p99 | workload, \
          constant size | workload, resizing every ms | slowdown |\n|---|---|---|---|---|---|---|---|\n",
         p.display()
@@ -105,8 +105,9 @@ pub fn run(threads: usize, cycles: usize, runs: usize, quick: bool) -> String {
                     thread::spawn(move || {
                         let mut k = 0usize;
                         while !stop.load(Ordering::Relaxed) {
-                            // 1, 2, .., hi, .., 2, 1, ...
-                            let target = 1 + (k % (2 * hi - 2)).min(2 * hi - 2 - k % (2 * hi - 2));
+                            // T + 1, T, T + 1, ...: never fewer workers than the baseline,
+                            // so the difference is the resizing, not a smaller pool.
+                            let target = threads + (1 - k % 2);
                             let now = h.workers();
                             if target > now {
                                 h.add_workers(target - now).expect("add");

@@ -627,3 +627,21 @@ fn scope_leftovers_of_a_removed_worker_run() {
         });
     }
 }
+
+/// Workers removed while idle (spinning, about to sleep, or asleep) always leave: a removal
+/// that lands between a worker's look at its row and its sleep must still reach it.
+#[test]
+fn removing_idle_workers_never_hangs() {
+    for (name, b) in builders(1) {
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            for i in 0..300u64 {
+                system.add_workers(3).unwrap();
+                // Let them reach the spin or the sleep before they are removed.
+                thread::sleep(Duration::from_micros(20 * (i % 10)));
+                assert_eq!(system.remove_workers(3).unwrap(), 1, "{name}");
+            }
+            system.stop();
+        });
+    }
+}

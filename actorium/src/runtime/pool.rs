@@ -39,7 +39,7 @@ use super::resize::{ReadGuard, ResizeLock};
 use super::stats::{Counters, Stats};
 use super::tasks::{Handoff, JobRef};
 use super::worker::Unit;
-use crate::runtime::loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use crate::runtime::loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crossbeam_deque::Injector;
 use crossbeam_utils::CachePadded;
 use std::fmt;
@@ -185,6 +185,8 @@ pub(crate) struct Pool<T> {
     data: Box<[CachePadded<OnceLock<T>>]>,
     /// The resize mutex (resizes and shutdown one at a time) and the threads.
     threads: Mutex<Threads>,
+    /// Set when shutdown takes the threads (read without the resize mutex).
+    stopping: AtomicBool,
     /// Signalled when a leaving worker has exited (a separate lock: an exiting worker must
     /// never wait for a resize, which may be joining it).
     exits: Mutex<()>,
@@ -253,6 +255,7 @@ impl<T> Pool<T> {
                 rows: (0..capacity).map(|_| None).collect(),
                 body: None,
             }),
+            stopping: AtomicBool::new(false),
             exits: Mutex::new(()),
             exited_cv: Condvar::new(),
         })
@@ -307,6 +310,9 @@ impl<T> Pool<T> {
     pub(crate) fn take_threads(&self) -> Vec<(usize, JoinHandle<()>)> {
         let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
         t.body = None;
+        self.stopping.store(true, Ordering::SeqCst);
+        drop(self.exits.lock().unwrap_or_else(|e| e.into_inner()));
+        self.exited_cv.notify_all();
         t.rows
             .iter_mut()
             .enumerate()
@@ -412,7 +418,6 @@ impl<T> Pool<T> {
             for i in n..n + k {
                 self.table[i].state.store(ACTIVE, Ordering::Release);
             }
-            gate.store(ACTIVE, Ordering::Release);
             for (i, h) in started {
                 t.rows[i] = Some(h);
             }
@@ -422,6 +427,8 @@ impl<T> Pool<T> {
             }
             self.len.store(n + k, Ordering::Release);
             unit.resized(n, n + k);
+            // Last: the new threads run only once everything about them is in place.
+            gate.store(ACTIVE, Ordering::Release);
         }
         drop(t);
         unit.after_resize(n, n + k);
@@ -460,13 +467,15 @@ impl<T> Pool<T> {
             unit.resized(n, n - k);
         }
         drop(t);
+        // Ordered against a removed worker's check of its row after announcing itself idle
+        // (Dekker: both sides fenced): it sees that it is removed, or this wakes it.
+        fence(Ordering::SeqCst);
         for i in n - k..n {
-            // A worker asleep wakes to see it is leaving.
             self.notify(i);
         }
         unit.after_resize(n, n - k);
         if wait {
-            self.join_leaving(n - k..n);
+            self.join_leaving(unit, n - k..n);
         }
         Ok(n - k)
     }
@@ -486,18 +495,17 @@ impl<T> Pool<T> {
         self.exited_cv.notify_all();
     }
 
-    /// Whether shutdown has taken the threads (no resize any more).
+    /// Whether shutdown has taken the threads (no resize any more). Without the resize mutex:
+    /// a removal waiting for its workers holds `exits`, which an exiting thread that an add
+    /// joins under the resize mutex also takes.
     fn shutting_down(&self) -> bool {
-        self.threads
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .body
-            .is_none()
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// Waits until each of `rows` has exited (or was added back meanwhile), and joins the
     /// threads that exited.
-    fn join_leaving(&self, rows: std::ops::Range<usize>) {
+    fn join_leaving<U: Unit<Slot = T>>(&self, unit: &U, rows: std::ops::Range<usize>) {
+        let since = std::time::Instant::now();
         let mut g = self.exits.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             let pending = rows
@@ -506,6 +514,15 @@ impl<T> Pool<T> {
             if !pending || self.shutting_down() {
                 // (Shutdown joins the threads itself.)
                 break;
+            }
+            if unit.failed() && since.elapsed() >= Duration::from_secs(2) {
+                // A failed policy may never hand a worker its leave request: the system
+                // aborts, and its shutdown deals with the threads.
+                break;
+            }
+            // Belt and braces: wake them again (a worker is notified only if it sleeps).
+            for i in rows.clone() {
+                self.notify(i);
             }
             g = self
                 .exited_cv

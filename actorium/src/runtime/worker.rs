@@ -135,6 +135,12 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     /// On a removed worker's thread, inside its read section, before it ends: hand what it
     /// holds to the remaining workers.
     fn leave(&self, _me: &Worker<'_, Self>) {}
+
+    /// Whether the unit's system failed (a scheduling policy lost a job): a removal then stops
+    /// waiting for workers that may never get their leave request.
+    fn failed(&self) -> bool {
+        false
+    }
 }
 
 /// A worker thread as its unit sees it: index, thread-owned state, counters.
@@ -251,7 +257,9 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         // Idle sleep: announce, search exhaustively (the unit's work and tasks), then sleep.
         pool.announce(index);
-        if unit.search(me) || tasks.search() || unit.exit_ready() {
+        // (`tasks.search` fences; a removal stores the row's state, fences, then notifies:
+        // either this sees the worker removed, or the notification reaches its benaphore.)
+        if unit.search(me) || tasks.search() || unit.exit_ready() || !pool.is_active(index) {
             pool.retire(index);
             idle.reset();
             continue;

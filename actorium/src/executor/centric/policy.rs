@@ -235,9 +235,12 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
             return Some(job);
         }
         // Fork/join tasks count as work too: come back without a job, and the worker's loop
-        // finds them after this turn.
+        // finds them after this turn. So does a removal (ordered by the fence above against
+        // the removal's fence before its notification): come back, and the loop leaves.
         // SAFETY: used during this call only, on this worker's thread.
-        if unsafe { crate::runtime::tasks::TaskWorker::current() }.is_some_and(|t| t.search()) {
+        if unsafe { crate::runtime::tasks::TaskWorker::current() }.is_some_and(|t| t.search())
+            || !pool.is_active(self.index)
+        {
             pool.retire(self.index);
             return None;
         }

@@ -110,6 +110,10 @@ impl<P: Policy> Unit for Executor<P> {
         Duration::ZERO
     }
 
+    fn failed(&self) -> bool {
+        self.shared.life.failed()
+    }
+
     /// A removed worker hands its jobs to the others ([`Policy::worker_removed`]) and counts
     /// as exited for the shutdown handshake.
     fn leave(&self, me: &Worker<'_, Self>) {
@@ -197,13 +201,12 @@ impl<P: Policy> Executor<P> {
         }
     }
 
-    /// A removed worker's leave request reached worker `me`: if `me` is not leaving itself,
-    /// it goes on to a worker that still is (none left: it was added back, or left already).
+    /// A removed worker's leave request reached worker `me`: it goes on to another worker that
+    /// is still leaving (none left: it was added back, or left already). (`me`, if it is
+    /// leaving, leaves at the top of its loop; the request may be another's only way out of a
+    /// policy's own blocking queue.)
     fn forward_retire(&self, me: usize) {
-        if !self.pool.is_active(me) {
-            return;
-        }
-        if let Some(r) = self.pool.leaving().next() {
+        if let Some(r) = self.pool.leaving().find(|&r| r != me) {
             let p = &*self.policy;
             self.policy_call("external_enqueue", Moves::Jobs, || {
                 p.external_enqueue(&self.sched(), r, Job::retire())
