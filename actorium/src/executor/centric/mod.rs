@@ -68,6 +68,9 @@ pub(crate) struct Executor<P: Policy> {
     pub(crate) shared: Arc<Shared>,
     ticket: CachePadded<AtomicUsize>,
     pub(crate) max_throughput: usize,
+    /// The policy keeps the jobs of internal enqueues and resumes on the calling worker
+    /// ([`Policy::enqueues_locally`]): those run without the resize lock.
+    local_enqueues: bool,
     /// The policy is driven by its caller (no worker threads).
     manual: bool,
     /// Workers that have exited (the shutdown handshake waits on it).
@@ -94,12 +97,16 @@ impl<P: Policy> Executor<P> {
         let built = catch_unwind(AssertUnwindSafe(|| {
             let coord = policy.coordinator(workers);
             let slots: Vec<_> = (0..workers).map(|i| policy.worker(&coord, i)).collect();
-            (coord, slots, policy.helps_with_tasks())
+            (
+                coord,
+                slots,
+                (policy.helps_with_tasks(), policy.enqueues_locally()),
+            )
         }));
-        let (coord, slots, helps) = built.map_err(|p| {
+        let (coord, slots, (helps, local_enqueues)) = built.map_err(|p| {
             StartError::Policy(format!(
                 "the scheduling policy `{}` panicked while building its data \
-                 (`coordinator`, `worker` or `helps_with_tasks`): {}",
+                 (`coordinator`, `worker`, `helps_with_tasks` or `enqueues_locally`): {}",
                 std::any::type_name::<P>(),
                 crate::core::panic_message(&*p)
             ))
@@ -124,6 +131,7 @@ impl<P: Policy> Executor<P> {
             shared,
             ticket: CachePadded::new(AtomicUsize::new(0)),
             max_throughput: cfg.max_throughput,
+            local_enqueues,
             manual,
             exited: Mutex::new(BTreeSet::new()),
             exited_cv: Condvar::new(),

@@ -114,6 +114,16 @@ pub trait Policy: Send + Sync + Sized + 'static {
     /// that takes one must return it from [`Self::dequeue`] (as for a shutdown).
     fn worker_removed(&self, _me: &mut WorkerCtx<'_, Self>) {}
 
+    /// Whether [`Self::internal_enqueue`] and [`Self::resume_job_later`] only ever put the job
+    /// on the calling worker's own queues (its local or worker data), as work stealing's do.
+    /// The runtime then calls them without the resize lock's read section (one exchange and
+    /// one store saved per call): a removed worker makes them only before it hands over its
+    /// queues in [`Self::worker_removed`], on the same thread. Answer `true` only if that
+    /// holds; the default is `false`.
+    fn enqueues_locally(&self) -> bool {
+        false
+    }
+
     /// Checks the policy's settings when the system is built; an `Err` names what to change
     /// and is returned by [`crate::ActorSystemBuilder::build`].
     fn validate(&self) -> Result<(), String> {

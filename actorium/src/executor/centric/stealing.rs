@@ -329,6 +329,11 @@ impl Policy for WorkStealing {
         me.idle_sleep(search_all).or_else(|| search_all(me))
     }
 
+    /// Internal enqueues go to the worker's own deque, resumed jobs to its own inbox.
+    fn enqueues_locally(&self) -> bool {
+        true
+    }
+
     /// A removed worker's jobs — its deque and its inbox — go to the remaining workers.
     fn worker_removed(&self, me: &mut WorkerCtx<'_, Self>) {
         while let Some(job) = me.local().deque.pop() {

@@ -224,7 +224,9 @@ impl<P: Policy> Executor<P> {
         let p = &*self.policy;
         match self.current_worker() {
             Some(i) => self.policy_call("internal_enqueue", Moves::Jobs, || {
-                let _section = self.pool.lock.read(i);
+                // (Not needed when the policy keeps such jobs on this worker: it hands them
+                // over itself when removed, after this job.)
+                let _section = (!self.local_enqueues).then(|| self.pool.lock.read(i));
                 // SAFETY: we are inside a behaviour run by worker `i`'s thread, whose loop
                 // holds no context across the job.
                 p.internal_enqueue(&mut unsafe { self.ctx(i) }, job)
@@ -272,7 +274,7 @@ impl<P: Policy> Executor<P> {
         });
         match r {
             Resumable::ResumeLater => {
-                let _section = self.pool.lock.read(index);
+                let _section = (!self.local_enqueues).then(|| self.pool.lock.read(index));
                 self.policy_call("resume_job_later", Moves::Jobs, || {
                     // SAFETY: as above.
                     p.resume_job_later(&mut unsafe { self.ctx(index) }, job)
