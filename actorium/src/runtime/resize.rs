@@ -191,6 +191,8 @@ mod loom_tests {
                 let s = s.clone();
                 thread::spawn(move || {
                     let _w = s.lock.write();
+                    // SAFETY: inside the write section (what the model checks: loom reports a
+                    // race if a reader's access overlaps).
                     s.size.with_mut(|p| unsafe { *p += 1 });
                 })
             };
@@ -198,17 +200,20 @@ mod loom_tests {
                 let s = s.clone();
                 thread::spawn(move || {
                     let _r = s.lock.read_outside();
+                    // SAFETY: inside a read section (the model checks the exclusion).
                     s.size.with(|p| unsafe { *p })
                 })
             };
             let seen = {
                 let _r = s.lock.read(0);
+                // SAFETY: inside a read section (the model checks the exclusion).
                 s.size.with(|p| unsafe { *p })
             };
             let other = outside.join().unwrap();
             writer.join().unwrap();
             assert!(seen == 1 || seen == 2);
             assert!(other == 1 || other == 2);
+            // SAFETY: every other thread has been joined.
             assert_eq!(s.size.with(|p| unsafe { *p }), 2);
         });
     }
