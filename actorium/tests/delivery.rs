@@ -4,8 +4,8 @@
 mod common;
 
 use actorium::{Actor, ActorSystem, Context, FinishedMsg, Stealing};
-use common::checked::{Msg, Node, Shared, ACTORS, OUTSIDE_THREADS};
-use common::{settle, watchdog, Rng, EXECUTORS};
+use common::checked::{send_from_outside, Node, Shared, ACTORS, OUTSIDE_THREADS};
+use common::{settle, watchdog, EXECUTORS};
 use std::sync::atomic::Ordering;
 
 /// 1,000,000 messages from outside threads, and as many again forwarded by behaviours.
@@ -42,28 +42,7 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
         .unzip();
     assert!(shared.addrs.set(addrs.clone()).is_ok());
 
-    let threads: Vec<_> = (0..OUTSIDE_THREADS)
-        .map(|t| {
-            let addrs = addrs.clone();
-            std::thread::spawn(move || {
-                let mut rng = Rng::new(t as u64 + 1);
-                let mut sent = vec![0u64; ACTORS];
-                for _ in 0..MSGS_PER_THREAD {
-                    let to = rng.below(ACTORS);
-                    sent[to] += 1;
-                    addrs[to]
-                        .send(Msg {
-                            from: t,
-                            seq: sent[to],
-                            forward: true,
-                        })
-                        .unwrap();
-                }
-                sent
-            })
-        })
-        .collect();
-    let outside_sent: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let outside_sent = send_from_outside(&addrs, |n| n <= MSGS_PER_THREAD);
 
     let total = 2 * OUTSIDE_THREADS as u64 * MSGS_PER_THREAD;
     settle(&system, 120, "all messages delivered", || {

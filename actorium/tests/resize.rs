@@ -8,7 +8,7 @@ use actorium::{
     Actor, ActorSystem, ActorSystemBuilder, Addr, Allocation, Context, Receive, ResizeError,
     Stealing,
 };
-use common::checked::{Msg, Node, Shared, ACTORS, OUTSIDE_THREADS};
+use common::checked::{send_from_outside, Node, Shared, ACTORS, OUTSIDE_THREADS};
 use common::{fib, fib_seq, watchdog, Rng};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -208,35 +208,14 @@ fn stress_while_resizing(name: &str, builder: ActorSystemBuilder) {
     assert!(shared.addrs.set(addrs.clone()).is_ok());
     let resizes = Resizing::new();
     let resizing = resizer(system.handle(), resizes.clone(), name.len() as u64);
-    let threads: Vec<_> = (0..OUTSIDE_THREADS)
-        .map(|t| {
-            let addrs = addrs.clone();
-            let resizes = resizes.clone();
-            thread::spawn(move || {
-                let mut rng = Rng::new(t as u64 + 1);
-                let mut sent = vec![0u64; ACTORS];
-                let mut n = 0u64;
-                // At least MSGS_PER_THREAD, and on until the resizer has made enough resizes.
-                while n < MSGS_PER_THREAD || !resizes.enough() {
-                    n += 1;
-                    if n % 1024 == 0 {
-                        thread::yield_now();
-                    }
-                    let to = rng.below(ACTORS);
-                    sent[to] += 1;
-                    addrs[to]
-                        .send(Msg {
-                            from: t,
-                            seq: sent[to],
-                            forward: true,
-                        })
-                        .unwrap();
-                }
-                sent
-            })
-        })
-        .collect();
-    let outside_sent: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    // At least MSGS_PER_THREAD each, and on until the resizer has made enough resizes.
+    let enough = resizes.clone();
+    let outside_sent = send_from_outside(&addrs, move |n| {
+        if n % 1024 == 0 {
+            thread::yield_now();
+        }
+        n <= MSGS_PER_THREAD || !enough.enough()
+    });
     let total = 2 * outside_sent.iter().flatten().sum::<u64>();
     common::wait_for(120, "all messages delivered while resizing", || {
         shared.delivered.load(Ordering::Relaxed) >= total

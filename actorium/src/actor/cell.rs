@@ -114,7 +114,7 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     if shared.life.closed() {
         return Err(actor);
     }
-    let header = Header::with_stats(
+    let header = Header::new(
         own(),
         shared.stats_on,
         exec.next_ticket(),
@@ -154,7 +154,15 @@ pub(crate) fn spawn_or_dead<A: Actor>(
 fn dead_cell<A: Actor>(exec: &ExecRef, actor: A) -> Arc<Cell<A>> {
     drop(actor);
     Arc::new(Cell {
-        header: Header::new(exec.clone(), 0, None, false, false, &CellOps::<A>::VTABLE),
+        header: Header::new(
+            exec.clone(),
+            false,
+            0,
+            None,
+            false,
+            false,
+            &CellOps::<A>::VTABLE,
+        ),
         state: UnsafeCell::new(None),
     })
 }

@@ -92,23 +92,10 @@ unsafe impl Sync for Header {}
 unsafe impl Send for Header {}
 
 impl Header {
-    /// A header for a cell of `exec`; `alive` false makes a terminal (refused) one.
-    pub(crate) fn new(
-        exec: ExecRef,
-        queue: usize,
-        mbox: Option<Box<Mailbox>>,
-        alive: bool,
-        joinable: bool,
-        vtable: &'static CellVTable,
-    ) -> Self {
-        let stats_on = exec.shared().stats_on;
-        Self::with_stats(exec, stats_on, queue, mbox, alive, joinable, vtable)
-    }
-
-    /// [`Self::new`], told whether `exec`'s system keeps statistics (a caller that holds the
-    /// executor as its own type asks it directly, without a call through the table).
+    /// A header for a cell of `exec`, whose system keeps statistics if `stats_on`; `alive`
+    /// false makes a terminal (refused) one.
     #[inline]
-    pub(crate) fn with_stats(
+    pub(crate) fn new(
         exec: ExecRef,
         stats_on: bool,
         queue: usize,

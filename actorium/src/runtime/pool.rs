@@ -436,9 +436,20 @@ impl<T> Pool<T> {
     }
 
     /// Removes `k` workers (rows `len - k..len`): they finish what they run, hand over what
-    /// they hold, and end. Waits for their threads unless called on a worker of this pool.
+    /// they hold, and end. Waits for their threads unless called on a thread of the unit's
+    /// system (a behaviour, a fork/join task, a detached actor: it may be one of them).
     /// Returns the new number of workers.
     pub(crate) fn remove<U: Unit<Slot = T>>(
+        &self,
+        unit: &U,
+        k: usize,
+    ) -> Result<usize, ResizeError> {
+        self.remove_and(unit, k, !super::worker::runs_for(unit.owner()))
+    }
+
+    /// [`Self::remove`], waiting for the removed threads only if `wait` (a model runs no worker
+    /// thread to wait for).
+    pub(crate) fn remove_and<U: Unit<Slot = T>>(
         &self,
         unit: &U,
         k: usize,

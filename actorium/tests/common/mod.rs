@@ -242,6 +242,38 @@ pub mod checked {
         }
     }
 
+    /// Starts [`OUTSIDE_THREADS`] threads, thread `t` sending messages (asking for a forward)
+    /// to random actors of `addrs` while `more(n)` holds for its `n`-th (1-based); returns what
+    /// each sent to each actor.
+    pub fn send_from_outside(
+        addrs: &[Addr<Node>],
+        more: impl Fn(u64) -> bool + Clone + Send + 'static,
+    ) -> Vec<Vec<u64>> {
+        let threads: Vec<_> = (0..OUTSIDE_THREADS)
+            .map(|t| {
+                let (addrs, more) = (addrs.to_vec(), more.clone());
+                std::thread::spawn(move || {
+                    let mut rng = Rng::new(t as u64 + 1);
+                    let mut sent = vec![0u64; ACTORS];
+                    let mut n = 0;
+                    while more(n + 1) {
+                        n += 1;
+                        let to = rng.below(ACTORS);
+                        sent[to] += 1;
+                        let m = Msg {
+                            from: t,
+                            seq: sent[to],
+                            forward: true,
+                        };
+                        addrs[to].send(m).unwrap();
+                    }
+                    sent
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    }
+
     impl Actor for Node {}
 
     impl Receive<Msg> for Node {

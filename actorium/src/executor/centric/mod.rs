@@ -317,9 +317,7 @@ impl<P: Policy> Exec for Executor<P> {
                 "a caller-driven policy runs its jobs on the calling thread, and has no workers",
             ));
         }
-        // Waits unless called on a thread of this system (it may be one of the removed).
-        let inside = crate::runtime::worker::runs_for(self.shared.id());
-        self.pool.remove(self, k, !inside)
+        self.pool.remove(self, k)
     }
 
     fn is_actor_centric(&self) -> bool {

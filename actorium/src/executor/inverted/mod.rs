@@ -483,11 +483,8 @@ impl Exec for Executor {
         self.pool.add(self, k, |_| Ok(WorkerSlot::new(0..0)))
     }
 
-    /// Waits for the removed threads unless called on a thread of this system (a behaviour,
-    /// a fork/join task, a detached actor: it may be one of them).
     fn remove_workers(&self, k: usize) -> Result<usize, ResizeError> {
-        let inside = crate::runtime::worker::runs_for(self.shared.id());
-        self.pool.remove(self, k, !inside)
+        self.pool.remove(self, k)
     }
 
     /// Afterwards no spawn or respawn can succeed: a `register` or `revive` that passed its

@@ -692,7 +692,7 @@ mod loom_tests {
             let resizer = {
                 let e = e.clone();
                 thread::spawn(move || {
-                    assert_eq!(e.pool.remove(&*e, 1, false), Ok(1));
+                    assert_eq!(e.pool.remove_and(&*e, 1, false), Ok(1));
                 })
             };
             let worker = {
