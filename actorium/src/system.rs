@@ -121,6 +121,7 @@ pub struct ActorSystemBuilder {
     queues: Option<usize>,
     stats: bool,
     spin: Option<Duration>,
+    adaptive_spin: Option<bool>,
     stealing: Stealing,
     policy: Option<Arc<dyn Starter>>,
     max_throughput: Option<usize>,
@@ -222,11 +223,33 @@ impl ActorSystemBuilder {
         self
     }
 
-    /// How long a worker with no work spins before sleeping in the kernel (default 100 µs).
-    /// Zero sleeps after a few polls of the worker's queues (16 passes): lowest CPU use, but
-    /// every hand-off to a sleeping worker costs a wake-up (about 12 µs on a small VM).
+    /// The longest a worker with no work spins before sleeping in the kernel (default 100 µs;
+    /// message-centric executor). Each worker learns how much of it to use: a spin that finds
+    /// work, or a sleep shorter than `d`, restores the full `d`; each sleep longer than `d`
+    /// halves it, down to none (a worker woken only after long gaps sleeps at once: less CPU,
+    /// and a faster wake-up, since the kernel lets a woken thread that used little CPU run
+    /// before its waker). Zero never spins: lowest CPU use, but every hand-off to a sleeping
+    /// worker costs a wake-up (about 12 µs on a small VM). See also [`Self::adaptive_spin`].
     pub fn spin_before_sleep(mut self, d: Duration) -> Self {
         self.spin = Some(d);
+        self
+    }
+
+    /// Whether each worker learns its spin window (default `true`, see
+    /// [`Self::spin_before_sleep`]); `false` always spins the full window before sleeping
+    /// (as CAF's fixed polling tiers do). Message-centric executor.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let system = actorium::ActorSystem::builder()
+    ///     .spin_before_sleep(Duration::from_micros(50))
+    ///     .adaptive_spin(false)
+    ///     .build()?;
+    /// system.stop();
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    pub fn adaptive_spin(mut self, on: bool) -> Self {
+        self.adaptive_spin = Some(on);
         self
     }
 
@@ -259,6 +282,7 @@ impl ActorSystemBuilder {
             max_workers,
             queues,
             spin: self.spin.unwrap_or(DEFAULT_SPIN),
+            adaptive_spin: self.adaptive_spin.unwrap_or(true),
             stealing: self.stealing,
         };
         Ok((cfg, self.stats))

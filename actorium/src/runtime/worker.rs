@@ -10,8 +10,9 @@
 //!    the worker's own leftovers, one stolen from another worker's deque, or one from the
 //!    common queue, see [`super::tasks`]) and run it;
 //! 2. after `Idle`: if the unit says shutdown may proceed, one more exhaustive search, then
-//!    exit; otherwise spin for the unit's spin time (work usually comes back sooner than a
-//!    wake-up takes), yielding the CPU every few passes;
+//!    exit; otherwise spin for the unit's spin window (work usually comes back sooner than a
+//!    wake-up takes), yielding the CPU every few passes; the window is learned from what
+//!    spinning bought lately (`runtime/idle/spin.rs`), down to none;
 //! 3. then idle sleep (seed 003): announce, search exhaustively ([`Unit::search`] and the
 //!    task deques, ordered after the announcement), and block in the kernel if nothing was found, until notified
 //!    (the handshake of `runtime/idle/README.md`).
@@ -28,6 +29,7 @@
 //! every thread which system it runs work for, so a blocking wait on that system from inside
 //! it can be refused instead of deadlocking.
 
+use super::idle::SpinBudget;
 use super::loom::{spin_hint, yield_now};
 use super::pool::{leave_if_removed, Pool};
 use super::stats::Counters;
@@ -62,17 +64,40 @@ pub(crate) enum Turn {
 
 /// How long the calling worker has been without work, for a unit's own decisions (when to
 /// try to steal).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Idleness {
     /// Consecutive turns that found no work.
     pub(crate) passes: u32,
     /// When the first of them ended.
     pub(crate) since: Option<Instant>,
+    /// How long to spin before sleeping, learned from what spinning bought (kept across
+    /// idle periods).
+    budget: SpinBudget,
 }
 
 impl Idleness {
+    fn new(budget: SpinBudget) -> Self {
+        Self {
+            passes: 0,
+            since: None,
+            budget,
+        }
+    }
+
+    /// Work found: if the worker had been spinning, the spin paid.
     fn reset(&mut self) {
-        *self = Self::default();
+        if self.passes > 0 {
+            self.budget.paid();
+        }
+        self.passes = 0;
+        self.since = None;
+    }
+
+    /// Woken after sleeping for `slept`.
+    fn woke(&mut self, slept: Duration) {
+        self.budget.slept(slept);
+        self.passes = 0;
+        self.since = None;
     }
 
     /// Whether the worker has been idle for at least `d`.
@@ -108,7 +133,7 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     fn exit_ready(&self) -> bool;
 
     /// How long an idle worker spins before idle sleep.
-    fn spin(&self) -> Duration;
+    fn spin(&self) -> SpinBudget;
 
     /// Called when `me` is about to block in idle sleep.
     fn sleeping(&self, _me: &Worker<'_, Self>) {}
@@ -205,7 +230,7 @@ fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> boo
 /// The loop proper (see the module documentation); returns when the worker must end.
 fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
     let (pool, index) = (unit.pool(), me.index);
-    let mut idle = Idleness::default();
+    let mut idle = Idleness::new(unit.spin());
     let mut busy_turns = 0u32;
     loop {
         // Removed by a resize: hand over and end.
@@ -242,7 +267,8 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         idle.passes += 1;
         let since = *idle.since.get_or_insert_with(Instant::now);
-        if idle.passes % CLOCK_EVERY != 0 || since.elapsed() < unit.spin() {
+        let window = idle.budget.window();
+        if !window.is_zero() && (idle.passes % CLOCK_EVERY != 0 || since.elapsed() < window) {
             if idle.passes % YIELD_EVERY == 0 {
                 // Let a worker that shares our CPU run: it may be the one about to hand us
                 // work (measured on a 10k-hop ring when the kernel co-locates both workers:
@@ -265,10 +291,11 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             continue;
         }
         unit.sleeping(me);
+        let slept = Instant::now();
         pool.sleep(index);
         pool.retire(index);
         unit.woke(me);
-        idle.reset();
+        idle.woke(slept.elapsed());
     }
 }
 

@@ -30,6 +30,7 @@ use super::policy::Policy;
 use super::Executor;
 use crate::core::{report_panic, WorkerRef};
 use crate::executor::mailbox::{self, Job, Resumable, Runner};
+use crate::runtime::idle::SpinBudget;
 use crate::runtime::pool::{join_all, Pool};
 use crate::runtime::worker::{Enter, Idleness, Turn, Unit, Worker};
 use std::collections::BTreeSet;
@@ -106,8 +107,9 @@ impl<P: Policy> Unit for Executor<P> {
         false
     }
 
-    fn spin(&self) -> Duration {
-        Duration::ZERO
+    /// The policy does its own idling (its `dequeue` polls and sleeps).
+    fn spin(&self) -> SpinBudget {
+        SpinBudget::new(Duration::ZERO, false)
     }
 
     fn failed(&self) -> bool {

@@ -63,6 +63,8 @@ pub(crate) struct Config {
     pub(crate) max_workers: usize,
     pub(crate) queues: usize,
     pub(crate) spin: Duration,
+    /// Whether the spin window is learned (`runtime/idle/spin.rs`) or always `spin`.
+    pub(crate) adaptive_spin: bool,
     pub(crate) stealing: Stealing,
 }
 
@@ -98,6 +100,7 @@ pub(crate) struct Executor {
     ticket: CachePadded<AtomicUsize>,
     pub(crate) shared: Arc<Shared>,
     spin: Duration,
+    adaptive_spin: bool,
     pub(crate) stealing: Stealing,
     epoch: Instant,
     /// The system's executor for detached actors (set once, right after start).
@@ -125,6 +128,7 @@ impl Executor {
             ticket: CachePadded::new(AtomicUsize::new(0)),
             shared,
             spin: cfg.spin,
+            adaptive_spin: cfg.adaptive_spin,
             stealing: cfg.stealing,
             epoch: Instant::now(),
             detached: DetachedLink::default(),

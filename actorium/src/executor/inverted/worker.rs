@@ -31,6 +31,7 @@ use super::{ranges, Executor, Stealing, WorkerSlot};
 use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
 use crate::core::envelope::Envelope;
 use crate::core::{run_batch, Header, Status, WorkerRef};
+use crate::runtime::idle::SpinBudget;
 use crate::runtime::loom::sync::atomic::{fence, Ordering};
 use crate::runtime::pool::Pool;
 use crate::runtime::rng::XorShift;
@@ -247,8 +248,8 @@ impl Unit for Executor {
         self.shared.life.exit_ready()
     }
 
-    fn spin(&self) -> Duration {
-        self.spin
+    fn spin(&self) -> SpinBudget {
+        SpinBudget::new(self.spin, self.adaptive_spin)
     }
 
     /// About to sleep: the system is quiet here, so the arrays a burst left behind (in this
@@ -552,6 +553,7 @@ mod tests {
             max_workers: 3,
             queues: 3,
             spin: Duration::ZERO,
+            adaptive_spin: false,
             stealing: Stealing::Random,
         };
         let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(3, false))).unwrap());
@@ -622,6 +624,7 @@ mod loom_tests {
                 max_workers: 3,
                 queues: 3,
                 spin: Duration::ZERO,
+                adaptive_spin: false,
                 stealing: Stealing::Random,
             };
             let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(3, false))).unwrap());
@@ -683,6 +686,7 @@ mod loom_tests {
                 max_workers: 2,
                 queues: 2,
                 spin: Duration::ZERO,
+                adaptive_spin: false,
                 stealing: Stealing::None,
             };
             let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap());

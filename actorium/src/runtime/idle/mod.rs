@@ -11,11 +11,13 @@
 
 pub(crate) mod benaphore;
 mod parker;
+mod spin;
 
 use crate::runtime::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::runtime::loom::sync::Mutex;
 pub(crate) use benaphore::Benaphore;
 use crossbeam_utils::CachePadded;
+pub(crate) use spin::SpinBudget;
 
 /// `first_idle` value meaning "no idle worker published".
 const NONE: usize = usize::MAX;
