@@ -8,6 +8,7 @@
 //! ```
 
 mod actorium_impl;
+mod ask;
 mod harness;
 mod idle;
 mod report;
@@ -98,6 +99,22 @@ enum Cmd {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Request/reply: sequential asks from an outside thread (round trip median, p99) and
+    /// from inside an actor, on actorium's executors and the Rust peers (writes OUT/ask.md).
+    Ask {
+        /// Asks in each phase.
+        #[arg(long, default_value_t = 1_000_000)]
+        n: u64,
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// One system's ask benchmark, in this process (what `ask` runs in a child).
+    #[command(hide = true)]
+    AskExec {
+        system: String,
+        threads: usize,
+        n: u64,
+    },
     /// Lists the benchmarks and systems.
     List,
 }
@@ -165,6 +182,35 @@ fn main() {
             let path = cli.out.join("resize.md");
             if let Err(e) = std::fs::write(&path, md) {
                 eprintln!("{}: {e}", path.display());
+            }
+        }
+        Some(Cmd::Ask { n, threads }) => {
+            let systems = if cli.systems.is_empty() {
+                ask::all_systems()
+            } else {
+                cli.systems.clone()
+            };
+            let n = if cli.quick { n.min(100_000) } else { n };
+            let md = ask::run(&systems, threads.unwrap_or_else(available_parallelism), n);
+            println!("{md}");
+            let _ = std::fs::create_dir_all(&cli.out);
+            let path = cli.out.join("ask.md");
+            let failed = md.contains("| failed");
+            if let Err(e) = std::fs::write(&path, md) {
+                eprintln!("{}: {e}", path.display());
+            }
+            if failed {
+                std::process::exit(1);
+            }
+        }
+        Some(Cmd::AskExec {
+            ref system,
+            threads,
+            n,
+        }) => {
+            if let Err(e) = ask::exec(system, threads, n) {
+                eprintln!("{e}");
+                std::process::exit(1);
             }
         }
         Some(Cmd::List) => {

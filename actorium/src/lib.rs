@@ -29,6 +29,14 @@
 //! worker; a resize takes them all). A removed worker finishes what it runs and hands over
 //! what it holds; nothing is lost or run twice.
 //!
+//! Request/reply: a request is a message [`Ask`]`<M, R>` (the question and a one-shot
+//! [`ReplyTo`] port), answered by a `Receive<Ask<M, R>>` behaviour. [`Addr::ask`] returns a
+//! [`Pending`] reply: [`Pending::wait`] on a thread, `.await` in async code; inside a behaviour
+//! [`Context::ask`] runs a continuation on the asking actor when the reply comes, so a worker
+//! never blocks. A reply that cannot come resolves to an [`AskError`]. [`Recipient`] is the
+//! type-erased address of any actor that receives a message type; [`WeakAddr`] an address
+//! that keeps nothing alive.
+//!
 //! ```
 //! use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, Receive};
 //!
@@ -110,8 +118,9 @@ mod runtime;
 mod system;
 
 pub use actor::{
-    Actor, ActorExit, Addr, Allocation, Context, DeleteMsg, DestroyMsg, ExtraWorkers, FinishedMsg,
-    JoinHandle, Receive, SendError, SystemHandle, DETACHED,
+    Actor, ActorExit, Addr, Allocation, Ask, AskError, Context, DeleteMsg, DestroyMsg,
+    ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo, SendError,
+    SystemHandle, WeakAddr, DETACHED,
 };
 
 pub mod policy {

@@ -1,11 +1,14 @@
 //! Addresses, send errors and join handles.
 
+use super::ask::{Ask, Pending, ReplyTo};
 use super::cell::{self, Cell};
 use super::{Actor, Receive};
 use crate::core::Status;
+use crate::runtime::oneshot::Slot;
 use crate::runtime::worker::{detached_actor_of, runs_for};
 use std::fmt;
-use std::sync::Arc;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Weak};
 
 /// The address of an actor: cheap to clone, usable from any thread (`Send + Sync`), inside or
 /// outside behaviours.
@@ -33,6 +36,64 @@ pub struct Addr<A: Actor> {
 impl<A: Actor> Addr<A> {
     pub(crate) fn from_cell(cell: Arc<Cell<A>>) -> Self {
         Self { cell }
+    }
+
+    pub(crate) fn cell(&self) -> &Cell<A> {
+        &self.cell
+    }
+
+    /// Asks the actor the question `msg` and returns its reply on the way: `.wait()` for it on
+    /// a thread, `.await` it in async code (see [`Ask`] for the answering side, and
+    /// [`crate::Context::ask`] inside a behaviour).
+    ///
+    /// # Errors
+    /// [`SendError`] with `msg` inside if the actor has ended (`?` into an
+    /// [`crate::AskError`] turns it into [`crate::AskError::Dead`]).
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive};
+    /// struct Squares;
+    /// impl Actor for Squares {}
+    /// impl Receive<Ask<u64, u64>> for Squares {
+    ///     fn receive(&mut self, a: Ask<u64, u64>, _: &mut Context<'_, Self>) -> Allocation {
+    ///         a.reply.send(a.msg * a.msg).ok();
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// let system = ActorSystem::new()?;
+    /// let sq = system.spawn(Squares);
+    /// let pending: Vec<_> = (1..=3).map(|n| sq.ask(n).unwrap()).collect(); // in flight together
+    /// let replies: Result<Vec<u64>, AskError> = pending.into_iter().map(|p| p.wait()).collect();
+    /// assert_eq!(replies?, [1, 4, 9]);
+    /// # drop(system);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ask<M, R>(&self, msg: M) -> Result<Pending<R>, SendError<M>>
+    where
+        A: Receive<Ask<M, R>>,
+        M: Send + 'static,
+        R: Send + 'static,
+    {
+        ask_cell(&*self.cell, msg)
+    }
+
+    /// A weak address: it does not keep the actor's cell alive (no reference cycle when an
+    /// actor keeps its own address, or two actors each other's). [`WeakAddr::upgrade`] gives
+    /// the address back while anything else holds it.
+    pub fn downgrade(&self) -> WeakAddr<A> {
+        WeakAddr {
+            cell: Arc::downgrade(&self.cell),
+        }
+    }
+
+    /// This address as a [`Recipient`] of `M`: any actor that receives `M`, one type.
+    pub fn recipient<M: Send + 'static>(&self) -> Recipient<M>
+    where
+        A: Receive<M>,
+    {
+        Recipient {
+            to: self.cell.clone(),
+        }
     }
 
     /// Sends `msg` to the actor. Allocates nothing in steady state for messages up to 32 bytes
@@ -121,6 +182,244 @@ impl<A: Actor> PartialEq for Addr<A> {
     }
 }
 impl<A: Actor> Eq for Addr<A> {}
+
+impl<A: Actor> Hash for Addr<A> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.cell).hash(state);
+    }
+}
+
+impl<A: Actor> PartialOrd for Addr<A> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<A: Actor> Ord for Addr<A> {
+    /// By cell address: a stable order while both live (for sorted collections).
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        Arc::as_ptr(&self.cell).cmp(&Arc::as_ptr(&other.cell))
+    }
+}
+
+/// The send side of an ask, on any cell (through an [`Addr`] or a [`Recipient`]).
+fn ask_cell<T, M, R>(to: &T, msg: M) -> Result<Pending<R>, SendError<M>>
+where
+    T: Target<Ask<M, R>> + ?Sized,
+    M: Send + 'static,
+    R: Send + 'static,
+{
+    let slot = Arc::new(Slot::default());
+    let ask = Ask {
+        msg,
+        reply: ReplyTo::slot(slot.clone()),
+    };
+    match to.deliver(ask) {
+        Ok(()) => Ok(Pending::new(slot, to.owner(), to.id())),
+        Err(Ask { msg, reply }) => {
+            reply.disarm();
+            Err(SendError(msg))
+        }
+    }
+}
+
+/// What a [`Recipient`] needs of a cell: deliver an `M`, tell its identity.
+trait Target<M>: Send + Sync {
+    fn deliver(&self, msg: M) -> Result<(), M>;
+    fn alive(&self) -> bool;
+    /// The cell's address (its identity).
+    fn id(&self) -> *const ();
+    /// Its system's identity.
+    fn owner(&self) -> *const ();
+    fn actor_type(&self) -> &'static str;
+}
+
+impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
+    #[inline]
+    fn deliver(&self, msg: M) -> Result<(), M> {
+        cell::send(self, msg)
+    }
+    fn alive(&self) -> bool {
+        self.header.status() == Status::Alive
+    }
+    fn id(&self) -> *const () {
+        self.raw()
+    }
+    fn owner(&self) -> *const () {
+        self.header.exec.shared().id()
+    }
+    fn actor_type(&self) -> &'static str {
+        std::any::type_name::<A>()
+    }
+}
+
+/// The address of any actor that receives `M`, whatever its type: a pipeline stage whose
+/// next hop may be one of several actor types holds a `Recipient` of what it sends. Cheap to
+/// clone (one reference count); equal, hashed and ordered by the actor it reaches.
+/// A `Recipient<Ask<M, R>>` can [`ask`](Recipient::ask).
+///
+/// ```
+/// use actorium::{Actor, ActorSystem, Allocation, Context, Receive, Recipient};
+/// use std::sync::mpsc;
+///
+/// struct Upper(mpsc::Sender<String>);
+/// impl Actor for Upper {}
+/// impl Receive<String> for Upper {
+///     fn receive(&mut self, s: String, _: &mut Context<'_, Self>) -> Allocation {
+///         self.0.send(s.to_uppercase()).unwrap();
+///         Allocation::Nodelete
+///     }
+/// }
+/// struct Len(mpsc::Sender<String>);
+/// impl Actor for Len {}
+/// impl Receive<String> for Len {
+///     fn receive(&mut self, s: String, _: &mut Context<'_, Self>) -> Allocation {
+///         self.0.send(s.len().to_string()).unwrap();
+///         Allocation::Nodelete
+///     }
+/// }
+/// let system = ActorSystem::new()?;
+/// let (tx, rx) = mpsc::channel();
+/// let hops: Vec<Recipient<String>> = vec![
+///     system.spawn(Upper(tx.clone())).recipient(),
+///     system.spawn(Len(tx)).into(),
+/// ];
+/// for h in &hops {
+///     h.send("abc".to_string()).unwrap();
+/// }
+/// let mut got = vec![rx.recv().unwrap(), rx.recv().unwrap()];
+/// got.sort();
+/// assert_eq!(got, ["3", "ABC"]);
+/// # drop(system);
+/// # Ok::<(), actorium::ConfigError>(())
+/// ```
+pub struct Recipient<M> {
+    to: Arc<dyn Target<M>>,
+}
+
+impl<M: Send + 'static> Recipient<M> {
+    /// Sends `msg`, as [`Addr::send`].
+    ///
+    /// # Errors
+    /// [`SendError`], holding `msg`, if the actor has terminated.
+    #[inline]
+    pub fn send(&self, msg: M) -> Result<(), SendError<M>> {
+        self.to.deliver(msg).map_err(SendError)
+    }
+
+    /// Whether the actor still accepts messages.
+    pub fn is_alive(&self) -> bool {
+        self.to.alive()
+    }
+
+    fn id(&self) -> *const () {
+        self.to.id()
+    }
+}
+
+impl<M: Send + 'static, R: Send + 'static> Recipient<Ask<M, R>> {
+    /// Asks, as [`Addr::ask`].
+    ///
+    /// # Errors
+    /// [`SendError`] with `msg` inside if the actor has ended.
+    pub fn ask(&self, msg: M) -> Result<Pending<R>, SendError<M>> {
+        ask_cell(&*self.to, msg)
+    }
+}
+
+impl<A: Receive<M>, M: Send + 'static> From<Addr<A>> for Recipient<M> {
+    fn from(a: Addr<A>) -> Self {
+        Recipient { to: a.cell }
+    }
+}
+
+impl<M> Clone for Recipient<M> {
+    fn clone(&self) -> Self {
+        Self {
+            to: self.to.clone(),
+        }
+    }
+}
+
+impl<M: Send + 'static> PartialEq for Recipient<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
+}
+impl<M: Send + 'static> Eq for Recipient<M> {}
+
+impl<M: Send + 'static> Hash for Recipient<M> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.id().hash(state);
+    }
+}
+
+impl<M: Send + 'static> fmt::Debug for Recipient<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recipient")
+            .field("message", &std::any::type_name::<M>())
+            .field("actor", &self.to.actor_type())
+            .field("cell", &self.id())
+            .finish()
+    }
+}
+
+/// A weak actor address ([`Addr::downgrade`]): holds no reference that keeps the actor's
+/// cell alive, so an actor may keep its own (or a peer's) without a reference cycle.
+///
+/// ```
+/// use actorium::{Actor, ActorSystem, Allocation, Context, Receive, WeakAddr};
+/// struct Ticker { me: Option<WeakAddr<Ticker>>, left: u32 }
+/// impl Actor for Ticker {
+///     fn started(&mut self, ctx: &mut Context<'_, Self>) {
+///         self.me = Some(ctx.address().downgrade()); // no cycle through the state
+///     }
+/// }
+/// impl Receive<()> for Ticker {
+///     fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+///         self.left -= 1;
+///         if self.left == 0 {
+///             return Allocation::Delete;
+///         }
+///         // A self-send: the system holds the cell while the actor lives.
+///         let me = self.me.as_ref().and_then(WeakAddr::upgrade).unwrap();
+///         me.send(()).unwrap();
+///         Allocation::Nodelete
+///     }
+/// }
+/// let system = ActorSystem::new()?;
+/// system.spawn(Ticker { me: None, left: 100 }).send(()).unwrap();
+/// system.stop();
+/// # Ok::<(), actorium::ConfigError>(())
+/// ```
+pub struct WeakAddr<A: Actor> {
+    cell: Weak<Cell<A>>,
+}
+
+impl<A: Actor> WeakAddr<A> {
+    /// The address, if the cell still exists (an address, a join handle or the system
+    /// holds it: a live actor's cell always does).
+    pub fn upgrade(&self) -> Option<Addr<A>> {
+        self.cell.upgrade().map(Addr::from_cell)
+    }
+}
+
+impl<A: Actor> Clone for WeakAddr<A> {
+    fn clone(&self) -> Self {
+        Self {
+            cell: self.cell.clone(),
+        }
+    }
+}
+
+impl<A: Actor> fmt::Debug for WeakAddr<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakAddr")
+            .field("actor", &std::any::type_name::<A>())
+            .field("cell", &self.cell.as_ptr())
+            .finish()
+    }
+}
 
 impl<A: Actor> fmt::Debug for Addr<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -34,8 +34,9 @@ unsafe impl<A: Send> Sync for Cell<A> {}
 unsafe impl<A: Send> Send for Cell<A> {}
 
 impl<A: Actor> Cell<A> {
-    fn raw(self: &Arc<Self>) -> *const () {
-        Arc::as_ptr(self).cast()
+    /// The cell's address (what `Arc::as_ptr` of its `Arc` gives).
+    pub(crate) fn raw(&self) -> *const () {
+        (self as *const Self).cast()
     }
 
     /// Takes the final state of a `Finished` actor.
@@ -169,7 +170,7 @@ fn dead_cell<A: Actor>(exec: &ExecRef, actor: A) -> Arc<Cell<A>> {
 
 /// Sends `msg` to the actor in `cell`.
 #[inline]
-pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Arc<Cell<A>>, msg: M) -> Result<(), M> {
+pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Result<(), M> {
     let exec = &cell.header.exec;
     // The default executor's send, called directly so that it is inlined here, with the
     // envelope built where it is stored (measured: a self-send 13 ns instead of 17 through the
@@ -191,7 +192,7 @@ pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Arc<Cell<A>>, msg: M
 
 /// [`send`] on an executor other than the default one.
 #[inline(never)]
-fn send_other<A: Receive<M>, M: Send + 'static>(cell: &Arc<Cell<A>>, msg: M) -> Result<(), M> {
+fn send_other<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Result<(), M> {
     let env = move || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
     let exec = &cell.header.exec;
     let pushed = if cell.header.mailbox().is_some() {
@@ -205,6 +206,26 @@ fn send_other<A: Receive<M>, M: Send + 'static>(cell: &Arc<Cell<A>>, msg: M) -> 
         // SAFETY: the envelope was packed from an `M` just above.
         Err(env) => Err(unsafe { env.into_message::<M>() }),
     }
+}
+
+/// A continuation to run on an actor as one of its behaviours (a reply to its `Context::ask`).
+pub(crate) type ThenFn<A> =
+    Box<dyn for<'a> FnOnce(&mut A, &mut Context<'a, A>) -> Allocation + Send>;
+
+/// Queues `f` to run on the actor in `cell` in turn with its messages (as a message would be).
+pub(crate) fn send_then<A: Actor>(cell: &Cell<A>, f: ThenFn<A>) -> Result<(), ThenFn<A>> {
+    let env = Envelope::new(cell.raw(), &Then::<A>::VTABLE, Payload::pack(f));
+    let exec = &cell.header.exec;
+    let pushed = if exec.is(&inverted::OPS) {
+        // SAFETY: the table is the message-centric executor's, so the executor is one.
+        unsafe { exec.get_unchecked::<inverted::Executor>() }.push_envelope(&cell.header, env)
+    } else if cell.header.mailbox().is_some() {
+        mailbox::push(exec, &cell.header, env)
+    } else {
+        exec.push(&cell.header, env)
+    };
+    // SAFETY: the envelope was packed from a `ThenFn<A>` just above.
+    pushed.map_err(|env| unsafe { env.into_message::<ThenFn<A>>() })
 }
 
 /// Puts a new state into a `Destroyed` actor's cell, in order with its queue.
@@ -292,6 +313,7 @@ fn run_behaviour<A: Actor>(
     let state = unsafe { (*cell.state.get()).as_mut().unwrap_unchecked() };
     let mut ctx = Context::new(cell, w);
     match catch_unwind(AssertUnwindSafe(|| f(state, &mut ctx))) {
+        Ok(Allocation::Nodelete) if ctx.stopping() => terminate(cell, Status::Deleted, w),
         Ok(Allocation::Nodelete) => {}
         Ok(a) => terminate(cell, a.status(), w),
         Err(p) => {
@@ -370,6 +392,34 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
             c.messages_processed.bump(1);
         }
         run_behaviour(cell, w, "behaviour", move |a, ctx| a.receive(msg, ctx));
+    }
+}
+
+/// Envelope: run a continuation on the actor (see [`send_then`]); a message, for statistics
+/// and dead letters.
+struct Then<A>(A);
+impl<A: Actor> Then<A> {
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: discard::<ThenFn<A>>,
+        message: true,
+    };
+
+    unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
+        // SAFETY: as for `Deliver::run`.
+        let cell = unsafe { &*target.cast::<Cell<A>>() };
+        // SAFETY: packed from a `ThenFn<A>` by `send_then`; consumed once.
+        let f = unsafe { Payload::unpack::<ThenFn<A>>(p) };
+        if !runnable(cell) {
+            if let Some(c) = w.counters {
+                c.dead_letters.bump(1);
+            }
+            return;
+        }
+        if let Some(c) = w.counters {
+            c.messages_processed.bump(1);
+        }
+        run_behaviour(cell, w, "reply continuation", move |a, ctx| f(a, ctx));
     }
 }
 

@@ -6,11 +6,13 @@
 //! message type, so there is no dynamic type discrimination at run time.
 
 mod addr;
+mod ask;
 pub(crate) mod cell;
 mod handle;
 mod poison;
 
-pub use addr::{ActorExit, Addr, JoinHandle, SendError};
+pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr};
+pub use ask::{Ask, AskError, Pending, ReplyTo};
 pub use handle::{ExtraWorkers, SystemHandle};
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
 
@@ -128,11 +130,112 @@ pub trait Receive<M: Send + 'static>: Actor {
 pub struct Context<'a, A: Actor> {
     cell: &'a Cell<A>,
     worker: WorkerRef<'a>,
+    stop: bool,
 }
 
 impl<'a, A: Actor> Context<'a, A> {
     pub(crate) fn new(cell: &'a Cell<A>, worker: WorkerRef<'a>) -> Self {
-        Self { cell, worker }
+        Self {
+            cell,
+            worker,
+            stop: false,
+        }
+    }
+
+    /// Ends this actor when the running behaviour returns, as if it returned
+    /// [`Allocation::Delete`] (a terminal status it returns instead wins): its `stopped` hook
+    /// runs, its state is dropped, and messages still queued for it are dead letters.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Allocation, Context, Receive};
+    /// struct Once;
+    /// impl Actor for Once {}
+    /// impl Receive<u8> for Once {
+    ///     fn receive(&mut self, _: u8, ctx: &mut Context<'_, Self>) -> Allocation {
+    ///         ctx.stop();
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// let system = actorium::ActorSystem::new()?;
+    /// let once = system.spawn(Once);
+    /// once.send(1).unwrap();
+    /// system.stop(); // returns: the actor ended itself
+    /// assert!(once.send(2).is_err());
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    pub fn stop(&mut self) {
+        self.stop = true;
+    }
+
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop
+    }
+
+    /// Asks `to` the question `msg` without blocking this worker: the reply (or why there is
+    /// none, [`AskError`]) comes back to this actor as a call of `then`, run as one of its
+    /// behaviours, in turn with its messages (so never at the same time as another). `then`
+    /// returns the actor's [`Allocation`] like any behaviour. See [`Ask`].
+    ///
+    /// # Errors
+    /// [`SendError`] with `msg` inside if `to` had ended.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Addr, Allocation, Ask, Context, Receive};
+    /// use std::sync::mpsc;
+    ///
+    /// struct Doubler;
+    /// impl Actor for Doubler {}
+    /// impl Receive<Ask<u32, u32>> for Doubler {
+    ///     fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+    ///         a.reply.send(a.msg * 2).ok();
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// struct Client { doubler: Addr<Doubler>, out: mpsc::Sender<u32> }
+    /// impl Actor for Client {}
+    /// impl Receive<u32> for Client {
+    ///     fn receive(&mut self, n: u32, ctx: &mut Context<'_, Self>) -> Allocation {
+    ///         ctx.ask(&self.doubler, n, |me: &mut Self, reply, _| {
+    ///             me.out.send(reply.unwrap()).unwrap();
+    ///             Allocation::Nodelete
+    ///         })
+    ///         .unwrap();
+    ///         Allocation::Nodelete // the worker goes on with other actors meanwhile
+    ///     }
+    /// }
+    /// // One worker: a blocking ask would deadlock here; this one cannot.
+    /// let system = ActorSystem::builder().workers(1).build()?;
+    /// let (tx, rx) = mpsc::channel();
+    /// let doubler = system.spawn(Doubler);
+    /// let client = system.spawn(Client { doubler, out: tx });
+    /// client.send(21).unwrap();
+    /// assert_eq!(rx.recv().unwrap(), 42);
+    /// # drop(system);
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    pub fn ask<B, M, R, F>(&self, to: &Addr<B>, msg: M, then: F) -> Result<(), SendError<M>>
+    where
+        B: Receive<Ask<M, R>>,
+        M: Send + 'static,
+        R: Send + 'static,
+        F: FnOnce(&mut A, Result<R, AskError>, &mut Context<'_, A>) -> Allocation + Send + 'static,
+    {
+        let me = self.address();
+        let k: ask::ToActor<R> = Box::new(move |reply: Result<R, AskError>| {
+            let f: cell::ThenFn<A> =
+                Box::new(move |a: &mut A, ctx: &mut Context<'_, A>| then(a, reply, ctx));
+            // The asker ended meanwhile: the reply is dropped with the continuation.
+            let _ = cell::send_then(me.cell(), f);
+        });
+        to.send(Ask {
+            msg,
+            reply: ReplyTo::actor(k),
+        })
+        .map_err(|SendError(a)| {
+            let Ask { msg, reply } = a;
+            reply.disarm();
+            SendError(msg)
+        })
     }
 
     /// This actor's address.

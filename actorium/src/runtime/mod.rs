@@ -14,12 +14,14 @@
 //! - [`stats`]: per-worker counters and the public [`stats::Stats`];
 //! - [`tasks`]: fork/join task deques and their steal handoff (seed 004), run by the same
 //!   loop after the unit's work;
+//! - [`oneshot`]: the one-shot reply slot under request/reply (a thread or a future waits);
 //! - [`spin`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
 //! - [`loom`]: the loom shims for the model-checked protocols.
 
 pub(crate) mod idle;
 pub(crate) mod life;
 pub(crate) mod loom;
+pub(crate) mod oneshot;
 pub(crate) mod pool;
 pub(crate) mod resize;
 pub(crate) mod rng;

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 pub mod actix_impl;
+pub mod ask;
 pub mod common;
 pub mod forkjoin;
 pub mod idle;

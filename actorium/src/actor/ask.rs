@@ -1,0 +1,323 @@
+//! Request/reply: [`Ask`], [`ReplyTo`], [`Pending`], [`AskError`].
+//!
+//! A request is an ordinary message, `Ask<M, R>`: the question `M` and a one-shot port for the
+//! reply `R`. An actor answers requests of type `M` by implementing `Receive<Ask<M, R>>`; that
+//! implementation declares the reply type `R`. The behaviour may reply at once, or keep the
+//! port and reply later (after asking someone else, say); if it drops the port without
+//! replying, or the actor ends with the request still queued, the asker gets
+//! [`AskError::Dropped`] instead of waiting for ever.
+//!
+//! Who asks, and how the reply comes back:
+//! - a plain thread: [`crate::Addr::ask`] returns a [`Pending`]; [`Pending::wait`] blocks,
+//!   [`Pending::wait_timeout`] gives up after a while;
+//! - async code: a [`Pending`] is a [`Future`] (no runtime needed: it works under tokio or any
+//!   executor; for a timeout use the runtime's, e.g. `tokio::time::timeout`);
+//! - a behaviour: [`crate::Context::ask`] never blocks the worker: the reply runs a
+//!   continuation on the asking actor, as one of its behaviours (in turn with its messages).
+//!
+//! Cost: one allocation per ask (the reply slot, shared by the port and the [`Pending`]:
+//! about 64 bytes with a small reply), or two for [`crate::Context::ask`] (its continuation
+//! is boxed); no system call when the reply comes before the asker waits.
+
+use super::addr::SendError;
+use crate::runtime::oneshot::{Slot, Taken, Waiter};
+use crate::runtime::worker::{detached_actor_of, runs_for};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+
+/// A request: the question `msg` and the port for its reply. Implement `Receive<Ask<M, R>>`
+/// to answer questions `M` with replies `R`.
+///
+/// ```
+/// use actorium::{Actor, ActorSystem, Allocation, Ask, Context, Receive};
+///
+/// struct Counter(u64);
+/// impl Actor for Counter {}
+/// struct Add(u64);
+/// impl Receive<Ask<Add, u64>> for Counter {
+///     fn receive(&mut self, ask: Ask<Add, u64>, _: &mut Context<'_, Self>) -> Allocation {
+///         self.0 += ask.msg.0;
+///         ask.reply.send(self.0).ok(); // Err: the asker stopped waiting
+///         Allocation::Nodelete
+///     }
+/// }
+///
+/// let system = ActorSystem::new()?;
+/// let counter = system.spawn(Counter(0));
+/// assert_eq!(counter.ask(Add(2))?.wait()?, 2);
+/// assert_eq!(counter.ask(Add(3))?.wait()?, 5);
+/// # drop(system);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Ask<M, R> {
+    /// The question.
+    pub msg: M,
+    /// Where the answer goes.
+    pub reply: ReplyTo<R>,
+}
+
+impl<M, R> fmt::Debug for Ask<M, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ask")
+            .field("msg", &std::any::type_name::<M>())
+            .field("reply", &self.reply)
+            .finish()
+    }
+}
+
+/// A continuation waiting for a reply on an actor (boxed by `Context::ask`).
+pub(crate) type ToActor<R> = Box<dyn FnOnce(Result<R, AskError>) + Send>;
+
+enum To<R> {
+    Slot(Arc<Slot<R>>),
+    Actor(ToActor<R>),
+    Done,
+}
+
+/// The port for one reply of type `R`: [`Self::send`] it, or drop it (the asker then gets
+/// [`AskError::Dropped`]). It may be kept and used later, from any thread.
+pub struct ReplyTo<R> {
+    to: To<R>,
+}
+
+impl<R: Send + 'static> ReplyTo<R> {
+    pub(crate) fn slot(slot: Arc<Slot<R>>) -> Self {
+        Self { to: To::Slot(slot) }
+    }
+
+    pub(crate) fn actor(k: ToActor<R>) -> Self {
+        Self { to: To::Actor(k) }
+    }
+
+    /// Drops the port without telling anyone (its request was never sent).
+    pub(crate) fn disarm(mut self) {
+        self.to = To::Done;
+    }
+
+    /// Sends the reply.
+    ///
+    /// # Errors
+    /// Gives `reply` back if nobody waits for it any more (the asker timed out or dropped its
+    /// [`Pending`]). A reply to an asking actor is accepted; if that actor has ended
+    /// meanwhile, the reply is dropped with its continuation.
+    pub fn send(mut self, reply: R) -> Result<(), R> {
+        match std::mem::replace(&mut self.to, To::Done) {
+            To::Slot(s) => s.send(reply),
+            To::Actor(k) => {
+                k(Ok(reply));
+                Ok(())
+            }
+            To::Done => Err(reply),
+        }
+    }
+
+    /// Whether the asker still waits for the reply (a thread or future that gave up does not;
+    /// an asking actor always counts as waiting).
+    pub fn is_wanted(&self) -> bool {
+        match &self.to {
+            To::Slot(s) => !s.receiver_gone(),
+            To::Actor(_) => true,
+            To::Done => false,
+        }
+    }
+}
+
+impl<R> Drop for ReplyTo<R> {
+    fn drop(&mut self) {
+        match std::mem::replace(&mut self.to, To::Done) {
+            To::Slot(s) => s.close(),
+            To::Actor(k) => k(Err(AskError::Dropped)),
+            To::Done => {}
+        }
+    }
+}
+
+impl<R> fmt::Debug for ReplyTo<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let to = match self.to {
+            To::Slot(_) => "a waiting thread or future",
+            To::Actor(_) => "an asking actor",
+            To::Done => "nobody (used)",
+        };
+        f.debug_struct("ReplyTo")
+            .field("reply", &std::any::type_name::<R>())
+            .field("to", &to)
+            .finish()
+    }
+}
+
+/// Why a request got no reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AskError {
+    /// The actor had ended before the request was sent ([`crate::Addr::ask`] returns the
+    /// question inside a [`SendError`]; `?` turns that into this, dropping it).
+    Dead,
+    /// The behaviour dropped the reply port without replying, or the actor ended (or its
+    /// system shut down) with the request still queued.
+    Dropped,
+    /// [`Pending::wait_timeout`]'s time passed first.
+    Timeout,
+    /// A blocking wait was refused: the calling thread runs work of the asked actor's
+    /// system (a behaviour on one of its workers, or the asked actor's own detached thread),
+    /// and blocking it could deadlock. Ask with [`crate::Context::ask`] there.
+    WouldBlock,
+}
+
+impl fmt::Display for AskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AskError::Dead => "the asked actor had ended (or its system had stopped)",
+            AskError::Dropped => {
+                "no reply: the asked actor dropped the reply port, or ended before replying"
+            }
+            AskError::Timeout => "no reply within the time given",
+            AskError::WouldBlock => {
+                "a blocking wait for a reply inside the asked actor's own system (a \
+                 behaviour, or the actor's own thread) could deadlock: use `Context::ask`, \
+                 whose reply runs a continuation on the asking actor"
+            }
+        })
+    }
+}
+
+impl std::error::Error for AskError {}
+
+impl<M> From<SendError<M>> for AskError {
+    fn from(_: SendError<M>) -> Self {
+        AskError::Dead
+    }
+}
+
+/// A reply on its way: wait for it ([`Self::wait`], [`Self::wait_timeout`]) or `.await` it.
+/// Dropping it tells the replier nobody waits ([`ReplyTo::is_wanted`]).
+///
+/// ```
+/// # use actorium::{Actor, ActorSystem, Allocation, Ask, Context, Receive};
+/// # struct Echo;
+/// # impl Actor for Echo {}
+/// # impl Receive<Ask<u32, u32>> for Echo {
+/// #     fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+/// #         a.reply.send(a.msg).ok();
+/// #         Allocation::Nodelete
+/// #     }
+/// # }
+/// # let system = ActorSystem::new()?;
+/// # let echo = system.spawn(Echo);
+/// use std::time::Duration;
+/// let reply: u32 = echo.ask(7)?.wait_timeout(Duration::from_secs(5))?;
+/// assert_eq!(reply, 7);
+/// # drop(system);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use = "a request's reply is lost unless it is waited for or awaited"]
+pub struct Pending<R> {
+    slot: Arc<Slot<R>>,
+    /// The asked actor's system (an identity) and header: a blocking wait on one of that
+    /// system's threads is refused.
+    owner: usize,
+    target: usize,
+}
+
+impl<R> Pending<R> {
+    pub(crate) fn new(slot: Arc<Slot<R>>, owner: *const (), target: *const ()) -> Self {
+        Self {
+            slot,
+            owner: owner as usize,
+            target: target as usize,
+        }
+    }
+
+    fn may_block(&self) -> Result<(), AskError> {
+        let owner = self.owner as *const ();
+        if runs_for(owner) {
+            // A detached actor may wait for *another* actor: it has a thread of its own.
+            let other = detached_actor_of(owner).is_some_and(|a| a as usize != self.target);
+            if !other {
+                return Err(AskError::WouldBlock);
+            }
+        }
+        Ok(())
+    }
+
+    fn done(t: Taken<R>) -> Result<R, AskError> {
+        match t {
+            Taken::Value(v) => Ok(v),
+            Taken::Closed => Err(AskError::Dropped),
+            Taken::Empty => Err(AskError::Timeout),
+        }
+    }
+
+    /// Blocks the calling thread until the reply comes.
+    ///
+    /// # Errors
+    /// [`AskError::Dropped`] if no reply will come; [`AskError::WouldBlock`] on a thread of
+    /// the asked actor's own system.
+    pub fn wait(self) -> Result<R, AskError> {
+        self.may_block()?;
+        Self::done(self.slot.wait())
+    }
+
+    /// [`Self::wait`], giving up after `timeout` ([`AskError::Timeout`]; a reply sent later
+    /// is given back to the replier).
+    ///
+    /// # Errors
+    /// As [`Self::wait`], and [`AskError::Timeout`].
+    pub fn wait_timeout(self, timeout: Duration) -> Result<R, AskError> {
+        self.may_block()?;
+        match Instant::now().checked_add(timeout) {
+            Some(deadline) => Self::done(self.slot.wait_until(deadline)),
+            None => Self::done(self.slot.wait()),
+        }
+    }
+
+    /// The reply, if it has come (without waiting); `None` while it has not.
+    ///
+    /// # Errors
+    /// [`AskError::Dropped`] if no reply will come.
+    pub fn try_get(&mut self) -> Option<Result<R, AskError>> {
+        match self.slot.take() {
+            Taken::Empty => None,
+            t => Some(Self::done(t)),
+        }
+    }
+}
+
+impl<R> Future for Pending<R> {
+    type Output = Result<R, AskError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let slot = &self.slot;
+        loop {
+            match slot.take() {
+                Taken::Empty => {}
+                t => return Poll::Ready(Self::done(t)),
+            }
+            let waker = cx.waker();
+            if slot.register(
+                || Waiter::Waker(waker.clone()),
+                |w| matches!(w, Waiter::Waker(x) if x.will_wake(waker)),
+            ) {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl<R> Drop for Pending<R> {
+    fn drop(&mut self) {
+        self.slot.drop_receiver();
+    }
+}
+
+impl<R> fmt::Debug for Pending<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pending")
+            .field("reply", &std::any::type_name::<R>())
+            .finish()
+    }
+}
