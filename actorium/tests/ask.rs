@@ -513,3 +513,38 @@ fn a_weak_self_address_makes_no_cycle() {
         });
     });
 }
+
+#[test]
+fn a_blocking_wait_drives_a_caller_driven_system() {
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .policy(actorium::policy::Testing)
+            .build()
+            .unwrap();
+        let given_back = Arc::new(AtomicUsize::new(0));
+        let adder = system.spawn(Adder {
+            given_back: given_back.clone(),
+            ..Adder::default()
+        });
+        // No worker thread: the wait runs the actor's jobs on this thread.
+        assert_eq!(adder.ask(5u64).unwrap().wait(), Ok(5));
+        assert_eq!(
+            adder
+                .ask(6u64)
+                .unwrap()
+                .wait_timeout(Duration::from_secs(10)),
+            Ok(11)
+        );
+        // A reply that never comes times out instead of hanging.
+        assert_eq!(
+            adder
+                .ask(Later)
+                .unwrap()
+                .wait_timeout(Duration::from_millis(20)),
+            Err(AskError::Timeout)
+        );
+        adder.send(Now).unwrap();
+        system.run();
+        assert_eq!(given_back.load(Ordering::SeqCst), 1);
+    });
+}

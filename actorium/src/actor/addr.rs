@@ -215,7 +215,7 @@ where
         reply: ReplyTo::slot(slot.clone()),
     };
     match to.deliver(ask) {
-        Ok(()) => Ok(Pending::new(slot, to.owner(), to.id())),
+        Ok(()) => Ok(Pending::new(slot, to.owner(), to.id(), to.driver())),
         Err(Ask { msg, reply }) => {
             reply.disarm();
             Err(SendError(msg))
@@ -232,6 +232,8 @@ trait Target<M>: Send + Sync {
     /// Its system's identity.
     fn owner(&self) -> *const ();
     fn actor_type(&self) -> &'static str;
+    /// Its executor, if the caller drives it.
+    fn driver(&self) -> Option<crate::core::ExecRef>;
 }
 
 impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
@@ -250,6 +252,10 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
     }
     fn actor_type(&self) -> &'static str {
         std::any::type_name::<A>()
+    }
+    fn driver(&self) -> Option<crate::core::ExecRef> {
+        let exec = &self.header.exec;
+        exec.driven_by_caller().then(|| exec.clone())
     }
 }
 

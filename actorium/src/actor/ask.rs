@@ -20,6 +20,7 @@
 //! is boxed); no system call when the reply comes before the asker waits.
 
 use super::addr::SendError;
+use crate::core::ExecRef;
 use crate::runtime::oneshot::{Slot, Taken, Waiter};
 use crate::runtime::worker::{detached_actor_of, runs_for};
 use std::fmt;
@@ -221,14 +222,22 @@ pub struct Pending<R> {
     /// system's threads is refused.
     owner: usize,
     target: usize,
+    /// The asked actor's executor, if the caller drives it (a blocking wait runs its jobs).
+    drive: Option<ExecRef>,
 }
 
 impl<R> Pending<R> {
-    pub(crate) fn new(slot: Arc<Slot<R>>, owner: *const (), target: *const ()) -> Self {
+    pub(crate) fn new(
+        slot: Arc<Slot<R>>,
+        owner: *const (),
+        target: *const (),
+        drive: Option<ExecRef>,
+    ) -> Self {
         Self {
             slot,
             owner: owner as usize,
             target: target as usize,
+            drive,
         }
     }
 
@@ -252,13 +261,19 @@ impl<R> Pending<R> {
         }
     }
 
-    /// Blocks the calling thread until the reply comes.
+    /// Blocks the calling thread until the reply comes. On a caller-driven system (the
+    /// [`crate::policy::Testing`] policy) it runs the system's jobs meanwhile, as
+    /// [`crate::ActorSystem::run_once`] does.
     ///
     /// # Errors
     /// [`AskError::Dropped`] if no reply will come; [`AskError::WouldBlock`] on a thread of
     /// the asked actor's own system.
     pub fn wait(self) -> Result<R, AskError> {
         self.may_block()?;
+        if let Some(exec) = &self.drive {
+            // A caller-driven system: run its jobs here until the reply comes.
+            exec.wait_until(&mut || self.slot.completed());
+        }
         Self::done(self.slot.wait())
     }
 
@@ -269,10 +284,21 @@ impl<R> Pending<R> {
     /// As [`Self::wait`], and [`AskError::Timeout`].
     pub fn wait_timeout(self, timeout: Duration) -> Result<R, AskError> {
         self.may_block()?;
-        match Instant::now().checked_add(timeout) {
-            Some(deadline) => Self::done(self.slot.wait_until(deadline)),
-            None => Self::done(self.slot.wait()),
+        let Some(deadline) = Instant::now().checked_add(timeout) else {
+            return self.wait();
+        };
+        if let Some(exec) = &self.drive {
+            // A caller-driven system: run its jobs here until the reply or the deadline.
+            while !self.slot.completed() && Instant::now() < deadline {
+                if !exec.run_once() {
+                    let next = (Instant::now() + Duration::from_millis(1)).min(deadline);
+                    if let Taken::Value(v) = self.slot.wait_until(next) {
+                        return Ok(v);
+                    }
+                }
+            }
         }
+        Self::done(self.slot.wait_until(deadline))
     }
 
     /// The reply, if it has come (without waiting); `None` while it has not.

@@ -220,12 +220,17 @@ impl<'a, A: Actor> Context<'a, A> {
         R: Send + 'static,
         F: FnOnce(&mut A, Result<R, AskError>, &mut Context<'_, A>) -> Allocation + Send + 'static,
     {
-        let me = self.address();
+        // Weak: a reply port kept by another actor (or another system) must not keep this
+        // actor's cell, and its system's executor, alive. A live actor's cell is held by its
+        // system, so the upgrade fails only once the actor is gone.
+        let me = self.address().downgrade();
         let k: ask::ToActor<R> = Box::new(move |reply: Result<R, AskError>| {
             let f: cell::ThenFn<A> =
                 Box::new(move |a: &mut A, ctx: &mut Context<'_, A>| then(a, reply, ctx));
             // The asker ended meanwhile: the reply is dropped with the continuation.
-            let _ = cell::send_then(me.cell(), f);
+            if let Some(me) = me.upgrade() {
+                let _ = cell::send_then(me.cell(), f);
+            }
         });
         to.send(Ask {
             msg,

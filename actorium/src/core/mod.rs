@@ -238,6 +238,12 @@ pub(crate) trait Executor: Send + Sync + 'static {
         false
     }
 
+    /// Whether jobs run only when the caller drives the system (`run_once`): a blocking wait
+    /// must then drive it ([`Self::wait_until`] does).
+    fn driven_by_caller(&self) -> bool {
+        false
+    }
+
     /// The worker pool's runtime half, where fork/join tasks run (none: no pool).
     fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
         None

@@ -110,7 +110,8 @@ impl<T> Slot<T> {
     /// Sender: goes away without a value (wakes the receiver).
     pub(crate) fn close(&self) {
         let prev = self.state.fetch_or(CLOSED, Ordering::AcqRel);
-        if prev & WAITING != 0 {
+        // (A receiver that went away left its waiter behind: no need to wake it.)
+        if prev & WAITING != 0 && prev & GONE == 0 {
             self.wake();
         }
     }
@@ -124,6 +125,12 @@ impl<T> Slot<T> {
                 w.wake();
             }
         });
+    }
+
+    /// Whether the slot completed (a value, or the sender gone): [`Self::take`] will not
+    /// return `Empty`.
+    pub(crate) fn completed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & (VALUE | CLOSED) != 0
     }
 
     /// Whether the receiver is gone (a reply would be dropped).
@@ -291,6 +298,24 @@ mod loom_tests {
             let s = slot.clone();
             let t = loom::thread::spawn(move || s.send(7).unwrap());
             assert_eq!(slot.wait(), Taken::Value(7));
+            t.join().unwrap();
+        });
+    }
+
+    /// A receiver that replaces its waiter (a future polled with a new waker: the
+    /// compare-exchange that clears WAITING) while the value is sent neither misses the
+    /// wake-up nor writes the waiter while the sender reads it.
+    #[test]
+    fn loom_oneshot_reregistering_races_the_send() {
+        loom::model(|| {
+            let slot = Arc::new(Slot::<u32>::default());
+            let s = slot.clone();
+            let t = loom::thread::spawn(move || s.send(9).unwrap());
+            let me = thread::current();
+            if slot.register(|| Waiter::Thread(me.clone()), |_| false) {
+                slot.register(|| Waiter::Thread(me.clone()), |_| false);
+            }
+            assert_eq!(slot.wait(), Taken::Value(9));
             t.join().unwrap();
         });
     }

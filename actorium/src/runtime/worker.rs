@@ -73,6 +73,8 @@ pub(crate) struct Idleness {
     /// How long to spin before sleeping, learned from what spinning bought (kept across
     /// idle periods).
     budget: SpinBudget,
+    /// Woken from sleep, and no work found since.
+    woken: bool,
 }
 
 impl Idleness {
@@ -81,6 +83,7 @@ impl Idleness {
             passes: 0,
             since: None,
             budget,
+            woken: false,
         }
     }
 
@@ -91,6 +94,7 @@ impl Idleness {
         }
         self.passes = 0;
         self.since = None;
+        self.woken = false;
     }
 
     /// Woken after sleeping for `slept`.
@@ -98,6 +102,15 @@ impl Idleness {
         self.budget.slept(slept);
         self.passes = 0;
         self.since = None;
+        self.woken = true;
+    }
+
+    /// Whether this is the last idle turn of a worker that will not spin: its learned window
+    /// is zero and it was woken with nothing of its own to do (most likely so that it steals).
+    /// Such a worker gets two idle turns before it sleeps again (a worker that just ran work
+    /// sleeps after one: spinning, even a few µs, delays its next wake-up).
+    pub(crate) fn last_chance(&self) -> bool {
+        self.woken && self.budget.window().is_zero()
     }
 
     /// Whether the worker has been idle for at least `d`.
@@ -268,7 +281,14 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         idle.passes += 1;
         let since = *idle.since.get_or_insert_with(Instant::now);
         let window = idle.budget.window();
-        if !window.is_zero() && (idle.passes % CLOCK_EVERY != 0 || since.elapsed() < window) {
+        // With no window left, a worker woken with nothing of its own to do gets one more
+        // pass: the unit's last chance to steal (it was most likely woken for that).
+        let spin = if window.is_zero() {
+            idle.woken && idle.passes < 2
+        } else {
+            idle.passes % CLOCK_EVERY != 0 || since.elapsed() < window
+        };
+        if spin {
             if idle.passes % YIELD_EVERY == 0 {
                 // Let a worker that shares our CPU run: it may be the one about to hand us
                 // work (measured on a 10k-hop ring when the kernel co-locates both workers:

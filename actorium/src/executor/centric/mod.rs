@@ -271,6 +271,10 @@ impl<P: Policy> Exec for Executor<P> {
     }
 
     /// On a system driven by its caller (the testing policy) the waiting thread runs jobs.
+    fn driven_by_caller(&self) -> bool {
+        self.manual
+    }
+
     fn wait_until(&self, done: &mut dyn FnMut() -> bool) {
         if self.manual {
             self.drive_until(done)

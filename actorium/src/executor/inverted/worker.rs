@@ -217,10 +217,11 @@ impl Unit for Executor {
             return Turn::Worked;
         }
         // Two consecutive passes over the range without work (the seed's 2 × range empty
-        // queues), idle for at least STEAL_AFTER: try to steal a queue.
+        // queues), idle for at least STEAL_AFTER (or, for a worker that learned not to spin
+        // and was woken with nothing to do, right away: its last chance): try to steal.
         if self.stealing != Stealing::None
             && idle.passes % 2 == 1
-            && idle.longer_than(STEAL_AFTER)
+            && (idle.last_chance() || idle.longer_than(STEAL_AFTER))
             && self.pool.len() > 1
             && self.steal(me)
         {

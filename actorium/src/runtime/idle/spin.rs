@@ -21,7 +21,7 @@
 
 use std::time::Duration;
 
-/// Halvings after which the window is zero (100 µs: 50, 25, 12.5, 6.3, 3.1, then 0).
+/// Halvings after which the window is zero (100 µs: 50, 25, 12.5, 6.25, then 0).
 pub(crate) const MAX_SHIFT: u32 = 5;
 
 /// One worker's spin window (see the module documentation).
