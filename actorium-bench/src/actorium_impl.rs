@@ -2,7 +2,7 @@
 
 use crate::suite::Params;
 use actorium::policy::{WorkSharing, WorkStealing};
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
 use actorium_peers::common::{complement, matrices, ring_checksum, row_sum, tiny, XorShift};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -63,9 +63,9 @@ pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f6
     let builder = ActorSystem::builder().workers(threads).stats(stats);
     let builder = match variant {
         "inverted" => builder,
-        "inverted-none" => builder.stealing(Stealing::None),
-        "inverted-random" => builder.stealing(Stealing::Random),
-        "inverted-longest" => builder.stealing(Stealing::LongestVictim),
+        "inverted-none" => builder.queue_stealing(QueueStealing::None),
+        "inverted-random" => builder.queue_stealing(QueueStealing::Random),
+        "inverted-longest" => builder.queue_stealing(QueueStealing::LongestVictim),
         "centric-stealing" => builder.policy(WorkStealing::default()),
         "centric-sharing" => builder.policy(WorkSharing),
         other => return Err(format!("unknown actorium executor `{other}`")),

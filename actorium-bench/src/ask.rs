@@ -6,7 +6,9 @@
 //! (`ask-exec`).
 
 use actorium::policy::{WorkSharing, WorkStealing};
-use actorium::{Actor, ActorSystem, Addr, Allocation, Ask, Context, Receive, ReplyTo, Stealing};
+use actorium::{
+    Actor, ActorSystem, Addr, Allocation, Ask, Context, QueueStealing, Receive, ReplyTo,
+};
 use actorium_peers::ask::AskServer;
 use std::process::Command;
 use std::time::Instant;
@@ -99,8 +101,8 @@ impl AskServer for ActoriumServer {
 fn actorium_server(system: &str, threads: usize) -> Result<Box<dyn AskServer>, String> {
     let b = ActorSystem::builder().workers(threads);
     let b = match system {
-        "actorium-inverted-longest" => b.stealing(Stealing::LongestVictim),
-        "actorium-inverted-none" => b.stealing(Stealing::None),
+        "actorium-inverted-longest" => b.queue_stealing(QueueStealing::LongestVictim),
+        "actorium-inverted-none" => b.queue_stealing(QueueStealing::None),
         "actorium-centric-stealing" => b.policy(WorkStealing::default()),
         "actorium-centric-sharing" => b.policy(WorkSharing),
         other => return Err(format!("unknown system `{other}`")),

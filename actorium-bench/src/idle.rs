@@ -7,7 +7,7 @@
 
 use crate::suite::{caf_binary, erlang_ebin, prepare, SYSTEMS};
 use actorium::policy::{WorkSharing, WorkStealing};
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, Stealing};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
 use actorium_peers::idle::{Latencies, Server};
 use std::process::Command;
 use std::sync::Arc;
@@ -50,8 +50,8 @@ fn actorium_server(
 ) -> Result<Box<dyn Server>, String> {
     let b = ActorSystem::builder().workers(threads);
     let b = match system {
-        "actorium-inverted-longest" => b.stealing(Stealing::LongestVictim),
-        "actorium-inverted-none" => b.stealing(Stealing::None),
+        "actorium-inverted-longest" => b.queue_stealing(QueueStealing::LongestVictim),
+        "actorium-inverted-none" => b.queue_stealing(QueueStealing::None),
         "actorium-centric-stealing" => b.policy(WorkStealing::default()),
         "actorium-centric-sharing" => b.policy(WorkSharing),
         other => return Err(format!("unknown system `{other}`")),

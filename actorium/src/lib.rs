@@ -183,12 +183,18 @@ pub mod policy {
     pub use crate::executor::mailbox::{Job, Resumable};
 }
 pub use executor::forkjoin::{join, scope, Forked, Scope};
-pub use executor::inverted::Stealing;
+pub use executor::inverted::QueueStealing;
+/// Renamed [`QueueStealing`].
+#[deprecated(
+    note = "renamed `QueueStealing` (queue stealing of the message-centric executor, \
+                     not the `policy::WorkStealing` policy)"
+)]
+pub type Stealing = QueueStealing;
 pub use runtime::pool::ResizeError;
 pub use runtime::stats::Stats;
 pub use system::{
-    ActorSystem, ActorSystemBuilder, ConfigError, DEFAULT_MAX_WORKERS, DEFAULT_QUEUES_PER_WORKER,
-    DEFAULT_SPIN, MAX_WORKERS,
+    ActorSystem, ActorSystemBuilder, ConfigError, ShutdownTimeout, DEFAULT_MAX_WORKERS,
+    DEFAULT_QUEUES_PER_WORKER, DEFAULT_SPIN, MAX_WORKERS,
 };
 
 /// The README's examples, compiled and run as doc tests.

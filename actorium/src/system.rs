@@ -2,17 +2,21 @@
 //! the executors, wires them to one another, and owns their shutdown.
 
 use crate::actor::SystemHandle;
-use crate::core::{ExecRef, Shared};
+use crate::core::{ExecRef, Header, Shared, Status};
 use crate::executor::centric::policy::Policy;
 use crate::executor::centric::{self, PolicyStarter, StartError, Starter};
-use crate::executor::inverted::{self, Stealing};
+use crate::executor::inverted::{self, QueueStealing};
 use crate::executor::mailbox::detached::Detached;
 use crate::runtime::stats::Stats;
 use crate::runtime::worker::runs_for;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// A deadline far enough to mean "none" (an `Instant` cannot be infinite).
+const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Default message queues per worker (seed 002: queues are over-sharded by a factor of 16).
 pub const DEFAULT_QUEUES_PER_WORKER: usize = 16;
@@ -48,6 +52,13 @@ pub enum ConfigError {
         max: usize,
         /// The starting workers.
         workers: usize,
+    },
+    /// A setting that means nothing on the chosen executor.
+    NotForExecutor {
+        /// The builder method.
+        setting: &'static str,
+        /// The executor chosen.
+        executor: &'static str,
     },
     /// The scheduling policy refused its settings (the message says what to change).
     Policy(String),
@@ -87,6 +98,24 @@ impl fmt::Display for ConfigError {
                  reach must be at least the starting workers and at most {MAX_WORKERS}; pass \
                  `.max_workers(m)` with {workers} <= m <= {MAX_WORKERS}"
             ),
+            ConfigError::NotForExecutor { setting, executor } => {
+                let (other, hint) = if *executor == "message-centric" {
+                    (
+                        "actor-centric",
+                        "choose a policy with `.policy(..)` to use it, or remove it",
+                    )
+                } else {
+                    (
+                        "message-centric",
+                        "remove it, or remove `.policy(..)` to use the message-centric executor",
+                    )
+                };
+                write!(
+                    f,
+                    "`{setting}` applies to the {other} executor only, but this system uses the \
+                     {executor} executor: {hint}"
+                )
+            }
             ConfigError::Policy(msg) => write!(f, "{msg}"),
             ConfigError::Os(e) => write!(f, "the operating system refused a resource: {e}"),
         }
@@ -122,7 +151,7 @@ pub struct ActorSystemBuilder {
     stats: bool,
     spin: Option<Duration>,
     adaptive_spin: Option<bool>,
-    stealing: Stealing,
+    stealing: Option<QueueStealing>,
     policy: Option<Arc<dyn Starter>>,
     max_throughput: Option<usize>,
     max_workers: Option<usize>,
@@ -170,21 +199,34 @@ impl ActorSystemBuilder {
         self
     }
 
-    /// Queue stealing between workers (default [`Stealing::LongestVictim`]): a worker that
-    /// passed over its queues twice without work steals a whole queue from a victim, so a
-    /// workload whose busy actors share one worker's queues still uses every worker. See
-    /// [`Stealing`] for the heuristics.
-    pub fn stealing(mut self, s: Stealing) -> Self {
-        self.stealing = s;
+    /// Queue stealing between workers of the message-centric executor (default
+    /// [`QueueStealing::LongestVictim`]): a worker that passed over its queues twice without
+    /// work steals a whole message queue from a victim, so a workload whose busy actors share
+    /// one worker's queues still uses every worker. See [`QueueStealing`] for the heuristics.
+    /// (Not to be confused with [`crate::policy::WorkStealing`], the actor-centric executor's
+    /// scheduling policy, which steals jobs.)
+    pub fn queue_stealing(mut self, s: QueueStealing) -> Self {
+        self.stealing = Some(s);
         self
+    }
+
+    /// Renamed [`Self::queue_stealing`].
+    #[deprecated(
+        note = "renamed `queue_stealing` (queue stealing of the message-centric \
+                         executor, not the `WorkStealing` policy)"
+    )]
+    pub fn stealing(self, s: QueueStealing) -> Self {
+        self.queue_stealing(s)
     }
 
     /// Switches to the actor-centric executor (CAF's design, seed 000) with scheduling policy
     /// `policy`: [`crate::policy::WorkStealing`], [`crate::policy::WorkSharing`],
     /// [`crate::policy::Testing`], or your own [`Policy`]. Without this call the system uses
     /// the message-centric executor. Every actor program runs unchanged on either; the
-    /// settings `queues`, `queues_per_worker`, `stealing` and `spin_before_sleep` apply to the
-    /// message-centric executor only, `max_throughput` to the actor-centric one only.
+    /// settings `queues`, `queues_per_worker`, `queue_stealing`, `spin_before_sleep` and
+    /// `adaptive_spin` apply to the message-centric executor only, `max_throughput` to the
+    /// actor-centric one only: `build` refuses them on the other
+    /// ([`ConfigError::NotForExecutor`]).
     ///
     /// ```
     /// use actorium::{policy::WorkStealing, ActorSystem};
@@ -253,6 +295,26 @@ impl ActorSystemBuilder {
         self
     }
 
+    /// Refuses settings that mean nothing on the executor chosen.
+    fn check_settings(&self) -> Result<(), ConfigError> {
+        let refuse = |setting, executor| Err(ConfigError::NotForExecutor { setting, executor });
+        if self.policy.is_some() {
+            let inverted_only = [
+                ("queues", self.queues.is_some()),
+                ("queues_per_worker", self.queues_per_worker.is_some()),
+                ("queue_stealing", self.stealing.is_some()),
+                ("spin_before_sleep", self.spin.is_some()),
+                ("adaptive_spin", self.adaptive_spin.is_some()),
+            ];
+            if let Some((setting, _)) = inverted_only.iter().find(|(_, set)| *set) {
+                return refuse(setting, "actor-centric");
+            }
+        } else if self.max_throughput.is_some() {
+            return refuse("max_throughput", "message-centric");
+        }
+        Ok(())
+    }
+
     fn config(&self) -> Result<(inverted::Config, bool), ConfigError> {
         let workers = self
             .workers
@@ -283,7 +345,7 @@ impl ActorSystemBuilder {
             queues,
             spin: self.spin.unwrap_or(DEFAULT_SPIN),
             adaptive_spin: self.adaptive_spin.unwrap_or(true),
-            stealing: self.stealing,
+            stealing: self.stealing.unwrap_or_default(),
         };
         Ok((cfg, self.stats))
     }
@@ -294,6 +356,7 @@ impl ActorSystemBuilder {
     /// [`ConfigError`] naming what to change, or an OS error if threads or event fds could not
     /// be created.
     pub fn build(self) -> Result<ActorSystem, ConfigError> {
+        self.check_settings()?;
         let (cfg, stats) = self.config()?;
         let shared = Arc::new(Shared::new(cfg.workers, stats));
         let pooled: ExecRef = match &self.policy {
@@ -426,8 +489,148 @@ impl ActorSystem {
         n
     }
 
+    /// Graceful shutdown: asks every live actor to end (a [`crate::DeleteMsg`] queued behind
+    /// its mail, so the messages already queued for it are **delivered** first and its
+    /// `stopped` hook runs), waits until every actor has ended (actors spawned meanwhile are
+    /// asked too), then stops the system as [`Self::stop`] does. Messages sent to an actor
+    /// after its stop request are refused ([`crate::SendError`] gives them back) or, if they
+    /// were already queued behind it, counted as dead letters. See
+    /// [`Self::shutdown_timeout`] to bound the wait.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Allocation, Context, Receive};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// struct Server(Arc<AtomicUsize>);
+    /// impl Actor for Server {
+    ///     fn stopped(&mut self) {
+    ///         self.0.fetch_add(1, Ordering::SeqCst);
+    ///     }
+    /// }
+    /// impl Receive<u32> for Server {
+    ///     fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+    ///         Allocation::Nodelete // never ends by itself
+    ///     }
+    /// }
+    /// let system = ActorSystem::new()?;
+    /// let stopped = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..10 {
+    ///     system.spawn(Server(stopped.clone())).send(1).unwrap();
+    /// }
+    /// system.shutdown(); // `stop()` would wait for ever here
+    /// assert_eq!(stopped.load(Ordering::SeqCst), 10);
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// When called from inside one of this system's behaviours (it would wait for itself).
+    pub fn shutdown(self) -> Option<Stats> {
+        match self.graceful(None) {
+            Ok(stats) => stats,
+            Err(_) => unreachable!("no deadline"),
+        }
+    }
+
+    /// [`Self::shutdown`], waiting at most `timeout` for the actors to end. If some have not
+    /// ended by then (a behaviour that blocks, a long queue), the system is stopped at once
+    /// (as when dropped: the remaining actors' states are dropped, their queued messages are
+    /// dead letters, their `stopped` hooks do not run), and the error says which actors they
+    /// were.
+    ///
+    /// # Errors
+    /// [`ShutdownTimeout`] naming the actors that had not ended.
+    ///
+    /// # Panics
+    /// When called from inside one of this system's behaviours (it would wait for itself).
+    pub fn shutdown_timeout(self, timeout: Duration) -> Result<Option<Stats>, ShutdownTimeout> {
+        let deadline = Instant::now().checked_add(timeout);
+        self.graceful(Some(deadline.unwrap_or_else(|| Instant::now() + YEAR)))
+    }
+
+    fn graceful(self, deadline: Option<Instant>) -> Result<Option<Stats>, ShutdownTimeout> {
+        let exec = self.exec().clone();
+        let shared = exec.shared();
+        let life = &shared.life;
+        assert!(
+            !runs_for(shared.id()),
+            "`ActorSystem::shutdown` was called from inside a behaviour of that system (or on \
+             one of its threads): it would wait for itself to finish (a deadlock). Shut it \
+             down from a thread outside the system; to end the system from inside, drop it"
+        );
+        // Every actor asked so far, held (a counted reference) until the end, so that no cell
+        // is freed and its address reused by a new actor while we tell them apart.
+        let mut asked: HashSet<usize> = HashSet::new();
+        let mut held: Vec<*const Header> = Vec::new();
+        let release = |held: &mut Vec<*const Header>| {
+            for h in held.drain(..) {
+                // SAFETY: each was retained below, once, and is released once here.
+                unsafe { (*h).drop_ref() };
+            }
+        };
+        let mut told = 0;
+        loop {
+            // Under each list's lock: note (and hold) the actors not asked yet.
+            let mut visit = |h: &Header| {
+                if asked.insert(h as *const Header as usize) {
+                    h.retain();
+                    held.push(h);
+                }
+            };
+            exec.for_each_queued_actor(&mut visit);
+            // SAFETY: links on the registry are the first field of live cells' headers, kept
+            // alive while listed (the registry's lock is held during the call).
+            shared
+                .registry
+                .for_each(|link| visit(unsafe { Header::from_link(link) }));
+            // Outside the locks (a send takes them): the stop requests.
+            for &h in &held[told..] {
+                // SAFETY: held (retained) above.
+                unsafe { (*h).request_stop() };
+            }
+            told = held.len();
+            if life.live() == 0 || life.aborting() {
+                break;
+            }
+            if let Some(d) = deadline {
+                let now = Instant::now();
+                if now >= d {
+                    let mut names: Vec<&'static str> = held
+                        .iter()
+                        // SAFETY: held (retained) above.
+                        .map(|&h| unsafe { &*h })
+                        .filter(|h| h.status() == Status::Alive)
+                        .map(|h| (h.type_name_fn())())
+                        .collect();
+                    names.sort_unstable();
+                    let remaining = life.live();
+                    release(&mut held);
+                    drop(self); // stop now
+                    return Err(ShutdownTimeout {
+                        remaining,
+                        actors: names,
+                    });
+                }
+            }
+            if exec.driven_by_caller() && exec.run_once() {
+                while exec.run_once() {}
+                continue;
+            }
+            let wait = deadline.map_or(Duration::from_millis(10), |d| {
+                d.saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(10))
+            });
+            life.wait_a_little(wait);
+        }
+        release(&mut held);
+        Ok(self.stop())
+    }
+
     /// Blocks until every actor has reached a terminal status, then drains the queues (dead
     /// letters) and joins every worker thread. Returns the final statistics if enabled.
+    /// Long-lived actors must be told to end first (a poison pill such as
+    /// [`crate::DeleteMsg`]); [`Self::shutdown`] does that for every actor, and
+    /// [`Self::shutdown_timeout`] bounds the wait. Dropping the system stops it at once.
     ///
     /// If the system failed meanwhile (a scheduling policy panicked where it may have lost a
     /// job; reported on standard error), it shuts down as if dropped, and `stop` returns.
@@ -461,6 +664,40 @@ impl ActorSystem {
         self.detached.begin_shutdown(drain);
     }
 }
+
+/// A graceful shutdown that gave up ([`ActorSystem::shutdown_timeout`]): these actors had
+/// not ended in time (the system was then stopped at once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShutdownTimeout {
+    /// Actors still alive when the time ran out (those started during the shutdown included).
+    pub remaining: usize,
+    /// The type names of the live actors known to the shutdown, sorted.
+    pub actors: Vec<&'static str>,
+}
+
+impl fmt::Display for ShutdownTimeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "graceful shutdown timed out with {} actor(s) still alive",
+            self.remaining
+        )?;
+        let mut i = 0;
+        let mut sep = ": ";
+        while i < self.actors.len() {
+            let n = self.actors[i..]
+                .iter()
+                .take_while(|a| **a == self.actors[i])
+                .count();
+            write!(f, "{sep}{n} x `{}`", self.actors[i])?;
+            sep = ", ";
+            i += n;
+        }
+        f.write_str("; they were stopped at once (their stopped hooks did not run)")
+    }
+}
+
+impl std::error::Error for ShutdownTimeout {}
 
 /// Ends the threads of both executors, then cleans up: stops live actors, disposes of queued
 /// envelopes, releases references and kernel resources.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Context, FinishedMsg, Stealing};
+use actorium::{Actor, ActorSystem, Context, FinishedMsg, QueueStealing};
 use common::checked::{send_from_outside, Node, Shared, ACTORS, OUTSIDE_THREADS};
 use common::{settle, watchdog, EXECUTORS};
 use std::sync::atomic::Ordering;
@@ -67,7 +67,11 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
     stats
 }
 
-const HEURISTICS: [Stealing; 3] = [Stealing::None, Stealing::Random, Stealing::LongestVictim];
+const HEURISTICS: [QueueStealing; 3] = [
+    QueueStealing::None,
+    QueueStealing::Random,
+    QueueStealing::LongestVictim,
+];
 
 /// The actor-centric executor with each built-in policy, unlimited and limited throughput, and
 /// more workers than cores.
@@ -93,7 +97,7 @@ fn actor_centric_every_policy() {
 fn many_senders_default_sharding() {
     for h in HEURISTICS {
         watchdog(300, move || {
-            stress(ActorSystem::builder().workers(2).stealing(h), false)
+            stress(ActorSystem::builder().workers(2).queue_stealing(h), false)
         });
     }
 }
@@ -105,7 +109,10 @@ fn many_senders_few_queues_more_workers_than_cores() {
     for h in HEURISTICS {
         watchdog(300, move || {
             stress(
-                ActorSystem::builder().workers(3).queues(3).stealing(h),
+                ActorSystem::builder()
+                    .workers(3)
+                    .queues(3)
+                    .queue_stealing(h),
                 false,
             )
         });
@@ -135,12 +142,12 @@ fn stolen_queues_keep_every_guarantee() {
                         ActorSystem::builder()
                             .workers(workers)
                             .queues_per_worker(8)
-                            .stealing(h),
+                            .queue_stealing(h),
                         true,
                     )
                 })
             };
-            if h == Stealing::None {
+            if h == QueueStealing::None {
                 let stats = run();
                 assert_eq!(stats.steal_attempts, 0, "{h:?}: {stats}");
                 continue;

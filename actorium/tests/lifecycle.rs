@@ -463,7 +463,7 @@ fn idle_workers_sleep_and_wake() {
 #[test]
 fn started_runs_before_the_first_message() {
     watchdog(180, || {
-        on_every_executor(|_name, ex| {
+        on_every_executor(|name, ex| {
             static VIOLATIONS: AtomicU64 = AtomicU64::new(0);
             static RECEIVED: AtomicU64 = AtomicU64::new(0);
             struct Child(bool);
@@ -495,11 +495,14 @@ fn started_runs_before_the_first_message() {
             }
             RECEIVED.store(0, Ordering::SeqCst);
             for queues in [1, 2, 4, 32] {
-                let system = ex(ActorSystem::builder())
-                    .workers(2.min(queues))
-                    .queues(queues)
-                    .build()
-                    .unwrap();
+                let b = ex(ActorSystem::builder()).workers(2.min(queues));
+                // (Message queues exist on the message-centric executor only.)
+                let b = if name == "message-centric" {
+                    b.queues(queues)
+                } else {
+                    b
+                };
+                let system = b.build().unwrap();
                 for _ in 0..4 {
                     system.spawn(Parent).send(2000u32).unwrap();
                     // ...and from outside, too.
@@ -517,4 +520,50 @@ fn started_runs_before_the_first_message() {
             );
         });
     });
+}
+
+#[test]
+fn settings_meaningless_for_the_executor_are_refused() {
+    use actorium::QueueStealing;
+    let with_policy = || ActorSystem::builder().workers(1).policy(WorkSharing);
+    for (setting, b) in [
+        ("queues", with_policy().queues(4)),
+        ("queues_per_worker", with_policy().queues_per_worker(4)),
+        (
+            "queue_stealing",
+            with_policy().queue_stealing(QueueStealing::None),
+        ),
+        (
+            "spin_before_sleep",
+            with_policy().spin_before_sleep(Duration::ZERO),
+        ),
+        ("adaptive_spin", with_policy().adaptive_spin(false)),
+    ] {
+        let e = b.build().unwrap_err();
+        assert!(
+            matches!(e, ConfigError::NotForExecutor { setting: s, executor: "actor-centric" } if s == setting),
+            "{setting}: {e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains(setting) && msg.contains("message-centric executor only"),
+            "{msg}"
+        );
+    }
+    let e = ActorSystem::builder()
+        .workers(1)
+        .max_throughput(10)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ConfigError::NotForExecutor {
+                setting: "max_throughput",
+                executor: "message-centric"
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("`.policy(..)`"), "{e}");
 }

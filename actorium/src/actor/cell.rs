@@ -336,7 +336,16 @@ impl<A: Actor> CellOps<A> {
         release: Self::release,
         reclaim: &Reclaim::<A>::VTABLE,
         type_name: std::any::type_name::<A>,
+        stop: Self::stop,
     };
+
+    unsafe fn stop(hdr: *const Header) {
+        // SAFETY: the header is the first field of a `Cell<A>` (vtable matches), kept alive by
+        // the caller.
+        let cell = unsafe { &*hdr.cast::<Cell<A>>() };
+        // Refused: the actor has ended already.
+        let _ = send(cell, super::DeleteMsg);
+    }
 
     unsafe fn retain(hdr: *const Header) {
         // SAFETY: the header is the first field of a `Cell<A>` made by `Arc::new` (vtable

@@ -79,6 +79,16 @@ impl ActorList {
         }
     }
 
+    /// Calls `f` with each member. The caller holds this list's lock.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(*const Link)) {
+        let mut cur = self.head.get();
+        while !cur.is_null() {
+            f(cur);
+            // SAFETY: members of the list are valid until removed (the `link` contract).
+            cur = unsafe { (*cur).next.get() };
+        }
+    }
+
     /// Empties the list, returning its members. The caller holds this list's lock.
     pub(crate) fn take(&self) -> Vec<*const Link> {
         let mut out = Vec::new();
@@ -125,6 +135,14 @@ impl Registry {
     pub(crate) fn locked_all(&self) {
         for shard in self.shards.iter() {
             drop(shard.0.lock());
+        }
+    }
+
+    /// Calls `f` with each member of every shard, under that shard's lock.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(*const Link)) {
+        for shard in self.shards.iter() {
+            let _g = shard.0.lock();
+            shard.1.for_each(&mut f);
         }
     }
 

@@ -53,6 +53,9 @@ pub(crate) struct CellVTable {
     /// The envelope that releases the system reference when it runs (or is discarded).
     pub(crate) reclaim: &'static EnvelopeVTable,
     pub(crate) type_name: fn() -> &'static str,
+    /// Queues a `DeleteMsg` for the actor behind its mail (graceful shutdown); nothing if it
+    /// no longer accepts messages.
+    pub(crate) stop: unsafe fn(*const Header),
 }
 
 /// `join` flag: a join handle exists.
@@ -191,6 +194,22 @@ impl Header {
     pub(crate) fn retain(&self) {
         // SAFETY: the vtable matches the cell's actor type, and `self` is alive.
         unsafe { (self.vtable.retain)(self) }
+    }
+
+    /// Asks the actor to end after the messages queued for it (a `DeleteMsg`).
+    pub(crate) fn request_stop(&self) {
+        // SAFETY: the vtable matches the cell's actor type, and `self` is alive.
+        unsafe { (self.vtable.stop)(self) }
+    }
+
+    /// Drops a reference taken with [`Self::retain`].
+    ///
+    /// # Safety
+    /// The caller owns a reference taken with `retain` and gives it up; `self` is not used
+    /// afterwards.
+    pub(crate) unsafe fn drop_ref(&self) {
+        // SAFETY: caller contract; the vtable matches the cell.
+        unsafe { (self.vtable.release)(self) }
     }
 
     /// The envelope that releases the system reference when it runs.

@@ -238,6 +238,11 @@ pub(crate) trait Executor: Send + Sync + 'static {
         false
     }
 
+    /// Calls `f`, under the lock of the list that holds it, with each live actor this
+    /// executor lists itself (the message-centric executor lists actors on their queues;
+    /// mailbox actors are on [`Shared::registry`], which the caller visits once).
+    fn for_each_queued_actor(&self, _f: &mut dyn FnMut(&Header)) {}
+
     /// Whether jobs run only when the caller drives the system (`run_once`): a blocking wait
     /// must then drive it ([`Self::wait_until`] does).
     fn driven_by_caller(&self) -> bool {

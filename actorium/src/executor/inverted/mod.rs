@@ -45,7 +45,7 @@ pub(crate) static OPS: ExecOps = ops_of::<Executor>();
 /// Queue stealing (seed 002, "Work Stealing"): which victim an idle worker steals a queue from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
-pub enum Stealing {
+pub enum QueueStealing {
     /// No stealing: a worker only ever runs the queues it was given.
     None,
     /// A victim chosen uniformly at random among the other workers.
@@ -65,7 +65,7 @@ pub(crate) struct Config {
     pub(crate) spin: Duration,
     /// Whether the spin window is learned (`runtime/idle/spin.rs`) or always `spin`.
     pub(crate) adaptive_spin: bool,
-    pub(crate) stealing: Stealing,
+    pub(crate) stealing: QueueStealing,
 }
 
 /// What this executor keeps per worker in the worker table.
@@ -101,7 +101,7 @@ pub(crate) struct Executor {
     pub(crate) shared: Arc<Shared>,
     spin: Duration,
     adaptive_spin: bool,
-    pub(crate) stealing: Stealing,
+    pub(crate) stealing: QueueStealing,
     epoch: Instant,
     /// The system's executor for detached actors (set once, right after start).
     detached: DetachedLink,
@@ -188,7 +188,7 @@ impl Executor {
     /// Records that worker `w` is trying to steal now. The stamps below are kept only for the
     /// longest-victim heuristic, the only reader.
     pub(crate) fn stamp_steal(&self, w: usize) {
-        if self.stealing != Stealing::LongestVictim {
+        if self.stealing != QueueStealing::LongestVictim {
             return;
         }
         let now = self.epoch.elapsed().as_nanos() as u64;
@@ -203,7 +203,7 @@ impl Executor {
     /// backlog (seen in `stolen_queues_keep_every_guarantee`: 81 attempts with 3 workers, none
     /// finding a candidate).
     pub(crate) fn stamp_asleep(&self, w: usize) -> u64 {
-        if self.stealing != Stealing::LongestVictim {
+        if self.stealing != QueueStealing::LongestVictim {
             return 0;
         }
         self.pool
@@ -215,7 +215,7 @@ impl Executor {
     /// Worker `w` woke up: it gets back the timestamp of its last steal attempt (it may wake
     /// to a backlog, and is then a good victim again).
     pub(crate) fn stamp_awake(&self, w: usize, stamp: u64) {
-        if self.stealing != Stealing::LongestVictim {
+        if self.stealing != QueueStealing::LongestVictim {
             return;
         }
         self.pool.data(w).last_steal.store(stamp, Ordering::Relaxed);
@@ -505,6 +505,16 @@ impl Exec for Executor {
     fn join_threads(&self, _drain: bool) {
         self.pool.wake_all();
         join_all(self.pool.take_threads());
+    }
+
+    fn for_each_queued_actor(&self, f: &mut dyn FnMut(&Header)) {
+        for q in self.queues.iter() {
+            q.lock().for_each_actor(|link| {
+                // SAFETY: links on a queue's list are the first field of a live cell's header,
+                // kept alive while listed (we hold the queue's lock).
+                f(unsafe { Header::from_link(link) })
+            });
+        }
     }
 
     fn cleanup(&self) {

@@ -242,6 +242,11 @@ impl Locked<'_> {
         unsafe { self.q.actors.unlink(link) }
     }
 
+    /// Calls `f` with each live actor listed on this queue.
+    pub(crate) fn for_each_actor(&self, f: impl FnMut(*const Link)) {
+        self.q.actors.for_each(f)
+    }
+
     /// Empties the live-actor list, returning its members.
     pub(crate) fn take_actors(&self) -> Vec<*const Link> {
         self.q.actors.take()

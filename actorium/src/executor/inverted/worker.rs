@@ -27,7 +27,7 @@
 
 use super::swap::{try_swap, Moves};
 use super::work_queue::{Gulp, WorkQueue};
-use super::{ranges, Executor, Stealing, WorkerSlot};
+use super::{ranges, Executor, QueueStealing, WorkerSlot};
 use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
 use crate::core::envelope::Envelope;
 use crate::core::{run_batch, Header, Status, WorkerRef};
@@ -211,7 +211,7 @@ impl Unit for Executor {
         if busy_queues > 0 {
             // Backlog in more than one queue while another worker is idle: wake it, so it can
             // steal (the seed's general notification; one load when none is idle).
-            if backlogged > 1 && self.stealing != Stealing::None {
+            if backlogged > 1 && self.stealing != QueueStealing::None {
                 self.pool.notify_any();
             }
             return Turn::Worked;
@@ -219,7 +219,7 @@ impl Unit for Executor {
         // Two consecutive passes over the range without work (the seed's 2 × range empty
         // queues), idle for at least STEAL_AFTER (or, for a worker that learned not to spin
         // and was woken with nothing to do, right away: its last chance): try to steal.
-        if self.stealing != Stealing::None
+        if self.stealing != QueueStealing::None
             && idle.passes % 2 == 1
             && (idle.last_chance() || idle.longer_than(STEAL_AFTER))
             && self.pool.len() > 1
@@ -380,7 +380,7 @@ impl Executor {
         self.shared.count(counters, |c| &c.steal_attempts);
         self.stamp_steal(thief);
         let victim = match self.stealing {
-            Stealing::LongestVictim => self.longest_victim(thief),
+            QueueStealing::LongestVictim => self.longest_victim(thief),
             _ => l.random(|r| r.other_than(thief, workers)),
         };
         let vr = self.range(victim);
@@ -555,7 +555,7 @@ mod tests {
             queues: 3,
             spin: Duration::ZERO,
             adaptive_spin: false,
-            stealing: Stealing::Random,
+            stealing: QueueStealing::Random,
         };
         let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(3, false))).unwrap());
         owners_agree(&e);
@@ -626,7 +626,7 @@ mod loom_tests {
                 queues: 3,
                 spin: Duration::ZERO,
                 adaptive_spin: false,
-                stealing: Stealing::Random,
+                stealing: QueueStealing::Random,
             };
             let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(3, false))).unwrap());
             // Every worker has announced itself idle: its benaphore shows whether a
@@ -688,7 +688,7 @@ mod loom_tests {
                 queues: 2,
                 spin: Duration::ZERO,
                 adaptive_spin: false,
-                stealing: Stealing::None,
+                stealing: QueueStealing::None,
             };
             let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap());
             // The pool needs a thread body to accept a resize; the model runs no worker loop.

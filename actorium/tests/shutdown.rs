@@ -1,0 +1,158 @@
+//! Graceful shutdown (`ActorSystem::shutdown`, `shutdown_timeout`) on every executor.
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive};
+use common::{on_every_executor, watchdog};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+/// Never ends by itself; counts messages and its `stopped` hook; spawns a child on `Spawn`.
+struct Server {
+    got: Arc<AtomicUsize>,
+    stopped: Arc<AtomicUsize>,
+}
+impl Actor for Server {
+    fn stopped(&mut self) {
+        self.stopped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+impl Receive<u32> for Server {
+    fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+        self.got.fetch_add(1, Ordering::SeqCst);
+        Allocation::Nodelete
+    }
+}
+struct Spawn;
+impl Receive<Spawn> for Server {
+    fn receive(&mut self, _: Spawn, ctx: &mut Context<'_, Self>) -> Allocation {
+        // A child born while the system shuts down must be asked to end too.
+        let child: Addr<Server> = ctx.spawn(Server {
+            got: self.got.clone(),
+            stopped: self.stopped.clone(),
+        });
+        child.send(7).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn shutdown_ends_100000_live_actors_after_their_queued_messages() {
+    watchdog(300, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (got, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            let n = 100_000;
+            for _ in 0..n {
+                let a = system.spawn(Server {
+                    got: got.clone(),
+                    stopped: stopped.clone(),
+                });
+                a.send(1).unwrap();
+                a.send(2).unwrap();
+            }
+            system.shutdown();
+            // Queued before the stop request: delivered; then each stopped hook ran once.
+            assert_eq!(got.load(Ordering::SeqCst), 2 * n);
+            assert_eq!(stopped.load(Ordering::SeqCst), n);
+        });
+    });
+}
+
+#[test]
+fn shutdown_also_ends_actors_spawned_while_it_runs() {
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (got, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            let parents: Vec<_> = (0..100)
+                .map(|_| {
+                    system.spawn(Server {
+                        got: got.clone(),
+                        stopped: stopped.clone(),
+                    })
+                })
+                .collect();
+            for p in &parents {
+                p.send(Spawn).unwrap(); // queued before the stop request: runs, spawns
+            }
+            system.shutdown();
+            assert_eq!(stopped.load(Ordering::SeqCst), 200, "parents and children");
+            assert_eq!(
+                got.load(Ordering::SeqCst),
+                100,
+                "each child got its message"
+            );
+            for p in &parents {
+                assert!(p.send(1).is_err(), "ended");
+            }
+        });
+    });
+}
+
+/// Blocks in its behaviour for up to half a second.
+struct Stuck;
+impl Actor for Stuck {}
+impl Receive<mpsc::Receiver<()>> for Stuck {
+    fn receive(&mut self, gate: mpsc::Receiver<()>, _: &mut Context<'_, Self>) -> Allocation {
+        let _ = gate.recv_timeout(Duration::from_millis(500));
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn shutdown_timeout_names_the_actors_that_did_not_end() {
+    watchdog(60, || {
+        for (name, choose) in common::EXECUTORS
+            .iter()
+            .filter(|(n, _)| !n.contains("testing"))
+        {
+            eprintln!("--- executor: {name}");
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (got, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            for _ in 0..10 {
+                system.spawn(Server {
+                    got: got.clone(),
+                    stopped: stopped.clone(),
+                });
+            }
+            let (_keep, gate) = mpsc::channel();
+            system.spawn(Stuck).send(gate).unwrap();
+            let err = system
+                .shutdown_timeout(Duration::from_millis(50))
+                .unwrap_err();
+            assert_eq!(err.remaining, 1);
+            assert_eq!(err.actors.len(), 1);
+            assert!(err.actors[0].ends_with("Stuck"), "{err}");
+            assert!(err.to_string().contains("1 x `"), "{err}");
+            assert_eq!(
+                stopped.load(Ordering::SeqCst),
+                10,
+                "the others ended gracefully"
+            );
+        }
+    });
+}
+
+#[test]
+fn shutdown_timeout_returns_ok_when_every_actor_ends_in_time() {
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (got, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            for _ in 0..1_000 {
+                system
+                    .spawn(Server {
+                        got: got.clone(),
+                        stopped: stopped.clone(),
+                    })
+                    .send(1)
+                    .unwrap();
+            }
+            assert!(system.shutdown_timeout(Duration::from_secs(30)).is_ok());
+            assert_eq!(got.load(Ordering::SeqCst), 1_000);
+            assert_eq!(stopped.load(Ordering::SeqCst), 1_000);
+        });
+    });
+}
