@@ -37,6 +37,11 @@
 //! type-erased address of any actor that receives a message type; [`WeakAddr`] an address
 //! that keeps nothing alive.
 //!
+//! Timers ([`SystemHandle::send_after`], [`SystemHandle::send_interval`], cancellable
+//! [`Timer`]s) run on one thread per system that sleeps until the earliest deadline.
+//! [`ActorSystem::shutdown`] asks every actor to end after its queued messages;
+//! [`ActorSystem::shutdown_timeout`] bounds the wait and names the actors that did not end.
+//!
 //! ```
 //! use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, Receive};
 //!
@@ -120,7 +125,7 @@ mod system;
 pub use actor::{
     Actor, ActorExit, Addr, Allocation, Ask, AskError, Context, DeleteMsg, DestroyMsg,
     ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo, SendError,
-    SystemHandle, WeakAddr, DETACHED,
+    SystemHandle, Timer, WeakAddr, DETACHED,
 };
 
 pub mod policy {

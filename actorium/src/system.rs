@@ -702,6 +702,8 @@ impl std::error::Error for ShutdownTimeout {}
 /// Ends the threads of both executors, then cleans up: stops live actors, disposes of queued
 /// envelopes, releases references and kernel resources.
 fn shutdown(pooled: &ExecRef, detached: &ExecRef, drain: bool) {
+    // No timer fires from now on; the pending ones (and their messages) are dropped.
+    pooled.shared().timers.stop();
     pooled.join_threads(drain);
     detached.join_threads(drain);
     pooled.cleanup();

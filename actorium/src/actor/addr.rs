@@ -339,6 +339,18 @@ impl<A: Receive<M>, M: Send + 'static> From<Addr<A>> for Recipient<M> {
     }
 }
 
+impl<A: Receive<M>, M: Send + 'static> From<&Addr<A>> for Recipient<M> {
+    fn from(a: &Addr<A>) -> Self {
+        a.recipient()
+    }
+}
+
+impl<M: Send + 'static> From<&Recipient<M>> for Recipient<M> {
+    fn from(r: &Recipient<M>) -> Self {
+        r.clone()
+    }
+}
+
 impl<M> Clone for Recipient<M> {
     fn clone(&self) -> Self {
         Self {

@@ -10,11 +10,13 @@ mod ask;
 pub(crate) mod cell;
 mod handle;
 mod poison;
+mod timer;
 
 pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr};
 pub use ask::{Ask, AskError, Pending, ReplyTo};
 pub use handle::{ExtraWorkers, SystemHandle};
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
+pub use timer::Timer;
 
 /// What [`Context::worker_index`] returns on a detached actor's own thread.
 pub const DETACHED: usize = crate::core::DETACHED;

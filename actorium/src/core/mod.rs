@@ -25,6 +25,7 @@ pub(crate) mod mailbox;
 use crate::runtime::life::Life;
 use crate::runtime::pool::ResizeError;
 use crate::runtime::stats::{Counter, Counters, Stats};
+use crate::runtime::timer::Timers;
 use actor_list::Registry;
 use crossbeam_utils::CachePadded;
 use envelope::Envelope;
@@ -58,6 +59,8 @@ pub(crate) struct Shared {
     pub(crate) external: CachePadded<Counters>,
     /// Threads of the system were left behind (a failed policy): cleanups free nothing.
     abandoned: AtomicBool,
+    /// The system's timers (their thread starts with the first timer).
+    pub(crate) timers: Timers,
 }
 
 impl Shared {
@@ -68,6 +71,7 @@ impl Shared {
             stats_on,
             external: CachePadded::new(Counters::default()),
             abandoned: AtomicBool::new(false),
+            timers: Timers::default(),
         }
     }
 

@@ -15,6 +15,7 @@
 //! - [`tasks`]: fork/join task deques and their steal handoff (seed 004), run by the same
 //!   loop after the unit's work;
 //! - [`oneshot`]: the one-shot reply slot under request/reply (a thread or a future waits);
+//! - [`timer`]: a system's timers (one thread, a heap of deadlines; no CPU while none is due);
 //! - [`spin`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
 //! - [`loom`]: the loom shims for the model-checked protocols.
 
@@ -29,4 +30,5 @@ pub(crate) mod signal;
 pub(crate) mod spin;
 pub(crate) mod stats;
 pub(crate) mod tasks;
+pub(crate) mod timer;
 pub(crate) mod worker;

@@ -1,0 +1,311 @@
+//! Timers: one thread per system, started at the first timer, holding every pending timer in a
+//! binary heap ordered by deadline (ties in creation order). It sleeps on a condition variable
+//! until the earliest deadline, or without a timeout when no timer is pending, so a system
+//! with no timer due uses no CPU; it is stopped and joined when the system shuts down, and the
+//! timers still pending are dropped with it.
+//!
+//! A timer is a closure that fires (sends a message) and says whether to go on (a periodic
+//! timer whose receiver has ended stops). Firing runs outside the lock, caught if it panics
+//! (the timer is then dropped). Cancelling is by id: a cancelled timer
+//! leaves a stale heap entry behind, skipped when it comes up; the heap is rebuilt when stale
+//! entries outnumber live ones.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// What a timer does when it fires; `true`: fire again after its period.
+pub(crate) type Fire = Box<dyn FnMut() -> bool + Send>;
+
+struct Task {
+    fire: Fire,
+    deadline: Instant,
+    period: Option<Duration>,
+}
+
+#[derive(Default)]
+struct State {
+    heap: BinaryHeap<Reverse<(Instant, u64)>>,
+    tasks: HashMap<u64, Task>,
+    next: u64,
+    /// The timer firing now (out of `tasks`), and whether it was cancelled meanwhile.
+    firing: Option<u64>,
+    cancel_firing: bool,
+    /// Whether the timer firing now is periodic (a one-shot one is no longer pending).
+    firing_periodic: bool,
+    started: bool,
+    stopped: bool,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A firing closure runs outside the lock and is caught: no panic poisons it.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The timers of one system.
+pub(crate) struct Timers {
+    inner: Arc<Inner>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Default for Timers {
+    fn default() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State::default()),
+                cv: Condvar::new(),
+            }),
+            thread: Mutex::new(None),
+        }
+    }
+}
+
+/// A handle to one timer (to cancel it). Holds nothing alive.
+#[derive(Clone)]
+pub(crate) struct TimerRef {
+    inner: Weak<Inner>,
+    id: u64,
+}
+
+impl TimerRef {
+    /// Cancels the timer; `true` if it was pending (a one-shot timer that fired or is firing,
+    /// or a cancelled one, gives `false`).
+    pub(crate) fn cancel(&self) -> bool {
+        let Some(inner) = self.inner.upgrade() else {
+            return false;
+        };
+        let mut st = inner.lock();
+        if st.tasks.remove(&self.id).is_some() {
+            compact(&mut st);
+            true
+        } else if st.firing == Some(self.id) && st.firing_periodic && !st.cancel_firing {
+            st.cancel_firing = true;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether the timer is still pending.
+    pub(crate) fn is_pending(&self) -> bool {
+        self.inner.upgrade().is_some_and(|inner| {
+            let st = inner.lock();
+            st.tasks.contains_key(&self.id)
+                || (st.firing == Some(self.id) && st.firing_periodic && !st.cancel_firing)
+        })
+    }
+}
+
+/// Rebuilds the heap when stale entries (of cancelled timers) outnumber the live ones.
+fn compact(st: &mut State) {
+    if st.heap.len() > 2 * st.tasks.len() + 64 {
+        st.heap = st
+            .tasks
+            .iter()
+            .map(|(&id, t)| Reverse((t.deadline, id)))
+            .collect();
+    }
+}
+
+impl Timers {
+    /// Adds a timer firing after `delay`, then every `period` if given (while `fire` returns
+    /// `true`). `None` (and `fire` dropped) if the timers were stopped (the system shut down)
+    /// or the thread could not start.
+    pub(crate) fn add(
+        &self,
+        delay: Duration,
+        period: Option<Duration>,
+        fire: Fire,
+    ) -> Result<TimerRef, Fire> {
+        let deadline = Instant::now()
+            .checked_add(delay)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600));
+        let mut st = self.inner.lock();
+        if st.stopped {
+            return Err(fire);
+        }
+        if !st.started {
+            let inner = self.inner.clone();
+            let spawned = thread::Builder::new()
+                .name("actorium-timer".into())
+                .spawn(move || run(&inner));
+            match spawned {
+                Ok(h) => *self.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(h),
+                Err(e) => {
+                    eprintln!("actorium: cannot start the timer thread: {e}");
+                    return Err(fire);
+                }
+            }
+            st.started = true;
+        }
+        let id = st.next;
+        st.next += 1;
+        let earliest = st.heap.peek().is_none_or(|Reverse((t, _))| deadline < *t);
+        st.heap.push(Reverse((deadline, id)));
+        st.tasks.insert(
+            id,
+            Task {
+                fire,
+                deadline,
+                period,
+            },
+        );
+        drop(st);
+        if earliest {
+            self.inner.cv.notify_one();
+        }
+        Ok(TimerRef {
+            inner: Arc::downgrade(&self.inner),
+            id,
+        })
+    }
+
+    /// Stops the thread and drops every pending timer (system shutdown). Idempotent.
+    pub(crate) fn stop(&self) {
+        let pending = {
+            let mut st = self.inner.lock();
+            st.stopped = true;
+            st.heap.clear();
+            std::mem::take(&mut st.tasks)
+        };
+        self.inner.cv.notify_one();
+        // Their closures (and the messages they hold) are dropped outside the lock.
+        drop(pending);
+        let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(h) = handle {
+            if h.thread().id() != thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+/// The timer thread.
+fn run(inner: &Inner) {
+    let mut st = inner.lock();
+    loop {
+        if st.stopped {
+            return;
+        }
+        let Some(&Reverse((deadline, id))) = st.heap.peek() else {
+            st = inner.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+            continue;
+        };
+        let now = Instant::now();
+        if deadline > now {
+            st = inner
+                .cv
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+            continue;
+        }
+        st.heap.pop();
+        let Some(mut task) = st.tasks.remove(&id) else {
+            continue; // cancelled
+        };
+        st.firing = Some(id);
+        st.cancel_firing = false;
+        st.firing_periodic = task.period.is_some();
+        drop(st);
+        // (The closures the actor layer makes catch and report their own panics; this only
+        // keeps the thread alive whatever a closure does. A panicking timer is dropped.)
+        let again = catch_unwind(AssertUnwindSafe(|| (task.fire)())).unwrap_or(false);
+        st = inner.lock();
+        st.firing = None;
+        match task.period {
+            Some(period) if again && !st.cancel_firing && !st.stopped => {
+                // The next deadline keeps the period's phase; one missed while firing late is
+                // skipped rather than fired in a burst.
+                let mut next = task.deadline + period;
+                let now = Instant::now();
+                if next <= now {
+                    next = now + period;
+                }
+                task.deadline = next;
+                st.heap.push(Reverse((next, id)));
+                st.tasks.insert(id, task);
+            }
+            _ => {
+                drop(st);
+                drop(task); // outside the lock: it may hold anything
+                st = inner.lock();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn timers_fire_in_deadline_order_and_cancelled_ones_never() {
+        let timers = Timers::default();
+        let (tx, rx) = mpsc::channel();
+        let mut refs = Vec::new();
+        for ms in [250u64, 200, 150, 100, 50] {
+            let tx = tx.clone();
+            refs.push(
+                timers
+                    .add(
+                        Duration::from_millis(ms),
+                        None,
+                        Box::new(move || {
+                            tx.send(ms).unwrap();
+                            false
+                        }),
+                    )
+                    .ok()
+                    .unwrap(),
+            );
+        }
+        assert!(refs[1].cancel(), "200 ms cancelled while pending");
+        assert!(!refs[1].cancel(), "twice");
+        let got: Vec<u64> = (0..4).map(|_| rx.recv().unwrap()).collect();
+        assert_eq!(got, [50, 100, 150, 250]);
+        assert!(!refs[0].is_pending());
+        timers.stop();
+        assert!(timers
+            .add(Duration::ZERO, None, Box::new(|| false))
+            .is_err());
+    }
+
+    #[test]
+    fn a_periodic_timer_fires_until_it_says_stop() {
+        let timers = Timers::default();
+        let (tx, rx) = mpsc::channel();
+        let mut n = 0;
+        let r = timers
+            .add(
+                Duration::ZERO,
+                Some(Duration::from_millis(1)),
+                Box::new(move || {
+                    n += 1;
+                    tx.send(n).unwrap();
+                    n < 5
+                }),
+            )
+            .ok()
+            .unwrap();
+        let got: Vec<u32> = (0..5).map(|_| rx.recv().unwrap()).collect();
+        assert_eq!(got, [1, 2, 3, 4, 5]);
+        assert!(
+            rx.recv().is_err(),
+            "stopped: its closure (and sender) dropped"
+        );
+        assert!(!r.is_pending());
+        timers.stop();
+    }
+}

@@ -1,0 +1,239 @@
+//! Timers (`send_after`, `send_interval`, `Timer::cancel`) on every executor.
+//!
+//! The tests of this file take one lock, so that one system's timer thread at a time exists
+//! in this process (the idle test reads the timer thread's CPU time from /proc).
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Allocation, Context, Receive, SendError};
+use common::{on_every_executor, settle, watchdog};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Records what it receives.
+struct Log(Arc<Mutex<Vec<u32>>>);
+impl Actor for Log {}
+impl Receive<u32> for Log {
+    fn receive(&mut self, n: u32, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.lock().unwrap().push(n);
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn timers_fire_in_deadline_order_and_cancelled_ones_never() {
+    let _s = serial();
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let a = system.spawn(Log(log.clone()));
+            let mut timers = Vec::new();
+            // 50 ms apart: the order holds unless this thread stalls that long between two.
+            for ms in [250u32, 200, 150, 100, 50] {
+                let t = system
+                    .send_after(&a, ms, Duration::from_millis(u64::from(ms)))
+                    .unwrap();
+                timers.push(t);
+            }
+            assert!(timers[1].cancel(), "the 200 ms timer was pending");
+            assert!(!timers[1].cancel());
+            settle(&system, 10, "four messages", || {
+                log.lock().unwrap().len() == 4
+            });
+            // One timer thread sends them in deadline order, so they arrive in that order.
+            assert_eq!(*log.lock().unwrap(), [50, 100, 150, 250]);
+            assert!(!timers[0].is_pending(), "fired");
+            system.shutdown();
+        });
+    });
+}
+
+#[test]
+fn a_periodic_timer_ticks_until_cancelled() {
+    let _s = serial();
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let a = system.spawn(Log(log.clone()));
+            let t = system
+                .send_interval(&a, 1, Duration::from_millis(1))
+                .unwrap();
+            settle(&system, 10, "five ticks", || log.lock().unwrap().len() >= 5);
+            assert!(t.cancel());
+            assert!(!t.is_pending());
+            let at_cancel = log.lock().unwrap().len();
+            // A later one-shot timer as a fence: when it arrives, at most the tick that was
+            // being sent while we cancelled came after the cancel.
+            system.send_after(&a, 2, Duration::from_millis(20)).unwrap();
+            settle(&system, 10, "the fence", || {
+                log.lock().unwrap().contains(&2)
+            });
+            let v = log.lock().unwrap().clone();
+            let ticks = v.iter().filter(|&&x| x == 1).count();
+            assert!(
+                ticks <= at_cancel + 1,
+                "{ticks} ticks, {at_cancel} at cancel"
+            );
+            system.shutdown();
+        });
+    });
+}
+
+/// Ends after three ticks.
+struct ThreeTicks(u32);
+impl Actor for ThreeTicks {}
+impl Receive<()> for ThreeTicks {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        self.0 += 1;
+        if self.0 == 3 {
+            Allocation::Delete
+        } else {
+            Allocation::Nodelete
+        }
+    }
+}
+
+#[test]
+fn a_periodic_timer_stops_when_its_receiver_ends() {
+    let _s = serial();
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let a = system.spawn(ThreeTicks(0));
+            let t = system
+                .send_interval(&a, (), Duration::from_millis(1))
+                .unwrap();
+            settle(&system, 10, "the receiver ended", || !a.is_alive());
+            settle(&system, 10, "the timer stopped", || !t.is_pending());
+            system.stop();
+        });
+    });
+}
+
+/// Counts down with `ctx.send_after` to itself, then ends.
+struct Countdown(u32, Arc<AtomicUsize>);
+impl Actor for Countdown {}
+impl Receive<()> for Countdown {
+    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        if self.0 == 0 {
+            return Allocation::Delete;
+        }
+        self.0 -= 1;
+        ctx.send_after(ctx.address(), (), Duration::from_millis(1))
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn behaviours_set_timers() {
+    let _s = serial();
+    watchdog(60, || {
+        on_every_executor(|name, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let n = Arc::new(AtomicUsize::new(0));
+            let a = system.spawn(Countdown(10, n.clone()));
+            a.send(()).unwrap();
+            settle(&system, 10, "the countdown ended", || !a.is_alive());
+            assert_eq!(n.load(Ordering::SeqCst), 11);
+            if !name.contains("testing") {
+                system.stop();
+            }
+        });
+    });
+}
+
+/// Counts its drops (a message that must not be lost silently: dropped exactly once).
+struct Counted(Arc<AtomicUsize>);
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+struct Sink;
+impl Actor for Sink {}
+impl Receive<Counted> for Sink {
+    fn receive(&mut self, _: Counted, _: &mut Context<'_, Self>) -> Allocation {
+        panic!("a cancelled or stopped timer's message was delivered")
+    }
+}
+
+#[test]
+fn shutdown_drops_pending_timers_and_a_stopped_system_refuses_new_ones() {
+    let _s = serial();
+    watchdog(60, || {
+        let system = ActorSystem::builder().workers(2).build().unwrap();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let sink = system.spawn(Sink);
+        system
+            .send_after(&sink, Counted(drops.clone()), Duration::from_secs(3600))
+            .unwrap();
+        let handle = (*system).clone();
+        system.shutdown();
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped with the system");
+        let err = handle
+            .send_after(&sink, Counted(drops.clone()), Duration::ZERO)
+            .unwrap_err();
+        let SendError(back) = err;
+        drop(back);
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            2,
+            "given back, then dropped here"
+        );
+    });
+}
+
+/// The CPU ticks (user + system, in clock ticks) of the thread named `actorium-timer`.
+#[cfg(target_os = "linux")]
+fn timer_thread_ticks() -> Option<u64> {
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let dir = task.ok()?.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+        if comm.trim() == "actorium-timer" {
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            // Fields after the command name (which is in parentheses): state is field 3,
+            // utime 14 and stime 15.
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            return Some(f[11].parse::<u64>().ok()? + f[12].parse::<u64>().ok()?);
+        }
+    }
+    None
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pending_timer_costs_no_cpu_while_it_waits() {
+    let _s = serial();
+    watchdog(60, || {
+        let system = ActorSystem::builder().workers(2).build().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let a = system.spawn(Log(log.clone()));
+        let t = system.send_after(&a, 1, Duration::from_secs(10)).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let before = timer_thread_ticks().expect("the timer thread runs");
+        std::thread::sleep(Duration::from_millis(500));
+        let after = timer_thread_ticks().expect("the timer thread runs");
+        // Asleep until the deadline: not one clock tick (10 ms) of CPU in half a second.
+        assert!(after - before <= 1, "{} ticks", after - before);
+        assert!(t.is_pending());
+        assert!(log.lock().unwrap().is_empty());
+        drop(system);
+        assert_eq!(
+            timer_thread_ticks(),
+            None,
+            "the timer thread ended with the system"
+        );
+    });
+}
