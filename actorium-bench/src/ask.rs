@@ -5,6 +5,7 @@
 //! total time / n). Both check the sum of the replies. Each system runs in a child process
 //! (`ask-exec`).
 
+use crate::harness::Fields;
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{
     Actor, ActorSystem, Addr, Allocation, Ask, Context, QueueStealing, Receive, ReplyTo,
@@ -171,33 +172,16 @@ pub fn run(systems: &[String], threads: usize, n: u64) -> String {
     );
     for s in systems {
         eprintln!("ask: {s} ...");
-        let out = Command::new(std::env::current_exe().expect("own executable"))
-            .args(["ask-exec", s, &threads.to_string(), &n.to_string()])
-            .output();
-        let line = match &out {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .find(|l| l.starts_with("ASK "))
-                .map(str::to_owned),
-            _ => None,
+        let mut cmd = Command::new(std::env::current_exe().expect("own executable"));
+        cmd.args(["ask-exec", s, &threads.to_string(), &n.to_string()]);
+        let line = match Fields::of(cmd, "ASK ") {
+            Ok(line) => line,
+            Err(why) => {
+                md.push_str(&format!("| {s} | failed: {why} | | | | |\n"));
+                continue;
+            }
         };
-        let Some(line) = line else {
-            let why = match out {
-                Ok(o) => String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-                    .to_owned(),
-                Err(e) => e.to_string(),
-            };
-            md.push_str(&format!("| {s} | failed: {why} | | | | |\n"));
-            continue;
-        };
-        let get = |k: &str| {
-            line.split_whitespace()
-                .find_map(|f| f.strip_prefix(&format!("{k}=")).map(str::to_owned))
-                .unwrap_or_default()
-        };
+        let get = |k: &str| line.get(k);
         md.push_str(&format!(
             "| {s} | {} µs | {} µs | {} s | {} µs | {} s |\n",
             get("med_us"),

@@ -189,3 +189,40 @@ mod tests {
         assert_eq!(parse_result("RESULT seconds=x checksum=1"), None);
     }
 }
+
+/// The fields of a child's result line (`PREFIX k=v k=v ...`), or why there is none.
+#[derive(Debug)]
+pub struct Fields(String);
+
+impl Fields {
+    /// Runs `cmd` and finds the stdout line starting with `prefix` (`"IDLE "`, `"ASK "`);
+    /// otherwise the last line of its stderr (or the error starting it).
+    pub fn of(mut cmd: Command, prefix: &str) -> Result<Self, String> {
+        let out = cmd.output().map_err(|e| e.to_string())?;
+        let line = out
+            .status
+            .success()
+            .then(|| {
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .find(|l| l.starts_with(prefix))
+                    .map(str::to_owned)
+            })
+            .flatten();
+        line.map(Fields).ok_or_else(|| {
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_owned()
+        })
+    }
+
+    /// The value of `k` (empty if absent).
+    pub fn get(&self, k: &str) -> String {
+        self.0
+            .split_whitespace()
+            .find_map(|f| f.strip_prefix(&format!("{k}=")).map(str::to_owned))
+            .unwrap_or_default()
+    }
+}

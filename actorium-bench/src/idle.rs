@@ -5,6 +5,7 @@
 //! every 5 ms from an outside thread for `secs`: CPU used). Each system runs in a child process
 //! (`idle-exec`), so the CPU counted is its own.
 
+use crate::harness::Fields;
 use crate::suite::{caf_binary, erlang_ebin, prepare, SYSTEMS};
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
@@ -143,7 +144,7 @@ pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> Strin
     for s in systems {
         eprintln!("idle: {s} ...");
         let (t, secs_s, pings_s) = (threads.to_string(), secs.to_string(), pings.to_string());
-        let mut cmd = match s.as_str() {
+        let cmd = match s.as_str() {
             "caf-stealing" | "caf-sharing" | "erlang" => {
                 let sys = SYSTEMS.iter().find(|x| x.name == s).expect("a known peer");
                 if let Err(why) = prepare(sys) {
@@ -169,31 +170,14 @@ pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> Strin
                 c
             }
         };
-        let out = cmd.output();
-        let line = match &out {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .find(|l| l.starts_with("IDLE "))
-                .map(str::to_owned),
-            _ => None,
+        let line = match Fields::of(cmd, "IDLE ") {
+            Ok(line) => line,
+            Err(why) => {
+                md.push_str(&format!("| {s} | failed: {why} | | | |\n"));
+                continue;
+            }
         };
-        let Some(line) = line else {
-            let why = match out {
-                Ok(o) => String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-                    .to_owned(),
-                Err(e) => e.to_string(),
-            };
-            md.push_str(&format!("| {s} | failed: {why} | | | |\n"));
-            continue;
-        };
-        let get = |k: &str| {
-            line.split_whitespace()
-                .find_map(|f| f.strip_prefix(&format!("{k}=")).map(str::to_owned))
-                .unwrap_or_default()
-        };
+        let get = |k: &str| line.get(k);
         md.push_str(&format!(
             "| {s} | {} % | {} µs | {} µs | {} ms |\n",
             get("idle_pct"),

@@ -578,11 +578,12 @@ impl ActorSystem {
                 }
             };
             exec.for_each_queued_actor(&mut visit);
-            // SAFETY: links on the registry are the first field of live cells' headers, kept
-            // alive while listed (the registry's lock is held during the call).
-            shared
-                .registry
-                .for_each(|link| visit(unsafe { Header::from_link(link) }));
+            shared.registry.for_each(|link| {
+                // SAFETY: links on the registry are the first field of live cells' headers,
+                // kept alive while listed (the registry's lock is held during the call).
+                let hdr = unsafe { Header::from_link(link) };
+                visit(hdr)
+            });
             // Outside the locks (a send takes them): the stop requests.
             for &h in &held[told..] {
                 // SAFETY: held (retained) above.

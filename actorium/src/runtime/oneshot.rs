@@ -117,11 +117,12 @@ impl<T> Slot<T> {
     }
 
     fn wake(&self) {
-        // SAFETY: our fetch_or (AcqRel) found WAITING: the receiver wrote `waiter` before
-        // setting it (Release), and will not write it again: its compare-exchange that clears
-        // WAITING fails now that VALUE or CLOSED is set. Concurrent reads are fine.
         self.waiter.with(|p| {
-            if let Some(w) = unsafe { &*p } {
+            // SAFETY: our fetch_or (AcqRel) found WAITING: the receiver wrote `waiter` before
+            // setting it (Release), and will not write it again: its compare-exchange that
+            // clears WAITING fails now that VALUE or CLOSED is set. Concurrent reads are fine.
+            let waiter = unsafe { &*p };
+            if let Some(w) = waiter {
                 w.wake();
             }
         });
@@ -168,12 +169,13 @@ impl<T> Slot<T> {
             return false;
         }
         if s & WAITING != 0 {
-            // SAFETY: WAITING is set and we are the receiver: only the sender may read `waiter`
-            // concurrently, and reads may overlap.
-            if self
-                .waiter
-                .with(|p| unsafe { (*p).as_ref() }.is_some_and(&same))
-            {
+            let kept = self.waiter.with(|p| {
+                // SAFETY: WAITING is set and we are the receiver: only the sender may read
+                // `waiter` concurrently, and reads may overlap.
+                let waiter = unsafe { &*p };
+                waiter.as_ref().is_some_and(&same)
+            });
+            if kept {
                 return true;
             }
             // Take back the right to write it: fails if the sender completed meanwhile.

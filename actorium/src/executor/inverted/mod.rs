@@ -512,7 +512,8 @@ impl Exec for Executor {
             q.lock().for_each_actor(|link| {
                 // SAFETY: links on a queue's list are the first field of a live cell's header,
                 // kept alive while listed (we hold the queue's lock).
-                f(unsafe { Header::from_link(link) })
+                let hdr = unsafe { Header::from_link(link) };
+                f(hdr)
             });
         }
     }
