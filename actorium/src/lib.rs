@@ -37,6 +37,8 @@
 //! type-erased address of any actor that receives a message type; [`WeakAddr`] an address
 //! that keeps nothing alive.
 //!
+//! Monitors ([`Addr::monitor`], [`Context::monitor`]) report why an actor ended
+//! ([`ExitReason`]).
 //! Timers ([`SystemHandle::send_after`], [`SystemHandle::send_interval`], cancellable
 //! [`Timer`]s) run on one thread per system that sleeps until the earliest deadline.
 //! [`ActorSystem::shutdown`] asks every actor to end after its queued messages;
@@ -187,6 +189,7 @@ pub mod policy {
     pub use crate::executor::centric::testing::Testing;
     pub use crate::executor::mailbox::{Job, Resumable};
 }
+pub use crate::core::ExitReason;
 pub use executor::forkjoin::{join, scope, Forked, Scope};
 pub use executor::inverted::QueueStealing;
 /// Renamed [`QueueStealing`].

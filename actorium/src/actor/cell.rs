@@ -11,7 +11,9 @@
 use super::{Actor, Allocation, Context, Receive};
 use crate::core::envelope::{Envelope, EnvelopeVTable, Payload};
 use crate::core::header::CellVTable;
-use crate::core::{report_panic, ExecRef, Executor, Header, Placement, Sibling, Status, WorkerRef};
+use crate::core::{
+    report_panic, ExecRef, Executor, ExitReason, Header, Placement, Sibling, Status, WorkerRef,
+};
 use crate::executor::{inverted, mailbox};
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -240,7 +242,7 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
 }
 
 /// Ends the actor after a behaviour returned `status` (or panicked), on its worker.
-fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>) {
+fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     // SAFETY: we are the worker holding the actor's queue.
     let state = unsafe { &mut *cell.state.get() };
     if status != Status::Panicked {
@@ -272,6 +274,9 @@ fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>) {
         // SAFETY: as above.
         unsafe { exec.retire(&cell.header, status) };
     }
+    // The status is terminal now. (The cell stays alive: its system reference is released
+    // only behind the batch or job this behaviour runs in.)
+    exec.shared().monitors.ended(&cell.header, &reason);
 }
 
 /// A join handle was dropped without joining: drop a final state kept for it.
@@ -313,12 +318,15 @@ fn run_behaviour<A: Actor>(
     let state = unsafe { (*cell.state.get()).as_mut().unwrap_unchecked() };
     let mut ctx = Context::new(cell, w);
     match catch_unwind(AssertUnwindSafe(|| f(state, &mut ctx))) {
-        Ok(Allocation::Nodelete) if ctx.stopping() => terminate(cell, Status::Deleted, w),
+        Ok(Allocation::Nodelete) if ctx.stopping() => {
+            terminate(cell, Status::Deleted, w, ctx.exit_reason())
+        }
         Ok(Allocation::Nodelete) => {}
-        Ok(a) => terminate(cell, a.status(), w),
+        Ok(a) => terminate(cell, a.status(), w, ctx.exit_reason()),
         Err(p) => {
             panicked::<A>(&*p, what, w);
-            terminate(cell, Status::Panicked, w);
+            let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+            terminate(cell, Status::Panicked, w, reason);
         }
     }
 }
@@ -343,8 +351,12 @@ impl<A: Actor> CellOps<A> {
         // SAFETY: the header is the first field of a `Cell<A>` (vtable matches), kept alive by
         // the caller.
         let cell = unsafe { &*hdr.cast::<Cell<A>>() };
+        let pill: ThenFn<A> = Box::new(|_, ctx| {
+            ctx.cause = super::Cause::Shutdown;
+            Allocation::Delete
+        });
         // Refused: the actor has ended already.
-        let _ = send(cell, super::DeleteMsg);
+        let _ = send_then(cell, pill);
     }
 
     unsafe fn retain(hdr: *const Header) {
@@ -363,6 +375,12 @@ impl<A: Actor> CellOps<A> {
         // SAFETY: the header is the first field of a `Cell<A>` (vtable matches); the system
         // reference is still held (caller contract), so the cell is alive.
         let cell = unsafe { &*hdr.cast::<Cell<A>>() };
+        // Stopped by the system (its status is terminal by now): its monitors are told.
+        cell.header
+            .exec
+            .shared()
+            .monitors
+            .ended(&cell.header, &ExitReason::Shutdown);
         cell.header.set_installed(false);
         // SAFETY: the workers have exited: nothing else touches the state.
         let old = unsafe { (*cell.state.get()).take() };

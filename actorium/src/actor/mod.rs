@@ -9,6 +9,7 @@ mod addr;
 mod ask;
 pub(crate) mod cell;
 mod handle;
+mod monitor;
 mod poison;
 mod timer;
 
@@ -21,7 +22,7 @@ pub use timer::Timer;
 /// What [`Context::worker_index`] returns on a detached actor's own thread.
 pub const DETACHED: usize = crate::core::DETACHED;
 
-use crate::core::{Placement, Status, WorkerRef};
+use crate::core::{ExitReason, Placement, Status, WorkerRef};
 use crate::executor::forkjoin::{self, Scope};
 use cell::Cell;
 use std::sync::Arc;
@@ -132,7 +133,20 @@ pub trait Receive<M: Send + 'static>: Actor {
 pub struct Context<'a, A: Actor> {
     cell: &'a Cell<A>,
     worker: WorkerRef<'a>,
-    stop: bool,
+    cause: Cause,
+}
+
+/// Why a behaviour's actor is ending, beyond the [`Allocation`] it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// Nothing beyond the allocation.
+    None,
+    /// [`Context::stop`].
+    Stop,
+    /// A poison pill.
+    Pill,
+    /// The system's graceful shutdown.
+    Shutdown,
 }
 
 impl<'a, A: Actor> Context<'a, A> {
@@ -140,7 +154,7 @@ impl<'a, A: Actor> Context<'a, A> {
         Self {
             cell,
             worker,
-            stop: false,
+            cause: Cause::None,
         }
     }
 
@@ -166,11 +180,23 @@ impl<'a, A: Actor> Context<'a, A> {
     /// # Ok::<(), actorium::ConfigError>(())
     /// ```
     pub fn stop(&mut self) {
-        self.stop = true;
+        if self.cause == Cause::None {
+            self.cause = Cause::Stop;
+        }
     }
 
+    /// Whether the actor ends after this behaviour even if it returns `Nodelete`.
     pub(crate) fn stopping(&self) -> bool {
-        self.stop
+        self.cause != Cause::None
+    }
+
+    /// Why the actor ends, if this behaviour ends it.
+    pub(crate) fn exit_reason(&self) -> ExitReason {
+        match self.cause {
+            Cause::None | Cause::Stop => ExitReason::Normal,
+            Cause::Pill => ExitReason::PoisonPill,
+            Cause::Shutdown => ExitReason::Shutdown,
+        }
     }
 
     /// Asks `to` the question `msg` without blocking this worker: the reply (or why there is

@@ -2,7 +2,7 @@
 //! behaviour written, each ending the actor with the matching [`Allocation`]. Messages queued
 //! before the pill are still delivered first.
 
-use super::{Actor, Allocation, Context, Receive};
+use super::{Actor, Allocation, Cause, Context, Receive};
 
 /// Ends the receiving actor with [`Allocation::Delete`].
 ///
@@ -28,19 +28,22 @@ pub struct DestroyMsg;
 pub struct FinishedMsg;
 
 impl<A: Actor> Receive<DeleteMsg> for A {
-    fn receive(&mut self, _: DeleteMsg, _: &mut Context<'_, Self>) -> Allocation {
+    fn receive(&mut self, _: DeleteMsg, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.cause = Cause::Pill;
         Allocation::Delete
     }
 }
 
 impl<A: Actor> Receive<DestroyMsg> for A {
-    fn receive(&mut self, _: DestroyMsg, _: &mut Context<'_, Self>) -> Allocation {
+    fn receive(&mut self, _: DestroyMsg, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.cause = Cause::Pill;
         Allocation::Destroy
     }
 }
 
 impl<A: Actor> Receive<FinishedMsg> for A {
-    fn receive(&mut self, _: FinishedMsg, _: &mut Context<'_, Self>) -> Allocation {
+    fn receive(&mut self, _: FinishedMsg, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.cause = Cause::Pill;
         Allocation::Finished
     }
 }

@@ -62,6 +62,8 @@ pub(crate) struct CellVTable {
 const HANDLE: u8 = 1;
 /// `join` flag: the actor finished and its final state was kept for the handle.
 const KEPT: u8 = 2;
+/// `join` flag: a monitor was set on the actor (`core/monitors.rs`).
+const MONITORED: u8 = 4;
 
 /// The executor's part of a cell. `link` must stay the first field: list links are cast back
 /// to headers, and headers to cells (`repr(C)`, and a header is the first field of a cell).
@@ -164,6 +166,16 @@ impl Header {
     /// drop a kept state.
     pub(crate) fn keep_final_state(&self) -> bool {
         self.join.fetch_or(KEPT, Ordering::AcqRel) & HANDLE != 0
+    }
+
+    /// A monitor is being set (see `core/monitors.rs` for the ordering).
+    pub(crate) fn mark_monitored(&self) {
+        self.join.fetch_or(MONITORED, Ordering::SeqCst);
+    }
+
+    /// Whether a monitor was ever set on this actor.
+    pub(crate) fn monitored(&self) -> bool {
+        self.join.load(Ordering::SeqCst) & MONITORED != 0
     }
 
     /// The join handle is dropped without joining: whether it must drop a final state that was

@@ -21,6 +21,7 @@ pub(crate) mod envelope;
 pub(crate) mod exec_ref;
 pub(crate) mod header;
 pub(crate) mod mailbox;
+pub(crate) mod monitors;
 
 use crate::runtime::life::Life;
 use crate::runtime::pool::ResizeError;
@@ -31,6 +32,8 @@ use crossbeam_utils::CachePadded;
 use envelope::Envelope;
 pub(crate) use exec_ref::ExecRef;
 pub(crate) use header::{Header, Status};
+pub use monitors::ExitReason;
+use monitors::Monitors;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +64,8 @@ pub(crate) struct Shared {
     abandoned: AtomicBool,
     /// The system's timers (their thread starts with the first timer).
     pub(crate) timers: Timers,
+    /// Who watches which actor's end.
+    pub(crate) monitors: Monitors,
 }
 
 impl Shared {
@@ -72,6 +77,7 @@ impl Shared {
             external: CachePadded::new(Counters::default()),
             abandoned: AtomicBool::new(false),
             timers: Timers::default(),
+            monitors: Monitors::default(),
         }
     }
 

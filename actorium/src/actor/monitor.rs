@@ -1,0 +1,104 @@
+//! Monitors: learn when an actor ends, and why ([`ExitReason`]), from a thread or async code
+//! ([`Addr::monitor`], a [`Pending`]) or from another actor ([`Context::monitor`], a
+//! continuation run on the watching actor). See `core/monitors.rs` for the bookkeeping.
+
+use super::addr::Addr;
+use super::ask::Pending;
+use super::cell::{self, ThenFn};
+use super::{Actor, Allocation, Context};
+use crate::core::monitors::Watcher;
+use crate::core::ExitReason;
+use crate::runtime::oneshot::Slot;
+use std::sync::Arc;
+
+impl<A: Actor> Addr<A> {
+    /// Resolves when the actor ends, with the reason: `.wait()` for it on a thread, `.await`
+    /// it in async code. An actor that has already ended resolves at once to
+    /// [`ExitReason::NotAlive`].
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Allocation, Context, ExitReason, Receive};
+    /// struct Fragile;
+    /// impl Actor for Fragile {}
+    /// impl Receive<u8> for Fragile {
+    ///     fn receive(&mut self, _: u8, _: &mut Context<'_, Self>) -> Allocation {
+    ///         panic!("cannot take a u8")
+    ///     }
+    /// }
+    /// let system = ActorSystem::new()?;
+    /// let a = system.spawn(Fragile);
+    /// let down = a.monitor();
+    /// a.send(1).unwrap();
+    /// assert_eq!(down.wait()?, ExitReason::Panicked("cannot take a u8".into()));
+    /// # system.stop();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn monitor(&self) -> Pending<ExitReason> {
+        let hdr = &self.cell().header;
+        let exec = &hdr.exec;
+        let slot = Arc::new(Slot::default());
+        let to = slot.clone();
+        let w: Watcher = Box::new(move |r: &ExitReason| {
+            let _ = to.send(r.clone());
+        });
+        if exec.shared().monitors.watch(hdr, w).is_err() {
+            let _ = slot.send(ExitReason::NotAlive);
+        }
+        let driver = exec.driven_by_caller().then(|| exec.clone());
+        Pending::new(slot, exec.shared().id(), self.cell().raw(), driver)
+    }
+}
+
+impl<A: Actor> Context<'_, A> {
+    /// Watches `other`: when it ends, `then` runs on this actor (as one of its behaviours, in
+    /// turn with its messages) with the reason. If `other` has already ended, `then` runs with
+    /// [`ExitReason::NotAlive`]. If this actor ends first, nothing runs.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, ExitReason, Receive};
+    /// use std::sync::mpsc;
+    ///
+    /// struct Worker;
+    /// impl Actor for Worker {}
+    /// struct Watch(Addr<Worker>);
+    /// struct Watcher(mpsc::Sender<ExitReason>);
+    /// impl Actor for Watcher {}
+    /// impl Receive<Watch> for Watcher {
+    ///     fn receive(&mut self, Watch(w): Watch, ctx: &mut Context<'_, Self>) -> Allocation {
+    ///         ctx.monitor(&w, |me: &mut Self, why, _| {
+    ///             me.0.send(why).unwrap();
+    ///             Allocation::Nodelete
+    ///         });
+    ///         w.send(DeleteMsg).unwrap(); // monitor set first: the end cannot be missed
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// let system = ActorSystem::new()?;
+    /// let (tx, rx) = mpsc::channel();
+    /// let watcher = system.spawn(Watcher(tx));
+    /// watcher.send(Watch(system.spawn(Worker))).unwrap();
+    /// assert_eq!(rx.recv()?, ExitReason::PoisonPill);
+    /// # drop(system);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn monitor<B, F>(&self, other: &Addr<B>, then: F)
+    where
+        B: Actor,
+        F: FnOnce(&mut A, ExitReason, &mut Context<'_, A>) -> Allocation + Send + 'static,
+    {
+        // Weak: a monitor must not keep the watching actor's cell alive.
+        let me = self.address().downgrade();
+        let w: Watcher = Box::new(move |r: &ExitReason| {
+            let r = r.clone();
+            let f: ThenFn<A> = Box::new(move |a: &mut A, ctx: &mut Context<'_, A>| then(a, r, ctx));
+            if let Some(me) = me.upgrade() {
+                // Refused: the watcher ended meanwhile.
+                let _ = cell::send_then(me.cell(), f);
+            }
+        });
+        let hdr = &other.cell().header;
+        if let Err(w) = hdr.exec.shared().monitors.watch(hdr, w) {
+            w(&ExitReason::NotAlive);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Monitors: who wants to know when an actor ends, and why ([`ExitReason`]).
+//!
+//! One map per system from a cell's address to its watchers, under one mutex: only monitored
+//! actors pay anything (a flag in the header tells termination whether to look). The
+//! handshake between a new monitor and the actor's end (neither may miss the other):
+//! - `watch`: under the lock, set the header's `MONITORED` flag (SeqCst), fence, read the
+//!   status: alive, the watcher is stored; ended, it is handed back (the caller reports
+//!   [`ExitReason::NotAlive`]);
+//! - `ended`, after the executor stored the terminal status: fence, read the flag; set, take
+//!   the watchers under the lock and call them.
+//!
+//! (Dekker: each side writes, fences, reads the other's; at least one sees the other. If
+//! `watch` saw the actor alive, `ended`'s read comes later in the fence order and sees the
+//! flag, and takes the lock after `watch` stored the watcher.)
+
+use super::header::{Header, Status};
+use std::collections::HashMap;
+use std::sync::atomic::{fence, Ordering};
+use std::sync::Mutex;
+
+/// Why an actor ended, as its monitors are told.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExitReason {
+    /// A behaviour ended it: it returned [`crate::Allocation::Delete`], `Destroy` or
+    /// `Finished`, or called [`crate::Context::stop`].
+    Normal,
+    /// A behaviour (or its `started` hook) panicked; the panic message.
+    Panicked(String),
+    /// A poison pill ([`crate::DeleteMsg`], [`crate::DestroyMsg`], [`crate::FinishedMsg`]).
+    PoisonPill,
+    /// Its system shut down: [`crate::ActorSystem::shutdown`] asked it to end, or the system
+    /// was stopped or dropped while it lived.
+    Shutdown,
+    /// It had already ended when the monitor was set (as Erlang's `noproc`).
+    NotAlive,
+}
+
+impl std::fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitReason::Normal => f.write_str("ended normally"),
+            ExitReason::Panicked(m) => write!(f, "panicked: {m}"),
+            ExitReason::PoisonPill => f.write_str("ended by a poison pill"),
+            ExitReason::Shutdown => f.write_str("stopped by its system's shutdown"),
+            ExitReason::NotAlive => f.write_str("had already ended when monitored"),
+        }
+    }
+}
+
+/// Told once, when the watched actor ends.
+pub(crate) type Watcher = Box<dyn FnOnce(&ExitReason) + Send>;
+
+/// The watchers of one system's actors.
+#[derive(Default)]
+pub(crate) struct Monitors {
+    map: Mutex<HashMap<usize, Vec<Watcher>>>,
+}
+
+impl Monitors {
+    /// Adds `w` to the watchers of `hdr`'s actor; gives it back if the actor has ended.
+    pub(crate) fn watch(&self, hdr: &Header, w: Watcher) -> Result<(), Watcher> {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        hdr.mark_monitored();
+        fence(Ordering::SeqCst);
+        if hdr.status() != Status::Alive {
+            return Err(w);
+        }
+        map.entry(hdr as *const Header as usize)
+            .or_default()
+            .push(w);
+        Ok(())
+    }
+
+    /// `hdr`'s actor ended (its terminal status is stored): tells its watchers, if any.
+    pub(crate) fn ended(&self, hdr: &Header, reason: &ExitReason) {
+        fence(Ordering::SeqCst);
+        if !hdr.monitored() {
+            return;
+        }
+        let watchers = {
+            let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+            map.remove(&(hdr as *const Header as usize))
+        };
+        for w in watchers.into_iter().flatten() {
+            // A watcher only sends (a reply slot, a continuation to its actor).
+            w(reason);
+        }
+    }
+}
