@@ -6,7 +6,7 @@ use actorium::{
     Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, DestroyMsg, ExitReason, Receive,
 };
 use common::{on_every_executor, settle, watchdog};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// Ends as told.
 struct Subject;
@@ -162,5 +162,150 @@ fn monitors_racing_the_end_are_never_missed() {
             }
             system.shutdown();
         }
+    });
+}
+
+/// Links to the actors it is sent, and handles their ends: records the notices, goes on.
+struct Linked {
+    notices: Arc<Mutex<Vec<ExitReason>>>,
+}
+impl Actor for Linked {
+    fn linked_exit(&mut self, reason: ExitReason, _: &mut Context<'_, Self>) -> Allocation {
+        self.notices.lock().unwrap().push(reason);
+        Allocation::Nodelete
+    }
+}
+struct LinkTo(Addr<Subject>);
+impl Receive<LinkTo> for Linked {
+    fn receive(&mut self, LinkTo(s): LinkTo, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.link(&s);
+        Allocation::Nodelete
+    }
+}
+
+/// Default links (no `linked_exit` override); fails on `End`.
+struct Chain;
+impl Actor for Chain {}
+struct LinkToChain(Addr<Chain>, mpsc::Sender<()>);
+impl Receive<LinkToChain> for Chain {
+    fn receive(
+        &mut self,
+        LinkToChain(c, done): LinkToChain,
+        ctx: &mut Context<'_, Self>,
+    ) -> Allocation {
+        ctx.link(&c);
+        done.send(()).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<End> for Chain {
+    fn receive(&mut self, _: End, _: &mut Context<'_, Self>) -> Allocation {
+        panic!("chain link gave up")
+    }
+}
+
+/// Links by default (no `linked_exit` override).
+struct Plain;
+impl Actor for Plain {}
+struct PlainLink(Addr<Subject>, mpsc::Sender<()>);
+impl Receive<PlainLink> for Plain {
+    fn receive(
+        &mut self,
+        PlainLink(s, done): PlainLink,
+        ctx: &mut Context<'_, Self>,
+    ) -> Allocation {
+        ctx.link(&s);
+        done.send(()).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn a_linked_pair_fails_together_unless_the_survivor_handles_it() {
+    watchdog(120, || {
+        on_every_executor(|name, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            // Default: a failure takes the survivor down (reason Linked); a normal end does not.
+            for (end, survives) in [(End::Panic, false), (End::Delete, true)] {
+                let (tx, rx) = mpsc::channel();
+                let (p, s) = (system.spawn(Plain), system.spawn(Subject));
+                let down = p.monitor();
+                p.send(PlainLink(s.clone(), tx)).unwrap();
+                settle(&system, 10, "linked", || rx.try_recv().is_ok());
+                let s_down = s.monitor();
+                s.send(end).unwrap();
+                let _ = s_down.wait().unwrap();
+                if survives {
+                    // Its notice ran (queued behind nothing else): it is still alive after a
+                    // round trip through its queue.
+                    let (tx2, rx2) = mpsc::channel();
+                    p.send(PlainLink(system.spawn(Subject), tx2)).unwrap();
+                    settle(&system, 10, "still alive", || rx2.try_recv().is_ok());
+                    assert!(p.is_alive());
+                    p.send(DeleteMsg).unwrap();
+                } else {
+                    assert_eq!(down.wait().unwrap(), ExitReason::Linked);
+                }
+            }
+            // A handled notice: the survivor records it and goes on.
+            let notices = Arc::new(Mutex::new(Vec::new()));
+            let l = system.spawn(Linked {
+                notices: notices.clone(),
+            });
+            let s = system.spawn(Subject);
+            l.send(LinkTo(s.clone())).unwrap();
+            let dead = system.spawn(Subject);
+            dead.send(End::Delete).unwrap();
+            let _ = dead.monitor().wait();
+            // A link to an actor that has ended reports NotAlive (not a failure).
+            l.send(LinkTo(dead.clone())).unwrap();
+            settle(&system, 10, "the NotAlive notice", || {
+                notices.lock().unwrap().contains(&ExitReason::NotAlive)
+            });
+            s.send(End::Panic).unwrap();
+            settle(&system, 10, "the failure notice", || {
+                notices
+                    .lock()
+                    .unwrap()
+                    .contains(&ExitReason::Panicked("subject gave up".into()))
+            });
+            assert!(l.is_alive(), "handled: it goes on");
+            l.send(DeleteMsg).unwrap();
+            if name.contains("testing") {
+                drop(system);
+            } else {
+                system.shutdown();
+            }
+        });
+    });
+}
+
+#[test]
+fn a_failure_travels_along_a_chain_of_links() {
+    watchdog(120, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (a, b, c) = (
+                system.spawn(Chain),
+                system.spawn(Chain),
+                system.spawn(Chain),
+            );
+            let (tx, rx) = mpsc::channel();
+            a.send(LinkToChain(b.clone(), tx.clone())).unwrap();
+            b.send(LinkToChain(c.clone(), tx)).unwrap();
+            for _ in 0..2 {
+                settle(&system, 10, "linked", || rx.try_recv().is_ok());
+            }
+            let (da, db, dc) = (a.monitor(), b.monitor(), c.monitor());
+            c.send(End::Panic).unwrap();
+            assert_eq!(
+                dc.wait().unwrap(),
+                ExitReason::Panicked("chain link gave up".into())
+            );
+            // c's failure takes b down, and b's (Linked, abnormal too) takes a.
+            assert_eq!(db.wait().unwrap(), ExitReason::Linked);
+            assert_eq!(da.wait().unwrap(), ExitReason::Linked);
+            drop(system);
+        });
     });
 }

@@ -105,6 +105,20 @@ pub trait Actor: Send + Sized + 'static {
     /// Runs when a behaviour returns a terminal [`Allocation`], before the state is dropped or
     /// handed to the join handle. Not run after a panic.
     fn stopped(&mut self) {}
+
+    /// A linked actor ([`Context::link`]) ended with `reason`; runs as one of this actor's
+    /// behaviours. The default fails together with it: if the reason is abnormal
+    /// ([`ExitReason::is_abnormal`]: a panic, or a failure passed on by another link) this
+    /// actor ends too, with [`ExitReason::Linked`]; otherwise it goes on. Override it to
+    /// handle the notice instead (Erlang's `trap_exit`).
+    fn linked_exit(&mut self, reason: ExitReason, ctx: &mut Context<'_, Self>) -> Allocation {
+        if reason.is_abnormal() {
+            ctx.cause = Cause::Linked;
+            Allocation::Delete
+        } else {
+            Allocation::Nodelete
+        }
+    }
 }
 
 /// The behaviour of actor `Self` for messages of type `M`.
@@ -147,6 +161,8 @@ pub(crate) enum Cause {
     Pill,
     /// The system's graceful shutdown.
     Shutdown,
+    /// A linked actor failed.
+    Linked,
 }
 
 impl<'a, A: Actor> Context<'a, A> {
@@ -196,6 +212,7 @@ impl<'a, A: Actor> Context<'a, A> {
             Cause::None | Cause::Stop => ExitReason::Normal,
             Cause::Pill => ExitReason::PoisonPill,
             Cause::Shutdown => ExitReason::Shutdown,
+            Cause::Linked => ExitReason::Linked,
         }
     }
 

@@ -102,3 +102,72 @@ impl<A: Actor> Context<'_, A> {
         }
     }
 }
+
+/// A watcher that runs `B::linked_exit` on `peer` when the watched actor ends.
+fn link_watcher<B: Actor>(peer: &Addr<B>) -> Watcher {
+    let peer = peer.downgrade();
+    Box::new(move |r: &ExitReason| {
+        let r = r.clone();
+        let f: ThenFn<B> =
+            Box::new(move |b: &mut B, ctx: &mut Context<'_, B>| b.linked_exit(r, ctx));
+        if let Some(peer) = peer.upgrade() {
+            // Refused: the peer ended meanwhile.
+            let _ = cell::send_then(peer.cell(), f);
+        }
+    })
+}
+
+impl<A: Actor> Context<'_, A> {
+    /// Links this actor and `other` (Erlang's `link`): when either ends, the other's
+    /// [`Actor::linked_exit`] runs with the reason, as one of its behaviours. By default a
+    /// failure ([`ExitReason::is_abnormal`]) takes the survivor down too (reason
+    /// [`ExitReason::Linked`], passed on along further links); a normal end does not. If
+    /// `other` has already ended, this actor's `linked_exit` runs with
+    /// [`ExitReason::NotAlive`] (not a failure: it goes on).
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Addr, Allocation, Context, ExitReason, Receive};
+    /// use std::sync::mpsc;
+    ///
+    /// struct Partner;
+    /// impl Actor for Partner {}
+    /// impl Receive<&'static str> for Partner {
+    ///     fn receive(&mut self, s: &'static str, _: &mut Context<'_, Self>) -> Allocation {
+    ///         panic!("{s}")
+    ///     }
+    /// }
+    /// struct Linker(mpsc::Sender<()>);
+    /// impl Actor for Linker {}
+    /// impl Receive<Addr<Partner>> for Linker {
+    ///     fn receive(&mut self, p: Addr<Partner>, ctx: &mut Context<'_, Self>) -> Allocation {
+    ///         ctx.link(&p);
+    ///         self.0.send(()).unwrap();
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// let system = ActorSystem::new()?;
+    /// let (tx, linked) = mpsc::channel();
+    /// let (linker, partner) = (system.spawn(Linker(tx)), system.spawn(Partner));
+    /// let down = linker.monitor();
+    /// linker.send(partner.clone()).unwrap();
+    /// linked.recv()?;
+    /// partner.send("broken").unwrap(); // the partner fails...
+    /// assert_eq!(down.wait()?, ExitReason::Linked); // ...and takes the linker with it
+    /// # drop(system);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn link<B: Actor>(&self, other: &Addr<B>) {
+        let me = self.address();
+        // Its end reaches this actor...
+        let hdr = &other.cell().header;
+        if let Err(w) = hdr.exec.shared().monitors.watch(hdr, link_watcher(&me)) {
+            w(&ExitReason::NotAlive);
+            return;
+        }
+        // ...and this actor's end reaches it.
+        let mine = &self.cell.header;
+        if let Err(w) = mine.exec.shared().monitors.watch(mine, link_watcher(other)) {
+            w(&ExitReason::NotAlive);
+        }
+    }
+}

@@ -34,6 +34,17 @@ pub enum ExitReason {
     Shutdown,
     /// It had already ended when the monitor was set (as Erlang's `noproc`).
     NotAlive,
+    /// An actor linked to it failed ([`crate::Context::link`]), and it did not handle the
+    /// notice ([`crate::Actor::linked_exit`]).
+    Linked,
+}
+
+impl ExitReason {
+    /// Whether this end is a failure that links pass on: [`Self::Panicked`] and
+    /// [`Self::Linked`].
+    pub fn is_abnormal(&self) -> bool {
+        matches!(self, ExitReason::Panicked(_) | ExitReason::Linked)
+    }
 }
 
 impl std::fmt::Display for ExitReason {
@@ -44,6 +55,7 @@ impl std::fmt::Display for ExitReason {
             ExitReason::PoisonPill => f.write_str("ended by a poison pill"),
             ExitReason::Shutdown => f.write_str("stopped by its system's shutdown"),
             ExitReason::NotAlive => f.write_str("had already ended when monitored"),
+            ExitReason::Linked => f.write_str("ended with a linked actor that failed"),
         }
     }
 }
