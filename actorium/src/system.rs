@@ -11,6 +11,7 @@ use crate::runtime::stats::Stats;
 use crate::runtime::worker::runs_for;
 use std::collections::HashSet;
 use std::fmt;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -558,23 +559,20 @@ impl ActorSystem {
              one of its threads): it would wait for itself to finish (a deadlock). Shut it \
              down from a thread outside the system; to end the system from inside, drop it"
         );
+        // From now on no ended actor comes back: each one asked to end stays ended.
+        shared.draining.store(true, Ordering::SeqCst);
         // Every actor asked so far, held (a counted reference) until the end, so that no cell
-        // is freed and its address reused by a new actor while we tell them apart.
+        // is freed and its address reused by a new actor while we tell them apart. Released
+        // by the guard on every path, a panic included.
         let mut asked: HashSet<usize> = HashSet::new();
-        let mut held: Vec<*const Header> = Vec::new();
-        let release = |held: &mut Vec<*const Header>| {
-            for h in held.drain(..) {
-                // SAFETY: each was retained below, once, and is released once here.
-                unsafe { (*h).drop_ref() };
-            }
-        };
+        let mut held = Held(Vec::new());
         let mut told = 0;
         loop {
             // Under each list's lock: note (and hold) the actors not asked yet.
             let mut visit = |h: &Header| {
                 if asked.insert(h as *const Header as usize) {
                     h.retain();
-                    held.push(h);
+                    held.0.push(h);
                 }
             };
             exec.for_each_queued_actor(&mut visit);
@@ -585,11 +583,11 @@ impl ActorSystem {
                 visit(hdr)
             });
             // Outside the locks (a send takes them): the stop requests.
-            for &h in &held[told..] {
+            for &h in &held.0[told..] {
                 // SAFETY: held (retained) above.
                 unsafe { (*h).request_stop() };
             }
-            told = held.len();
+            told = held.0.len();
             if life.live() == 0 || life.aborting() {
                 break;
             }
@@ -597,6 +595,7 @@ impl ActorSystem {
                 let now = Instant::now();
                 if now >= d {
                     let mut names: Vec<&'static str> = held
+                        .0
                         .iter()
                         // SAFETY: held (retained) above.
                         .map(|&h| unsafe { &*h })
@@ -605,7 +604,7 @@ impl ActorSystem {
                         .collect();
                     names.sort_unstable();
                     let remaining = life.live();
-                    release(&mut held);
+                    drop(held);
                     drop(self); // stop now
                     return Err(ShutdownTimeout {
                         remaining,
@@ -623,7 +622,7 @@ impl ActorSystem {
             });
             life.wait_a_little(wait);
         }
-        release(&mut held);
+        drop(held);
         Ok(self.stop())
     }
 
@@ -663,6 +662,18 @@ impl ActorSystem {
         self.exec().shared().close(drain);
         self.exec().begin_shutdown(drain);
         self.detached.begin_shutdown(drain);
+    }
+}
+
+/// Counted references to actors' cells (taken with `Header::retain`), released on drop.
+struct Held(Vec<*const Header>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        for h in self.0.drain(..) {
+            // SAFETY: each was retained once by `graceful` and is released once here.
+            unsafe { (*h).drop_ref() };
+        }
     }
 }
 

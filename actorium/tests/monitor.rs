@@ -309,3 +309,28 @@ fn a_failure_travels_along_a_chain_of_links() {
         });
     });
 }
+
+/// Its `stopped` hook panics.
+struct BadHook;
+impl Actor for BadHook {
+    fn stopped(&mut self) {
+        panic!("hook failed")
+    }
+}
+
+#[test]
+fn a_panicking_stopped_hook_is_a_failure() {
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let a = system.spawn(BadHook);
+            let down = a.monitor();
+            a.send(DeleteMsg).unwrap();
+            assert_eq!(
+                down.wait().unwrap(),
+                ExitReason::Panicked("hook failed".into())
+            );
+            drop(system);
+        });
+    });
+}

@@ -237,3 +237,12 @@ fn a_pending_timer_costs_no_cpu_while_it_waits() {
         );
     });
 }
+
+#[test]
+#[should_panic(expected = "zero period")]
+fn a_zero_period_is_refused() {
+    let _s = serial();
+    let system = ActorSystem::builder().workers(1).build().unwrap();
+    let a = system.spawn(Log(Arc::new(Mutex::new(Vec::new()))));
+    let _ = system.send_interval(&a, 1, Duration::ZERO);
+}

@@ -147,8 +147,8 @@ impl<A: Actor> Addr<A> {
     /// new one.
     ///
     /// # Errors
-    /// Gives `actor` back if the actor is not `Destroyed` (alive, or ended another way) or the
-    /// system has stopped.
+    /// Gives `actor` back if the actor is not `Destroyed` (alive, or ended another way), the
+    /// system has stopped, or a graceful shutdown ([`crate::ActorSystem::shutdown`]) began.
     ///
     /// ```
     /// use actorium::{Actor, ActorSystem, DestroyMsg};

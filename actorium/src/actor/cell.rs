@@ -232,6 +232,15 @@ pub(crate) fn send_then<A: Actor>(cell: &Cell<A>, f: ThenFn<A>) -> Result<(), Th
 
 /// Puts a new state into a `Destroyed` actor's cell, in order with its queue.
 pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> {
+    if cell
+        .header
+        .exec
+        .shared()
+        .draining
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        return Err(actor);
+    }
     let env = Envelope::new(cell.raw(), &Install::<A>::VTABLE, Payload::pack(actor));
     // SAFETY: the cell is kept alive by `cell`, and belongs to its header's executor.
     match unsafe { cell.header.exec.revive(&cell.header, env) } {
@@ -245,10 +254,13 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
 fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     // SAFETY: we are the worker holding the actor's queue.
     let state = unsafe { &mut *cell.state.get() };
+    let mut reason = reason;
     if status != Status::Panicked {
         if let Some(s) = state.as_mut() {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.stopped())) {
                 panicked::<A>(&*p, "stopped hook", w);
+                // A failure: its monitors and links hear of it.
+                reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
             }
         }
     }

@@ -41,6 +41,15 @@ impl fmt::Debug for Timer {
     }
 }
 
+/// Refuses a zero period with a message that says what to change.
+fn assert_period(period: Duration) {
+    assert!(
+        !period.is_zero(),
+        "`send_interval` with a zero period would send without pause and flood the receiver; \
+         pass a period of at least a microsecond"
+    );
+}
+
 /// A periodic timer's period, and how it clones its message.
 type Period<M> = (Duration, fn(&M) -> M);
 
@@ -148,12 +157,16 @@ impl SystemHandle {
     ///
     /// # Errors
     /// [`SendError`] with `msg` if the system has stopped.
+    ///
+    /// # Panics
+    /// If `period` is zero (as `tokio::time::interval`): it would flood the receiver.
     pub fn send_interval<M: Clone + Send + 'static>(
         &self,
         to: impl Into<Recipient<M>>,
         msg: M,
         period: Duration,
     ) -> Result<Timer, SendError<M>> {
+        assert_period(period);
         let clone: fn(&M) -> M = M::clone;
         add(
             self.executor().shared(),
@@ -207,12 +220,16 @@ impl<A: Actor> Context<'_, A> {
     ///
     /// # Errors
     /// [`SendError`] with `msg` if the system has stopped.
+    ///
+    /// # Panics
+    /// If `period` is zero.
     pub fn send_interval<M: Clone + Send + 'static>(
         &self,
         to: impl Into<Recipient<M>>,
         msg: M,
         period: Duration,
     ) -> Result<Timer, SendError<M>> {
+        assert_period(period);
         let clone: fn(&M) -> M = M::clone;
         add(
             self.cell.header.exec.shared(),

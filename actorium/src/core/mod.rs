@@ -66,6 +66,9 @@ pub(crate) struct Shared {
     pub(crate) timers: Timers,
     /// Who watches which actor's end.
     pub(crate) monitors: Monitors,
+    /// A graceful shutdown began: ended actors are not brought back (`respawn` is refused),
+    /// so every actor it asked to end stays ended.
+    pub(crate) draining: AtomicBool,
 }
 
 impl Shared {
@@ -78,6 +81,7 @@ impl Shared {
             abandoned: AtomicBool::new(false),
             timers: Timers::default(),
             monitors: Monitors::default(),
+            draining: AtomicBool::new(false),
         }
     }
 

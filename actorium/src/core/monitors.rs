@@ -15,6 +15,7 @@
 
 use super::header::{Header, Status};
 use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, Ordering};
 use std::sync::Mutex;
 
@@ -95,8 +96,12 @@ impl Monitors {
             map.remove(&(hdr as *const Header as usize))
         };
         for w in watchers.into_iter().flatten() {
-            // A watcher only sends (a reply slot, a continuation to its actor).
-            w(reason);
+            // A watcher only sends (a reply slot, a continuation to its actor); a refused
+            // continuation is dropped, and user code in it may panic: the others are told
+            // all the same.
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| w(reason))) {
+                super::report_panic("a monitor's notice (dropping its continuation)", &*p);
+            }
         }
     }
 }

@@ -85,8 +85,12 @@ impl TimerRef {
             return false;
         };
         let mut st = inner.lock();
-        if st.tasks.remove(&self.id).is_some() {
+        if let Some(task) = st.tasks.remove(&self.id) {
             compact(&mut st);
+            // The task (and the message it holds) is dropped outside the lock: its `Drop`
+            // may use the timers.
+            drop(st);
+            drop(task);
             true
         } else if st.firing == Some(self.id) && st.firing_periodic && !st.cancel_firing {
             st.cancel_firing = true;
@@ -225,12 +229,14 @@ fn run(inner: &Inner) {
         st.firing = None;
         match task.period {
             Some(period) if again && !st.cancel_firing && !st.stopped => {
-                // The next deadline keeps the period's phase; one missed while firing late is
-                // skipped rather than fired in a burst.
+                // The next deadline keeps the period's phase; ticks missed while firing late
+                // are skipped rather than fired in a burst.
                 let mut next = task.deadline + period;
                 let now = Instant::now();
                 if next <= now {
-                    next = now + period;
+                    let missed = (now - next).as_nanos() / period.as_nanos().max(1) + 1;
+                    let missed = u32::try_from(missed).unwrap_or(u32::MAX);
+                    next += period.saturating_mul(missed);
                 }
                 task.deadline = next;
                 st.heap.push(Reverse((next, id)));
