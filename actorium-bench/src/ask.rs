@@ -27,6 +27,7 @@ pub fn all_systems() -> Vec<String> {
     ACTORIUM
         .iter()
         .chain(actorium_peers::ask::SYSTEMS)
+        .chain(&["caf-stealing", "caf-sharing", "erlang"])
         .map(|s| s.to_string())
         .collect()
 }
@@ -172,8 +173,19 @@ pub fn run(systems: &[String], threads: usize, n: u64) -> String {
     );
     for s in systems {
         eprintln!("ask: {s} ...");
-        let mut cmd = Command::new(std::env::current_exe().expect("own executable"));
-        cmd.args(["ask-exec", s, &threads.to_string(), &n.to_string()]);
+        let n_s = n.to_string();
+        let cmd = match crate::idle::native_peer(s, threads, "ask", &[&n_s]) {
+            Some(Ok(c)) => c,
+            Some(Err(why)) => {
+                md.push_str(&format!("| {s} | {why} | | | | |\n"));
+                continue;
+            }
+            None => {
+                let mut c = Command::new(std::env::current_exe().expect("own executable"));
+                c.args(["ask-exec", s, &threads.to_string(), &n_s]);
+                c
+            }
+        };
         let line = match Fields::of(cmd, "ASK ") {
             Ok(line) => line,
             Err(why) => {
@@ -198,7 +210,10 @@ pub fn run(systems: &[String], threads: usize, n: u64) -> String {
          configuration). ractor: `call!` via the runtime's `block_on`, and awaited in the \
          client's handler. kameo: `ask(..).await` via `block_on`, and in the handler. \
          tokio-mpsc: an mpsc request carrying a `oneshot` sender; `blocking_recv` on the \
-         thread, awaited in a client task.\n\nCommand: `cargo run --release -p actorium-bench -- ask`.\n",
+         thread, awaited in a client task. CAF: `request(..).receive(..)` from a \
+         `scoped_actor`, and `request(..).then(..)` chained in an event-based client. Erlang: \
+         `gen_server:call` from a process (Erlang has no outside threads: the \"outside\" caller \
+         is a process of the same VM), and from a client gen_server's `handle_call`.\n\nCommand: `cargo run --release -p actorium-bench -- ask`.\n",
     );
     md
 }

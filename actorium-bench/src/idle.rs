@@ -132,6 +132,36 @@ pub fn exec(system: &str, threads: usize, secs: f64, pings: usize) -> Result<(),
     Ok(())
 }
 
+/// The command running subcommand `sub` (`idle`, `ask`) of a CAF or Erlang peer with `threads`
+/// threads and `args`, built first if needed; `None` for any other system (actorium, the Rust
+/// peers: run by this executable).
+pub fn native_peer(
+    s: &str,
+    threads: usize,
+    sub: &str,
+    args: &[&str],
+) -> Option<Result<Command, String>> {
+    if !matches!(s, "caf-stealing" | "caf-sharing" | "erlang") {
+        return None;
+    }
+    let sys = SYSTEMS.iter().find(|x| x.name == s).expect("a known peer");
+    if let Err(why) = prepare(sys) {
+        return Some(Err(why));
+    }
+    Some(Ok(if s == "erlang" {
+        let mut c = Command::new("erl");
+        c.arg("+S").arg(format!("{threads}:{threads}"));
+        c.args(["-noshell", "-pa"]).arg(erlang_ebin());
+        c.args(["-run", "actorium_bench", sub]).args(args);
+        c
+    } else {
+        let mut c = Command::new(caf_binary());
+        c.args([sub, s.trim_start_matches("caf-"), &threads.to_string()])
+            .args(args);
+        c
+    }))
+}
+
 /// The parent: runs each system in a child and returns a Markdown table.
 pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> String {
     let mut md = format!(
@@ -144,27 +174,13 @@ pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> Strin
     for s in systems {
         eprintln!("idle: {s} ...");
         let (t, secs_s, pings_s) = (threads.to_string(), secs.to_string(), pings.to_string());
-        let cmd = match s.as_str() {
-            "caf-stealing" | "caf-sharing" | "erlang" => {
-                let sys = SYSTEMS.iter().find(|x| x.name == s).expect("a known peer");
-                if let Err(why) = prepare(sys) {
-                    md.push_str(&format!("| {s} | {why} | | | |\n"));
-                    continue;
-                }
-                if s == "erlang" {
-                    let mut c = Command::new("erl");
-                    c.arg("+S").arg(format!("{threads}:{threads}"));
-                    c.args(["-noshell", "-pa"]).arg(erlang_ebin());
-                    c.args(["-run", "actorium_bench", "idle", &secs_s, &pings_s]);
-                    c
-                } else {
-                    let mut c = Command::new(caf_binary());
-                    let policy = s.trim_start_matches("caf-");
-                    c.args(["idle", policy, &t, &secs_s, &pings_s]);
-                    c
-                }
+        let cmd = match native_peer(s, threads, "idle", &[&secs_s, &pings_s]) {
+            Some(Ok(c)) => c,
+            Some(Err(why)) => {
+                md.push_str(&format!("| {s} | {why} | | | |\n"));
+                continue;
             }
-            _ => {
+            None => {
                 let mut c = Command::new(std::env::current_exe().expect("own executable"));
                 c.args(["idle-exec", s, &t, &secs_s, &pings_s]);
                 c

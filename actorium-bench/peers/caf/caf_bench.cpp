@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -782,8 +783,107 @@ int run(const std::string& policy, std::size_t threads, double secs, std::size_t
 
 } // namespace idle
 
+// ---- ask benchmark (actorium-bench ask): request/reply round trips ----------------------------
+namespace askb {
+
+// Same protocol as actorium-bench's `ask-exec`: prints `ASK ...`. The server answers x with
+// x + 1; it is asked n times in a row from a `scoped_actor` (CAF's blocking actor for code
+// outside actors: `request(..).receive(..)`), each round trip timed, then n times by an
+// event-based client actor chaining `request(..).then(..)` inside its behaviour.
+int run(const std::string& policy, std::size_t threads, uint64_t n) {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", threads);
+  cfg.set("scheduler.policy",
+          policy == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
+  double med = 0, p99 = 0, outside = 0, inside = 0;
+  uint64_t sum = 0;
+  {
+    caf::actor_system sys{cfg};
+    auto srv = sys.spawn([]() -> caf::behavior {
+      return {[](uint64_t x) -> uint64_t { return x + 1; }};
+    });
+    auto client = sys.spawn([srv](caf::event_based_actor* self) -> caf::behavior {
+      return {[=](uint64_t count, bool) -> caf::result<uint64_t> {
+        auto rp = self->make_response_promise<uint64_t>();
+        auto total = std::make_shared<uint64_t>(0);
+        auto next = std::make_shared<std::function<void(uint64_t)>>();
+        *next = [=](uint64_t x) mutable {
+          if (x == count) {
+            rp.deliver(*total);
+            *next = nullptr;  // break the cycle
+            return;
+          }
+          self->request(srv, caf::infinite, x).then([=](uint64_t y) {
+            *total += y;
+            (*next)(x + 1);
+          });
+        };
+        (*next)(0);
+        return rp;
+      }};
+    });
+    caf::scoped_actor self{sys};
+    auto ask = [&](uint64_t x) {
+      uint64_t r = 0;
+      self->request(srv, caf::infinite, x)
+          .receive([&](uint64_t y) { r = y; },
+                   [&](caf::error&) {
+                     std::fprintf(stderr, "ask failed\n");
+                     std::exit(1);
+                   });
+      return r;
+    };
+    for (uint64_t x = 0; x < 1000; ++x) ask(x);
+    std::vector<double> lat;
+    lat.reserve(n);
+    auto t0 = std::chrono::steady_clock::now();
+    for (uint64_t x = 0; x < n; ++x) {
+      auto t = std::chrono::steady_clock::now();
+      sum += ask(x);
+      lat.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count());
+    }
+    outside = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (sum != n * (n + 1) / 2) {
+      std::fprintf(stderr, "checksum %llu\n", (unsigned long long)sum);
+      return 1;
+    }
+    std::sort(lat.begin(), lat.end());
+    med = lat[lat.size() / 2];
+    p99 = lat[(lat.size() - 1) * 99 / 100];
+    auto t1 = std::chrono::steady_clock::now();
+    uint64_t got = 0;
+    self->request(client, caf::infinite, n, true)
+        .receive([&](uint64_t total) { got = total; },
+                 [&](caf::error&) {
+                   std::fprintf(stderr, "client failed\n");
+                   std::exit(1);
+                 });
+    inside = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    if (got != n * (n + 1) / 2) {
+      std::fprintf(stderr, "checksum (in actors) %llu\n", (unsigned long long)got);
+      return 1;
+    }
+    self->send_exit(srv, caf::exit_reason::user_shutdown);
+    self->send_exit(client, caf::exit_reason::user_shutdown);
+  }
+  std::printf("ASK med_us=%.2f p99_us=%.2f outside_s=%.4f inside_s=%.4f inside_us=%.3f checksum=%llu\n",
+              med, p99, outside, inside, inside / n * 1e6, (unsigned long long)sum);
+  return 0;
+}
+
+} // namespace askb
+
 int main(int argc, char** argv) {
   using namespace bench;
+  // caf-bench ask <stealing|sharing> <threads> <n>
+  if (argc == 5 && std::string(argv[1]) == "ask") {
+    u64 threads = 0, n = 0;
+    if (!parse_u64(argv[3], threads) || threads == 0 || !parse_u64(argv[4], n) || n == 0) {
+      std::fprintf(stderr, "usage: %s ask <stealing|sharing> <threads> <n>\n", argv[0]);
+      return 1;
+    }
+    return askb::run(argv[2], threads, n);
+  }
   // caf-bench idle <stealing|sharing> <threads> <secs> <pings>
   if (argc == 6 && std::string(argv[1]) == "idle") {
     u64 threads = 0, pings = 0;

@@ -16,7 +16,9 @@
 %% ping-pong's Pong, thread-ring's ring, big's actors) are left idle in `receive` when the work
 %% is done; erlang:halt/1 ends them. No work is left running when the clock stops.
 -module(actorium_bench).
--export([main/0, main/1, idle/1]).
+-export([main/0, main/1, idle/1, ask/1]).
+-behaviour(gen_server).
+-export([init/1, handle_call/3, handle_cast/2]).
 
 -define(FJ_MOD, 1000003).
 
@@ -680,3 +682,52 @@ cpu_s() ->
     U = binary_to_integer(lists:nth(12, Fields)),
     S = binary_to_integer(lists:nth(13, Fields)),
     (U + S) / 100.
+
+%% ---- ask benchmark (actorium-bench ask) ---------------------------------------------------------
+%%
+%%   erl +S T:T -noshell -pa peers/erlang/ebin -run actorium_bench ask <n>
+%%
+%% A gen_server answers X with X + 1. It is called N times in a row with gen_server:call from
+%% this process (Erlang has no outside threads: the caller is a process of the same VM), each
+%% round trip timed; then N times by a client gen_server from inside its handle_call. Prints one
+%% `ASK ...` line (same fields as actorium-bench's `ask-exec`) and halts.
+
+ask([NS]) ->
+    N = list_to_integer(NS),
+    {ok, Srv} = gen_server:start(?MODULE, server, []),
+    {ok, Client} = gen_server:start(?MODULE, {client, Srv}, []),
+    lists:foreach(fun(X) -> X1 = X + 1, X1 = gen_server:call(Srv, X, infinity) end,
+                  lists:seq(0, 999)),
+    T0 = erlang:monotonic_time(nanosecond),
+    {Sum, Lat} = ask_loop(Srv, 0, N, 0, []),
+    Outside = (erlang:monotonic_time(nanosecond) - T0) / 1.0e9,
+    Sum = N * (N + 1) div 2,
+    Sorted = lists:sort(Lat),
+    Len = length(Sorted),
+    Med = lists:nth(Len div 2 + 1, Sorted),
+    P99 = lists:nth((Len - 1) * 99 div 100 + 1, Sorted),
+    T1 = erlang:monotonic_time(nanosecond),
+    Sum = gen_server:call(Client, {run, N}, infinity),
+    Inside = (erlang:monotonic_time(nanosecond) - T1) / 1.0e9,
+    io:format("ASK med_us=~.2f p99_us=~.2f outside_s=~.4f inside_s=~.4f inside_us=~.3f checksum=~B~n",
+              [Med, P99, Outside, Inside, Inside / N * 1.0e6, Sum]),
+    erlang:halt(0).
+
+ask_loop(_Srv, N, N, Sum, Lat) -> {Sum, Lat};
+ask_loop(Srv, X, N, Sum, Lat) ->
+    T = erlang:monotonic_time(nanosecond),
+    Y = gen_server:call(Srv, X, infinity),
+    Us = (erlang:monotonic_time(nanosecond) - T) / 1000,
+    ask_loop(Srv, X + 1, N, Sum + Y, [Us | Lat]).
+
+init(server) -> {ok, server};
+init({client, Srv}) -> {ok, {client, Srv}}.
+
+handle_call(X, _From, server) when is_integer(X) -> {reply, X + 1, server};
+handle_call({run, N}, _From, {client, Srv} = St) ->
+    {reply, client_loop(Srv, 0, N, 0), St}.
+
+handle_cast(_, St) -> {noreply, St}.
+
+client_loop(_Srv, N, N, Sum) -> Sum;
+client_loop(Srv, X, N, Sum) -> client_loop(Srv, X + 1, N, Sum + gen_server:call(Srv, X, infinity)).
