@@ -254,8 +254,7 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
         std::any::type_name::<A>()
     }
     fn driver(&self) -> Option<crate::core::ExecRef> {
-        let exec = &self.header.exec;
-        exec.driven_by_caller().then(|| exec.clone())
+        self.header.exec.if_caller_driven()
     }
 }
 

@@ -44,8 +44,12 @@ impl<A: Actor> Addr<A> {
         if exec.shared().monitors.watch(hdr, w).is_err() {
             let _ = slot.send(ExitReason::NotAlive);
         }
-        let driver = exec.driven_by_caller().then(|| exec.clone());
-        Pending::new(slot, exec.shared().id(), self.cell().raw(), driver)
+        Pending::new(
+            slot,
+            exec.shared().id(),
+            self.cell().raw(),
+            exec.if_caller_driven(),
+        )
     }
 }
 

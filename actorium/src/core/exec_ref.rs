@@ -141,6 +141,11 @@ impl ExecRef {
 
     /// The executor, as a trait object.
     #[inline]
+    /// This executor, if the caller drives it (a blocking wait on it must run its jobs).
+    pub(crate) fn if_caller_driven(&self) -> Option<ExecRef> {
+        self.driven_by_caller().then(|| self.clone())
+    }
+
     pub(crate) fn get(&self) -> &dyn Executor {
         // SAFETY: `ptr` points to a live executor of the type that made `ops`, kept alive by
         // the count this reference owns, for as long as `self` is borrowed.

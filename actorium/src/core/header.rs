@@ -53,8 +53,8 @@ pub(crate) struct CellVTable {
     /// The envelope that releases the system reference when it runs (or is discarded).
     pub(crate) reclaim: &'static EnvelopeVTable,
     pub(crate) type_name: fn() -> &'static str,
-    /// Queues a `DeleteMsg` for the actor behind its mail (graceful shutdown); nothing if it
-    /// no longer accepts messages.
+    /// Queues a stop request behind the actor's mail (graceful shutdown: it ends as if deleted,
+    /// with the exit reason `Shutdown`); nothing if it no longer accepts messages.
     pub(crate) stop: unsafe fn(*const Header),
 }
 
@@ -208,7 +208,7 @@ impl Header {
         unsafe { (self.vtable.retain)(self) }
     }
 
-    /// Asks the actor to end after the messages queued for it (a `DeleteMsg`).
+    /// Asks the actor to end after the messages queued for it (see `CellVTable::stop`).
     pub(crate) fn request_stop(&self) {
         // SAFETY: the vtable matches the cell's actor type, and `self` is alive.
         unsafe { (self.vtable.stop)(self) }

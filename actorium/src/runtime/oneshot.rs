@@ -227,28 +227,17 @@ impl<T> Slot<T> {
 
     /// Receiver: blocks the calling thread until the slot completes.
     pub(crate) fn wait(&self) -> Taken<T> {
-        match self.spin() {
-            Taken::Empty => {}
-            done => return done,
-        }
-        loop {
-            match self.take() {
-                Taken::Empty => {}
-                done => return done,
-            }
-            let me = thread::current();
-            if self.register(
-                || Waiter::Thread(me.clone()),
-                |w| matches!(w, Waiter::Thread(t) if t.id() == me.id()),
-            ) {
-                thread::park();
-            }
-        }
+        self.block(None)
     }
 
     /// Receiver: [`Self::wait`] until `deadline`; `Taken::Empty` if it passed first. (Under
     /// loom, which has no timed park, it waits as [`Self::wait`].)
     pub(crate) fn wait_until(&self, deadline: std::time::Instant) -> Taken<T> {
+        self.block(Some(deadline))
+    }
+
+    /// Spins, then parks until the slot completes or `deadline` (if any) passes.
+    fn block(&self, deadline: Option<std::time::Instant>) -> Taken<T> {
         match self.spin() {
             Taken::Empty => {}
             done => return done,
@@ -259,7 +248,7 @@ impl<T> Slot<T> {
                 done => return done,
             }
             let now = std::time::Instant::now();
-            if now >= deadline {
+            if deadline.is_some_and(|d| now >= d) {
                 return Taken::Empty;
             }
             let me = thread::current();
@@ -268,7 +257,10 @@ impl<T> Slot<T> {
                 |w| matches!(w, Waiter::Thread(t) if t.id() == me.id()),
             ) {
                 #[cfg(not(loom))]
-                std::thread::park_timeout(deadline - now);
+                match deadline {
+                    Some(d) => std::thread::park_timeout(d - now),
+                    None => thread::park(),
+                }
                 #[cfg(loom)]
                 thread::park();
             }

@@ -282,11 +282,7 @@ pub fn on_tokio<F>(threads: usize, work: impl FnOnce() -> F) -> Result<(f64, u64
 where
     F: std::future::Future<Output = Result<u64, String>>,
 {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let rt = runtime(threads)?;
     let result = rt.block_on(async move {
         let t0 = std::time::Instant::now();
         let sum = work().await?;
@@ -338,4 +334,13 @@ pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64
         other => crate::forkjoin::expected(other, p)
             .unwrap_or_else(|| panic!("no checksum formula for {other}")),
     }
+}
+
+/// A multi-thread tokio runtime with `threads` workers and every driver enabled.
+pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))
 }

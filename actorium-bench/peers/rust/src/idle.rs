@@ -55,13 +55,7 @@ pub fn server(
     })
 }
 
-fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))
-}
+use crate::common::runtime;
 
 mod tokio_server {
     use super::*;

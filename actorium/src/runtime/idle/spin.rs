@@ -29,6 +29,8 @@ pub(crate) const MAX_SHIFT: u32 = 5;
 pub(crate) struct SpinBudget {
     full: Duration,
     shift: u32,
+    /// `full >> shift` (zero at `MAX_SHIFT`), kept: it is read on every idle pass.
+    window: Duration,
     adaptive: bool,
 }
 
@@ -38,18 +40,24 @@ impl SpinBudget {
         Self {
             full,
             shift: 0,
+            window: full,
             adaptive,
         }
+    }
+
+    fn set_shift(&mut self, shift: u32) {
+        self.shift = shift;
+        self.window = if shift >= MAX_SHIFT {
+            Duration::ZERO
+        } else {
+            self.full / (1 << shift)
+        };
     }
 
     /// How long to spin now.
     #[inline]
     pub(crate) fn window(&self) -> Duration {
-        if self.shift >= MAX_SHIFT {
-            Duration::ZERO
-        } else {
-            self.full / (1 << self.shift)
-        }
+        self.window
     }
 
     /// `n` polls scaled like the window (for policies that poll a number of times).
@@ -65,7 +73,9 @@ impl SpinBudget {
     /// Spinning found work: back to the full window.
     #[inline]
     pub(crate) fn paid(&mut self) {
-        self.shift = 0;
+        if self.shift != 0 {
+            self.set_shift(0);
+        }
     }
 
     /// The worker slept for `slept` after spinning: back to full if a full spin would have
@@ -75,9 +85,9 @@ impl SpinBudget {
             return;
         }
         if slept < self.full {
-            self.shift = 0;
+            self.set_shift(0);
         } else if self.shift < MAX_SHIFT {
-            self.shift += 1;
+            self.set_shift(self.shift + 1);
         }
     }
 }
