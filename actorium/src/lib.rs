@@ -126,8 +126,8 @@ mod system;
 
 pub use actor::{
     Actor, ActorExit, Addr, Allocation, Ask, AskError, Context, DeleteMsg, DestroyMsg,
-    ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo, SendError,
-    SystemHandle, Timer, WeakAddr, DETACHED,
+    ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo, Restart,
+    SendError, Strategy, SuperviseError, Supervisor, SystemHandle, Timer, WeakAddr, DETACHED,
 };
 
 pub mod policy {
@@ -189,7 +189,7 @@ pub mod policy {
     pub use crate::executor::centric::testing::Testing;
     pub use crate::executor::mailbox::{Job, Resumable};
 }
-pub use crate::core::ExitReason;
+pub use crate::core::{Event, ExitReason};
 pub use executor::forkjoin::{join, scope, Forked, Scope};
 pub use executor::inverted::QueueStealing;
 /// Renamed [`QueueStealing`].

@@ -156,6 +156,7 @@ pub struct ActorSystemBuilder {
     policy: Option<Arc<dyn Starter>>,
     max_throughput: Option<usize>,
     max_workers: Option<usize>,
+    events: Option<crate::core::events::EventHook>,
 }
 
 impl fmt::Debug for ActorSystemBuilder {
@@ -170,6 +171,7 @@ impl fmt::Debug for ActorSystemBuilder {
             .field("policy", &self.policy.as_ref().map(|p| p.name()))
             .field("max_throughput", &self.max_throughput)
             .field("max_workers", &self.max_workers)
+            .field("on_event", &self.events.is_some())
             .finish()
     }
 }
@@ -191,6 +193,42 @@ impl ActorSystemBuilder {
     /// Total message queues (the seed's `nrqueues`); must be at least the number of workers.
     pub fn queues(mut self, m: usize) -> Self {
         self.queues = Some(m);
+        self
+    }
+
+    /// Sends the system's [`Event`](crate::Event)s — panics caught in user code, dead letters,
+    /// supervisors' decisions — to `hook` (called on the thread where the event happens; it
+    /// should be quick, and must not block on the system). Without a hook they go to the
+    /// `tracing` crate (default feature `tracing`), or, with that feature off, panics only go to
+    /// standard error.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Allocation, Context, Event, Receive};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// struct Fragile;
+    /// impl Actor for Fragile {}
+    /// impl Receive<u8> for Fragile {
+    ///     fn receive(&mut self, _: u8, _: &mut Context<'_, Self>) -> Allocation {
+    ///         panic!("bad byte")
+    ///     }
+    /// }
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// let system = ActorSystem::builder()
+    ///     .on_event(move |e| {
+    ///         if let Event::Panic { message, .. } = e {
+    ///             log.lock().unwrap().push(message.to_string());
+    ///         }
+    ///     })
+    ///     .build()?;
+    /// system.spawn(Fragile).send(1).unwrap();
+    /// system.stop(); // the panic ended the actor
+    /// assert_eq!(*seen.lock().unwrap(), ["bad byte"]);
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    pub fn on_event(mut self, hook: impl Fn(&crate::Event<'_>) + Send + Sync + 'static) -> Self {
+        self.events = Some(Arc::new(hook));
         self
     }
 
@@ -359,7 +397,9 @@ impl ActorSystemBuilder {
     pub fn build(self) -> Result<ActorSystem, ConfigError> {
         self.check_settings()?;
         let (cfg, stats) = self.config()?;
-        let shared = Arc::new(Shared::new(cfg.workers, stats));
+        let mut shared = Shared::new(cfg.workers, stats);
+        shared.events = self.events.clone();
+        let shared = Arc::new(shared);
         let pooled: ExecRef = match &self.policy {
             Some(starter) => {
                 if self.max_throughput == Some(0) {

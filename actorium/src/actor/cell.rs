@@ -12,18 +12,96 @@ use super::{Actor, Allocation, Context, Receive};
 use crate::core::envelope::{Envelope, EnvelopeVTable, Payload};
 use crate::core::header::CellVTable;
 use crate::core::{
-    report_panic, ExecRef, Executor, ExitReason, Header, Placement, Sibling, Status, WorkerRef,
+    Event, ExecRef, Executor, ExitReason, Header, Placement, Sibling, Status, WorkerRef,
 };
 use crate::executor::{inverted, mailbox};
 use std::cell::UnsafeCell;
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 /// An actor cell.
 #[repr(C)]
-pub(crate) struct Cell<A> {
+pub(crate) struct Cell<A: Actor> {
     pub(crate) header: Header,
     state: UnsafeCell<Option<A>>,
+    /// What a supervised actor keeps across restarts; `None` for every other actor. Touched
+    /// under the same rule as `state`.
+    sup: UnsafeCell<Option<Box<Supervised<A>>>>,
+}
+
+/// The part of a supervised actor's cell that outlives its incarnations: how to build the next
+/// one, whom to tell when one ends, and the mail that arrives while it is down.
+pub(crate) struct Supervised<A: Actor> {
+    factory: Box<dyn FnMut() -> A + Send>,
+    notify: Box<dyn Notify>,
+    /// The incarnation now installed (or the last one, while suspended).
+    generation: u64,
+    /// The incarnation ended and the supervisor has not decided yet: the actor still accepts
+    /// mail (its status stays `Alive`), which waits in `stash`.
+    suspended: bool,
+    stash: VecDeque<ThenFn<A>>,
+}
+
+impl<A: Actor> Supervised<A> {
+    pub(crate) fn new(factory: Box<dyn FnMut() -> A + Send>, notify: Box<dyn Notify>) -> Self {
+        Self {
+            factory,
+            notify,
+            generation: 0,
+            suspended: false,
+            stash: VecDeque::new(),
+        }
+    }
+}
+
+/// Where a supervised actor reports the end of an incarnation (its supervisor).
+pub(crate) trait Notify: Send {
+    /// Incarnation `generation` of `child` ended with `status` and `reason`. False if the
+    /// supervisor could not be told (it has ended): the child then ends for good.
+    fn exited(
+        &self,
+        child: Arc<dyn ChildOps>,
+        generation: u64,
+        status: Status,
+        reason: ExitReason,
+    ) -> bool;
+}
+
+/// What a supervisor does to a child, whatever its type. Both queue an envelope behind the
+/// child's mail; both do nothing once the child has ended for good.
+pub(crate) trait ChildOps: Send + Sync {
+    /// Replace the child's incarnation by a new one from its factory, numbered `generation`
+    /// (a running incarnation ends first: `stopped` hook, state dropped). False if the child
+    /// has ended for good.
+    fn restart(&self, generation: u64) -> bool;
+    /// End the child for good with `status` and `reason` (its mail left waiting becomes dead
+    /// letters).
+    fn settle(&self, status: Status, reason: ExitReason);
+}
+
+impl<A: Actor> ChildOps for Cell<A> {
+    fn restart(&self, generation: u64) -> bool {
+        let env = Envelope::new(self.raw(), &Revive::<A>::VTABLE, Payload::pack(generation));
+        match push_env(self, env) {
+            Ok(()) => true,
+            Err(env) => {
+                env.discard();
+                false
+            }
+        }
+    }
+
+    fn settle(&self, status: Status, reason: ExitReason) {
+        let env = Envelope::new(
+            self.raw(),
+            &Settle::<A>::VTABLE,
+            Payload::pack((status, reason)),
+        );
+        if let Err(env) = push_env(self, env) {
+            env.discard();
+        }
+    }
 }
 
 // SAFETY: the state is only accessed by the one thread running the actor's behaviours (the
@@ -31,9 +109,9 @@ pub(crate) struct Cell<A> {
 // terminal, by its join handle (`join`, or dropping it: the `Header::keep_final_state` /
 // `handle_dropped` handshake orders that after the worker's last access); or by shutdown once
 // every thread has stopped. The header is Sync. `A: Send` lets the state move between threads.
-unsafe impl<A: Send> Sync for Cell<A> {}
+unsafe impl<A: Actor> Sync for Cell<A> {}
 // SAFETY: as above.
-unsafe impl<A: Send> Send for Cell<A> {}
+unsafe impl<A: Actor> Send for Cell<A> {}
 
 impl<A: Actor> Cell<A> {
     /// The cell's address (what `Arc::as_ptr` of its `Arc` gives).
@@ -129,17 +207,115 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     let cell = Arc::new(Cell {
         header,
         state: UnsafeCell::new(Some(actor)),
+        sup: UnsafeCell::new(None),
     });
     let start = Envelope::new(cell.raw(), &Start::<A>::VTABLE, Payload::pack(()));
+    register(exec, cell, start)
+        .map_err(|cell| take_refused(&cell).expect("fresh cell has its state"))
+}
+
+/// The state of a cell that was never registered.
+fn take_refused<A: Actor>(cell: &Cell<A>) -> Option<A> {
+    // SAFETY: callers pass a cell that was refused by `register`: never shared, so we are the
+    // only one touching its state.
+    unsafe { (*cell.state.get()).take() }
+}
+
+/// Registers a fresh cell with its executor, `start` its first envelope; on failure gives
+/// back the cell (and discards `start`).
+#[inline(always)]
+fn register<A: Actor, E: Executor + ?Sized>(
+    exec: &E,
+    cell: Arc<Cell<A>>,
+    start: Envelope,
+) -> Result<Arc<Cell<A>>, Arc<Cell<A>>> {
     // SAFETY: the header belongs to a fresh cell, made with this executor's mailbox; on
     // success the system reference it takes keeps the cell alive until it is released.
     if let Err(start) = unsafe { exec.register(&cell.header, start) } {
         start.discard();
-        // SAFETY: not registered, never shared: we are the only owner of the state.
-        let actor = unsafe { (*cell.state.get()).take() }.expect("fresh cell has its state");
-        return Err(actor);
+        return Err(cell);
     }
     Ok(cell)
+}
+
+/// What builds an actor's state with its context (its address, its system) on its worker.
+pub(crate) type BuildFn<A> = Box<dyn for<'a> FnOnce(&mut Context<'a, A>) -> A + Send>;
+
+/// Spawns an actor whose state `build` makes on its worker, as its first envelope (so before
+/// any message): its address exists before its state. `None` if the system no longer accepts
+/// actors (`build` is dropped).
+pub(crate) fn spawn_with<A: Actor>(exec: &ExecRef, build: BuildFn<A>) -> Option<Arc<Cell<A>>> {
+    let exec = executor_for(exec, Placement::Pooled)?;
+    let e = exec.get();
+    let shared = e.shared();
+    if shared.life.closed() {
+        return None;
+    }
+    let header = Header::new(
+        exec.clone(),
+        shared.stats_on,
+        e.next_ticket(),
+        e.new_mailbox(),
+        true,
+        false,
+        &CellOps::<A>::VTABLE,
+    );
+    // No state until `build` runs: nothing may run a behaviour before (the start envelope is
+    // first in the actor's order anyway; this makes any envelope that overtook it a dead
+    // letter, never a behaviour without a state).
+    header.set_installed(false);
+    let cell = Arc::new(Cell {
+        header,
+        state: UnsafeCell::new(None),
+        sup: UnsafeCell::new(None),
+    });
+    let start = Envelope::new(cell.raw(), &StartWith::<A>::VTABLE, Payload::pack(build));
+    register(e, cell, start).ok()
+}
+
+/// Spawns a supervised actor on the pooled executor of `exec`'s system: its first state from
+/// `factory`; `adopt` is called with the cell before the actor can run (the supervisor learns
+/// of its child before the child can end), and refuses it by returning false. `None` if the
+/// system no longer accepts actors or `adopt` refused.
+pub(crate) fn spawn_supervised<A: Actor>(
+    exec: &ExecRef,
+    mut factory: Box<dyn FnMut() -> A + Send>,
+    notify: Box<dyn Notify>,
+    adopt: impl FnOnce(Arc<dyn ChildOps>) -> bool,
+) -> Option<Arc<Cell<A>>> {
+    let exec = executor_for(exec, Placement::Pooled)?;
+    let e = exec.get();
+    let shared = e.shared();
+    if shared.life.closed() {
+        return None;
+    }
+    let actor = factory();
+    let header = Header::new(
+        exec.clone(),
+        shared.stats_on,
+        e.next_ticket(),
+        e.new_mailbox(),
+        true,
+        false,
+        &CellOps::<A>::VTABLE,
+    );
+    let cell = Arc::new(Cell {
+        header,
+        state: UnsafeCell::new(Some(actor)),
+        sup: UnsafeCell::new(Some(Box::new(Supervised::new(factory, notify)))),
+    });
+    if !adopt(cell.clone()) {
+        return None;
+    }
+    let start = Envelope::new(cell.raw(), &Start::<A>::VTABLE, Payload::pack(()));
+    match register(e, cell, start) {
+        Ok(cell) => Some(cell),
+        Err(cell) => {
+            // The supervisor adopted it: make every restart it asks for a no-op.
+            cell.header.set_status(Status::Stopped);
+            None
+        }
+    }
 }
 
 /// [`spawn`], or on a stopping system a [`dead_cell`] (the actor is dropped; every send fails).
@@ -156,6 +332,11 @@ pub(crate) fn spawn_or_dead<A: Actor>(
 /// actor is dropped. Every send to it fails.
 fn dead_cell<A: Actor>(exec: &ExecRef, actor: A) -> Arc<Cell<A>> {
     drop(actor);
+    dead_cell_empty(exec)
+}
+
+/// A terminal, unregistered cell with no state: every send to it fails.
+pub(crate) fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
     Arc::new(Cell {
         header: Header::new(
             exec.clone(),
@@ -167,6 +348,7 @@ fn dead_cell<A: Actor>(exec: &ExecRef, actor: A) -> Arc<Cell<A>> {
             &CellOps::<A>::VTABLE,
         ),
         state: UnsafeCell::new(None),
+        sup: UnsafeCell::new(None),
     })
 }
 
@@ -217,17 +399,21 @@ pub(crate) type ThenFn<A> =
 /// Queues `f` to run on the actor in `cell` in turn with its messages (as a message would be).
 pub(crate) fn send_then<A: Actor>(cell: &Cell<A>, f: ThenFn<A>) -> Result<(), ThenFn<A>> {
     let env = Envelope::new(cell.raw(), &Then::<A>::VTABLE, Payload::pack(f));
+    // SAFETY: the envelope was packed from a `ThenFn<A>` just above.
+    push_env(cell, env).map_err(|env| unsafe { env.into_message::<ThenFn<A>>() })
+}
+
+/// Queues `env` (for the actor in `cell`) on whichever executor runs the actor.
+fn push_env<A: Actor>(cell: &Cell<A>, env: Envelope) -> Result<(), Envelope> {
     let exec = &cell.header.exec;
-    let pushed = if exec.is(&inverted::OPS) {
+    if exec.is(&inverted::OPS) {
         // SAFETY: the table is the message-centric executor's, so the executor is one.
         unsafe { exec.get_unchecked::<inverted::Executor>() }.push_envelope(&cell.header, env)
     } else if cell.header.mailbox().is_some() {
         mailbox::push(exec, &cell.header, env)
     } else {
         exec.push(&cell.header, env)
-    };
-    // SAFETY: the envelope was packed from a `ThenFn<A>` just above.
-    pushed.map_err(|env| unsafe { env.into_message::<ThenFn<A>>() })
+    }
 }
 
 /// Puts a new state into a `Destroyed` actor's cell, in order with its queue.
@@ -250,17 +436,42 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
     }
 }
 
-/// Ends the actor after a behaviour returned `status` (or panicked), on its worker.
+/// The actor's incarnation ended with `status` (or panicked), on its worker: a supervised
+/// actor waits for its supervisor's decision (unless a graceful shutdown is under way); every
+/// other actor ends for good.
+fn end<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
+    // SAFETY: we are the worker holding the actor's queue.
+    if unsafe { (*cell.sup.get()).is_some() } {
+        end_supervised(cell, status, w, reason);
+    } else {
+        terminate(cell, status, w, reason);
+    }
+}
+
+/// Ends the actor for good: `stopped` hook, state dropped (or kept for a join handle),
+/// retired, its monitors told.
 fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
+    let mut reason = reason;
+    finish_state(cell, status, w, &mut reason);
+    retire(cell, status, w, reason);
+}
+
+/// The end of an incarnation: the `stopped` hook (not after a panic; a panicking hook makes
+/// `reason` a panic), then the state is dropped, or kept for a join handle.
+fn finish_state<A: Actor>(
+    cell: &Cell<A>,
+    status: Status,
+    w: WorkerRef<'_>,
+    reason: &mut ExitReason,
+) {
     // SAFETY: we are the worker holding the actor's queue.
     let state = unsafe { &mut *cell.state.get() };
-    let mut reason = reason;
     if status != Status::Panicked {
         if let Some(s) = state.as_mut() {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.stopped())) {
-                panicked::<A>(&*p, "stopped hook", w);
+                panicked(cell, &*p, "stopped hook", w);
                 // A failure: its monitors and links hear of it.
-                reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+                *reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
             }
         }
     }
@@ -271,7 +482,25 @@ fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason:
         cell.header.set_installed(false);
         let old = state.take();
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            panicked::<A>(&*p, "destructor", w);
+            panicked(cell, &*p, "destructor", w);
+        }
+    }
+}
+
+/// Makes the actor terminal (its state is gone or kept already) and tells its monitors; a
+/// supervised actor's restart data and waiting mail are dropped (the mail as dead letters).
+fn retire<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
+    // SAFETY: we are the worker holding the actor's queue.
+    if let Some(sup) = unsafe { (*cell.sup.get()).take() } {
+        let waiting = sup.stash.len() as u64;
+        if let Some(c) = w.counters {
+            c.dead_letters.bump(waiting);
+        }
+        if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(sup))) {
+            panicked(cell, &*p, "destructor of waiting mail", w);
+        }
+        if waiting > 0 {
+            dead_letters(cell, waiting);
         }
     }
     let exec = &cell.header.exec;
@@ -291,6 +520,45 @@ fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason:
     exec.shared().monitors.ended(&cell.header, &reason);
 }
 
+/// [`end`] for a supervised actor.
+#[cold]
+#[inline(never)]
+fn end_supervised<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
+    let mut reason = reason;
+    finish_state(cell, status, w, &mut reason);
+    suspend(cell, status, w, reason);
+}
+
+/// The incarnation is gone (state dropped): wait for the supervisor's decision, or end for
+/// good if it cannot be asked (it ended, or a graceful shutdown is under way).
+fn suspend<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
+    cell.header.set_installed(false);
+    if !cell
+        .header
+        .exec
+        .shared()
+        .draining
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        // SAFETY: we are the worker holding the actor's queue; `end` checked it is supervised.
+        let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };
+        sup.suspended = true;
+        let me: *const Cell<A> = cell;
+        // SAFETY: the cell is alive (its system reference is held while its envelope runs).
+        let me: Arc<Cell<A>> = unsafe {
+            Arc::increment_strong_count(me);
+            Arc::from_raw(me)
+        };
+        if sup
+            .notify
+            .exited(me, sup.generation, status, reason.clone())
+        {
+            return;
+        }
+    }
+    retire(cell, status, w, reason);
+}
+
 /// A join handle was dropped without joining: drop a final state kept for it.
 pub(crate) fn handle_dropped<A: Actor>(cell: &Cell<A>) {
     if cell.header.handle_dropped() {
@@ -299,19 +567,25 @@ pub(crate) fn handle_dropped<A: Actor>(cell: &Cell<A>) {
         // taker, so this is the only access now.
         let old = unsafe { (*cell.state.get()).take() };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            report_panic(
-                &format!("actor `{}` (destructor)", std::any::type_name::<A>()),
+            cell.header.exec.shared().report_panic(
+                Some(std::any::type_name::<A>()),
+                "destructor",
                 &*p,
             );
         }
     }
 }
 
-fn panicked<A>(payload: &(dyn std::any::Any + Send), what: &str, w: WorkerRef<'_>) {
-    report_panic(
-        &format!("actor `{}` ({what})", std::any::type_name::<A>()),
-        payload,
-    );
+fn panicked<A: Actor>(
+    cell: &Cell<A>,
+    payload: &(dyn std::any::Any + Send),
+    what: &str,
+    w: WorkerRef<'_>,
+) {
+    cell.header
+        .exec
+        .shared()
+        .report_panic(Some(std::any::type_name::<A>()), what, payload);
     if let Some(c) = w.counters {
         c.panics.bump(1);
     }
@@ -331,21 +605,68 @@ fn run_behaviour<A: Actor>(
     let mut ctx = Context::new(cell, w);
     match catch_unwind(AssertUnwindSafe(|| f(state, &mut ctx))) {
         Ok(Allocation::Nodelete) if ctx.stopping() => {
-            terminate(cell, Status::Deleted, w, ctx.exit_reason())
+            end(cell, Status::Deleted, w, ctx.exit_reason())
         }
         Ok(Allocation::Nodelete) => {}
-        Ok(a) => terminate(cell, a.status(), w, ctx.exit_reason()),
+        Ok(a) => end(cell, a.status(), w, ctx.exit_reason()),
         Err(p) => {
-            panicked::<A>(&*p, what, w);
+            panicked(cell, &*p, what, w);
             let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-            terminate(cell, Status::Panicked, w, reason);
+            end(cell, Status::Panicked, w, reason);
         }
     }
 }
 
 #[inline]
-fn runnable<A>(cell: &Cell<A>) -> bool {
+fn runnable<A: Actor>(cell: &Cell<A>) -> bool {
     cell.header.status() == Status::Alive && cell.header.installed()
+}
+
+/// A message (as the behaviour `f` that would handle it) for an actor that cannot run it: a
+/// supervised actor waiting for its restart keeps it for the next incarnation; for any other,
+/// it is a dead letter.
+///
+/// # Safety
+/// The caller holds the actor's queue.
+#[cold]
+#[inline(never)]
+unsafe fn not_runnable<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>, f: ThenFn<A>) {
+    if cell.header.status() == Status::Alive {
+        // SAFETY: caller contract.
+        if let Some(sup) = unsafe { (*cell.sup.get()).as_mut() } {
+            if sup.suspended {
+                sup.stash.push_back(f);
+                return;
+            }
+        }
+    }
+    if let Some(c) = w.counters {
+        c.dead_letters.bump(1);
+    }
+    drop(f);
+    dead_letters(cell, 1);
+}
+
+/// Reports `count` dead letters of the actor in `cell`.
+fn dead_letters<A: Actor>(cell: &Cell<A>, count: u64) {
+    cell.header.exec.shared().report(&Event::DeadLetters {
+        actor: std::any::type_name::<A>(),
+        count,
+    });
+}
+
+/// Runs the mail a supervised actor received while it waited for its restart, in order, until
+/// it is done or the actor stops being runnable (ended again: the rest waits on).
+fn replay<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>) {
+    while runnable(cell) {
+        // SAFETY: we hold the actor's queue; the borrow ends before the behaviour runs.
+        let next = unsafe { (*cell.sup.get()).as_mut().and_then(|s| s.stash.pop_front()) };
+        let Some(f) = next else { break };
+        if let Some(c) = w.counters {
+            c.messages_processed.bump(1);
+        }
+        run_behaviour(cell, w, "behaviour", move |a, ctx| f(a, ctx));
+    }
 }
 
 struct CellOps<A>(A);
@@ -363,12 +684,9 @@ impl<A: Actor> CellOps<A> {
         // SAFETY: the header is the first field of a `Cell<A>` (vtable matches), kept alive by
         // the caller.
         let cell = unsafe { &*hdr.cast::<Cell<A>>() };
-        let pill: ThenFn<A> = Box::new(|_, ctx| {
-            ctx.cause = super::Cause::Shutdown;
-            Allocation::Delete
-        });
-        // Refused: the actor has ended already.
-        let _ = send_then(cell, pill);
+        // Not a continuation: a supervised actor waiting for its restart would keep that with
+        // its waiting mail. Refused: the actor has ended already.
+        cell.settle(Status::Deleted, ExitReason::Shutdown);
     }
 
     unsafe fn retain(hdr: *const Header) {
@@ -395,10 +713,11 @@ impl<A: Actor> CellOps<A> {
             .ended(&cell.header, &ExitReason::Shutdown);
         cell.header.set_installed(false);
         // SAFETY: the workers have exited: nothing else touches the state.
-        let old = unsafe { (*cell.state.get()).take() };
+        let old = unsafe { ((*cell.state.get()).take(), (*cell.sup.get()).take()) };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            report_panic(
-                &format!("actor `{}` (destructor)", std::any::type_name::<A>()),
+            cell.header.exec.shared().report_panic(
+                Some(std::any::type_name::<A>()),
+                "destructor",
                 &*p,
             );
         }
@@ -422,9 +741,8 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
         // SAFETY: packed from an `M` by `send`; consumed once.
         let msg = unsafe { Payload::unpack::<M>(p) };
         if !runnable(cell) {
-            if let Some(c) = w.counters {
-                c.dead_letters.bump(1);
-            }
+            // SAFETY: we hold the actor's queue.
+            unsafe { not_runnable(cell, w, Box::new(move |a, ctx| a.receive(msg, ctx))) };
             return;
         }
         if let Some(c) = w.counters {
@@ -450,9 +768,8 @@ impl<A: Actor> Then<A> {
         // SAFETY: packed from a `ThenFn<A>` by `send_then`; consumed once.
         let f = unsafe { Payload::unpack::<ThenFn<A>>(p) };
         if !runnable(cell) {
-            if let Some(c) = w.counters {
-                c.dead_letters.bump(1);
-            }
+            // SAFETY: we hold the actor's queue.
+            unsafe { not_runnable(cell, w, f) };
             return;
         }
         if let Some(c) = w.counters {
@@ -491,6 +808,49 @@ impl<A: Actor> Start<A> {
     }
 }
 
+/// Envelope: build the state of an actor spawned with [`spawn_with`], then run its `started`
+/// hook (its first envelope).
+struct StartWith<A>(A);
+impl<A: Actor> StartWith<A> {
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: discard::<BuildFn<A>>,
+        message: false,
+    };
+
+    unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
+        // SAFETY: as for `Deliver::run`.
+        let cell = unsafe { &*target.cast::<Cell<A>>() };
+        // SAFETY: packed from a `BuildFn<A>` by `spawn_with`.
+        let build = unsafe { Payload::unpack::<BuildFn<A>>(p) };
+        if cell.header.status() != Status::Alive {
+            return;
+        }
+        let mut ctx = Context::new(cell, w);
+        match catch_unwind(AssertUnwindSafe(|| build(&mut ctx))) {
+            Ok(actor) => {
+                // SAFETY: we hold the actor's queue (its first envelope).
+                unsafe { *cell.state.get() = Some(actor) };
+                cell.header.set_installed(true);
+            }
+            Err(p) => {
+                panicked(cell, &*p, "state builder", w);
+                let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+                end(cell, Status::Panicked, w, reason);
+                return;
+            }
+        }
+        let stopping = ctx.stopping();
+        run_behaviour(cell, w, "started hook", |a, ctx| {
+            a.started(ctx);
+            if stopping {
+                ctx.stop();
+            }
+            Allocation::Nodelete
+        });
+    }
+}
+
 /// Envelope: install a respawned actor's new state, in queue order.
 struct Install<A>(A);
 impl<A: Actor> Install<A> {
@@ -515,6 +875,82 @@ impl<A: Actor> Install<A> {
             a.started(ctx);
             Allocation::Nodelete
         });
+    }
+}
+
+/// Envelope: a supervisor restarts the actor (payload: the new incarnation's number). A running
+/// incarnation ends first (`stopped` hook, state dropped); the new one is built by the factory,
+/// its `started` hook runs, then the mail that waited for it.
+struct Revive<A>(A);
+impl<A: Actor> Revive<A> {
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: discard::<u64>,
+        message: false,
+    };
+
+    unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
+        // SAFETY: as for `Deliver::run`.
+        let cell = unsafe { &*target.cast::<Cell<A>>() };
+        // SAFETY: packed from a `u64` by `ChildOps::restart`.
+        let generation = unsafe { Payload::unpack::<u64>(p) };
+        // SAFETY (of every access to `sup` and `state` below): we hold the actor's queue.
+        if cell.header.status() != Status::Alive || unsafe { (*cell.sup.get()).is_none() } {
+            return;
+        }
+        if cell.header.installed() {
+            // A running incarnation (a sibling of a failed child): it ends first.
+            let mut reason = ExitReason::Shutdown;
+            finish_state(cell, Status::Deleted, w, &mut reason);
+        }
+        // SAFETY: see above.
+        let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };
+        sup.generation = generation;
+        sup.suspended = false;
+        match catch_unwind(AssertUnwindSafe(|| (sup.factory)())) {
+            Ok(actor) => {
+                // SAFETY: see above.
+                unsafe { *cell.state.get() = Some(actor) };
+                cell.header.set_installed(true);
+            }
+            Err(p) => {
+                panicked(cell, &*p, "restart factory", w);
+                let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+                suspend(cell, Status::Panicked, w, reason);
+                return;
+            }
+        }
+        run_behaviour(cell, w, "started hook", |a, ctx| {
+            a.started(ctx);
+            Allocation::Nodelete
+        });
+        replay(cell, w);
+    }
+}
+
+/// Envelope: end the actor for good (payload: status and reason), as a supervisor that does
+/// not restart it decides, or graceful shutdown's stop request. A running incarnation runs its
+/// `stopped` hook first.
+struct Settle<A>(A);
+impl<A: Actor> Settle<A> {
+    const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: discard::<(Status, ExitReason)>,
+        message: false,
+    };
+
+    unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
+        // SAFETY: as for `Deliver::run`.
+        let cell = unsafe { &*target.cast::<Cell<A>>() };
+        // SAFETY: packed from a `(Status, ExitReason)` by `ChildOps::settle`.
+        let (status, mut reason) = unsafe { Payload::unpack::<(Status, ExitReason)>(p) };
+        if cell.header.status() != Status::Alive {
+            return;
+        }
+        if cell.header.installed() {
+            finish_state(cell, status, w, &mut reason);
+        }
+        retire(cell, status, w, reason);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The spawning handle of a running system.
 
 use super::cell;
-use super::{Actor, Addr, JoinHandle};
+use super::{Actor, Addr, Context, JoinHandle};
 use crate::core::{ExecRef, Placement};
 use crate::executor::forkjoin::{self, Scope};
 use crate::runtime::pool::ResizeError;
@@ -91,6 +91,55 @@ impl SystemHandle {
             false,
             Placement::Pooled,
         ))
+    }
+
+    /// Spawns an actor whose state is built, by `build`, with its own context: its address
+    /// ([`Context::address`]) exists before its state, so actors that need each other's
+    /// addresses (a ring, a ping-pong pair, a parent and its children) are wired without a
+    /// set-up message (actix's `Actor::create`). `build` runs on the actor's worker as its
+    /// first envelope, before its `started` hook and before any message (messages sent to the
+    /// returned address meanwhile wait). If `build` panics, the actor ends as panicked. On a
+    /// stopping system, `build` is dropped unrun and every send to the address fails.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive, WeakAddr};
+    /// use std::sync::mpsc;
+    ///
+    /// // A ring of three: each holds the next; the last holds the first.
+    /// struct Node { next: Option<Addr<Node>>, first: WeakAddr<Node>, done: mpsc::Sender<u32> }
+    /// impl Actor for Node {}
+    /// impl Receive<u32> for Node {
+    ///     fn receive(&mut self, hops: u32, _: &mut Context<'_, Self>) -> Allocation {
+    ///         match (&self.next, hops) {
+    ///             (_, 6) => self.done.send(hops).unwrap(),
+    ///             (Some(n), _) => n.send(hops + 1).unwrap(),
+    ///             (None, _) => self.first.upgrade().unwrap().send(hops + 1).unwrap(),
+    ///         }
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// let system = ActorSystem::new()?;
+    /// let (tx, rx) = mpsc::channel();
+    /// let ring = system.spawn_with(move |ctx| {
+    ///     let first = ctx.address().downgrade(); // no cycle of strong addresses
+    ///     let last = ctx.spawn(Node { next: None, first: first.clone(), done: tx.clone() });
+    ///     let middle = ctx.spawn(Node { next: Some(last), first: first.clone(), done: tx.clone() });
+    ///     Node { next: Some(middle), first, done: tx }
+    /// });
+    /// ring.send(0).unwrap(); // may arrive before the state is built: it waits
+    /// assert_eq!(rx.recv().unwrap(), 6);
+    /// # drop(system);
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    pub fn spawn_with<A, F>(&self, build: F) -> Addr<A>
+    where
+        A: Actor,
+        F: FnOnce(&mut Context<'_, A>) -> A + Send + 'static,
+    {
+        match cell::spawn_with(&self.exec, Box::new(build)) {
+            Some(c) => Addr::from_cell(c),
+            None => Addr::from_cell(cell::dead_cell_empty(&self.exec)),
+        }
     }
 
     /// Spawns `actor`, or gives it back if the system is stopping.

@@ -11,12 +11,14 @@ pub(crate) mod cell;
 mod handle;
 mod monitor;
 mod poison;
+mod supervisor;
 mod timer;
 
 pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr};
 pub use ask::{Ask, AskError, Pending, ReplyTo};
 pub use handle::{ExtraWorkers, SystemHandle};
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
+pub use supervisor::{Restart, Strategy, SuperviseError, Supervisor};
 pub use timer::Timer;
 
 /// What [`Context::worker_index`] returns on a detached actor's own thread.
@@ -159,10 +161,10 @@ pub(crate) enum Cause {
     Stop,
     /// A poison pill.
     Pill,
-    /// The system's graceful shutdown.
-    Shutdown,
     /// A linked actor failed.
     Linked,
+    /// A supervisor gave up (its restart intensity was exceeded).
+    Escalated,
 }
 
 impl<'a, A: Actor> Context<'a, A> {
@@ -211,8 +213,8 @@ impl<'a, A: Actor> Context<'a, A> {
         match self.cause {
             Cause::None | Cause::Stop => ExitReason::Normal,
             Cause::Pill => ExitReason::PoisonPill,
-            Cause::Shutdown => ExitReason::Shutdown,
             Cause::Linked => ExitReason::Linked,
+            Cause::Escalated => ExitReason::Escalated,
         }
     }
 
@@ -304,6 +306,20 @@ impl<'a, A: Actor> Context<'a, A> {
     pub fn spawn<B: Actor>(&self, actor: B) -> Addr<B> {
         let exec = &self.cell.header.exec;
         Addr::from_cell(cell::spawn_or_dead(exec, actor, false, Placement::Pooled))
+    }
+
+    /// Spawns an actor whose state `build` makes with its own context (its address before its
+    /// state). See [`SystemHandle::spawn_with`].
+    pub fn spawn_with<B, F>(&self, build: F) -> Addr<B>
+    where
+        B: Actor,
+        F: FnOnce(&mut Context<'_, B>) -> B + Send + 'static,
+    {
+        let exec = &self.cell.header.exec;
+        match cell::spawn_with(exec, Box::new(build)) {
+            Some(c) => Addr::from_cell(c),
+            None => Addr::from_cell(cell::dead_cell_empty(exec)),
+        }
     }
 
     /// Spawns a detached actor (its own thread) on this actor's system. See

@@ -18,6 +18,7 @@
 pub(crate) mod actor_list;
 pub(crate) mod copy_queue;
 pub(crate) mod envelope;
+pub(crate) mod events;
 pub(crate) mod exec_ref;
 pub(crate) mod header;
 pub(crate) mod mailbox;
@@ -30,6 +31,7 @@ use crate::runtime::timer::Timers;
 use actor_list::Registry;
 use crossbeam_utils::CachePadded;
 use envelope::Envelope;
+pub use events::Event;
 pub(crate) use exec_ref::ExecRef;
 pub(crate) use header::{Header, Status};
 pub use monitors::ExitReason;
@@ -69,6 +71,8 @@ pub(crate) struct Shared {
     /// A graceful shutdown began: ended actors are not brought back (`respawn` is refused),
     /// so every actor it asked to end stays ended.
     pub(crate) draining: AtomicBool,
+    /// Where events go ([`crate::Builder::on_event`]).
+    pub(crate) events: Option<events::EventHook>,
 }
 
 impl Shared {
@@ -82,7 +86,27 @@ impl Shared {
             timers: Timers::default(),
             monitors: Monitors::default(),
             draining: AtomicBool::new(false),
+            events: None,
         }
+    }
+
+    /// Reports `e` to the system's hook, or the default way.
+    pub(crate) fn report(&self, e: &Event<'_>) {
+        events::report(self.events.as_ref(), e);
+    }
+
+    /// Reports a panic caught in `what` (of an actor of type `actor`).
+    pub(crate) fn report_panic(
+        &self,
+        actor: Option<&'static str>,
+        what: &str,
+        payload: &(dyn Any + Send),
+    ) {
+        self.report(&Event::Panic {
+            actor,
+            what,
+            message: panic_message(payload),
+        });
     }
 
     /// Some of the system's threads could not be stopped and may still touch its actors: the
@@ -327,9 +351,17 @@ pub(crate) fn run_batch(
     }
 }
 
-/// Reports a caught panic on standard error (the panic hook has printed its message already).
+/// Reports a caught panic where no system's hook is at hand (the default way: see
+/// [`events`]).
 pub(crate) fn report_panic(what: &str, payload: &(dyn Any + Send)) {
-    eprintln!("actorium: {what} panicked: {}", panic_message(payload));
+    events::report(
+        None,
+        &Event::Panic {
+            actor: None,
+            what,
+            message: panic_message(payload),
+        },
+    );
 }
 
 /// The message of a panic payload.

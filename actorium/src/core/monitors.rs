@@ -38,13 +38,20 @@ pub enum ExitReason {
     /// An actor linked to it failed ([`crate::Context::link`]), and it did not handle the
     /// notice ([`crate::Actor::linked_exit`]).
     Linked,
+    /// A supervisor gave up: its children failed more often than its restart intensity
+    /// allows ([`crate::Supervisor::intensity`]), and it had no supervisor of its own to
+    /// restart it (or that one gave up too).
+    Escalated,
 }
 
 impl ExitReason {
-    /// Whether this end is a failure that links pass on: [`Self::Panicked`] and
-    /// [`Self::Linked`].
+    /// Whether this end is a failure that links pass on and transient children are restarted
+    /// after: [`Self::Panicked`], [`Self::Linked`] and [`Self::Escalated`].
     pub fn is_abnormal(&self) -> bool {
-        matches!(self, ExitReason::Panicked(_) | ExitReason::Linked)
+        matches!(
+            self,
+            ExitReason::Panicked(_) | ExitReason::Linked | ExitReason::Escalated
+        )
     }
 }
 
@@ -57,6 +64,7 @@ impl std::fmt::Display for ExitReason {
             ExitReason::Shutdown => f.write_str("stopped by its system's shutdown"),
             ExitReason::NotAlive => f.write_str("had already ended when monitored"),
             ExitReason::Linked => f.write_str("ended with a linked actor that failed"),
+            ExitReason::Escalated => f.write_str("a supervisor exceeded its restart intensity"),
         }
     }
 }

@@ -28,7 +28,7 @@
 
 use super::policy::Policy;
 use super::Executor;
-use crate::core::{report_panic, WorkerRef};
+use crate::core::WorkerRef;
 use crate::executor::mailbox::{self, Job, Resumable, Runner};
 use crate::runtime::idle::SpinBudget;
 use crate::runtime::pool::{join_all, Pool};
@@ -183,7 +183,8 @@ impl<P: Policy> Executor<P> {
     #[cold]
     #[inline(never)]
     fn policy_panicked(&self, what: &str, moves: Moves, p: &(dyn std::any::Any + Send)) {
-        report_panic(
+        self.shared.report_panic(
+            None,
             &format!(
                 "the scheduling policy `{}` (in `{what}`)",
                 std::any::type_name::<P>()
