@@ -38,7 +38,13 @@
 //! that keeps nothing alive.
 //!
 //! Monitors ([`Addr::monitor`], [`Context::monitor`]) report why an actor ended
-//! ([`ExitReason`]).
+//! ([`ExitReason`]); links ([`Context::link`]) make two actors fail together.
+//! A [`Supervisor`] restarts its children (Erlang's strategies, restart types and restart
+//! intensity, escalation up a tree) **in place**: a restarted child keeps its address and the
+//! mail that waited for it ([`Addr::supervise`]). [`SystemHandle::spawn_with`] builds an
+//! actor's state with its own address (cyclic wiring with no set-up message). Panics, dead
+//! letters and supervisors' decisions are [`Event`]s, sent to a hook
+//! ([`ActorSystemBuilder::on_event`]) or to the `tracing` crate.
 //! Timers ([`SystemHandle::send_after`], [`SystemHandle::send_interval`], cancellable
 //! [`Timer`]s) run on one thread per system that sleeps until the earliest deadline.
 //! [`ActorSystem::shutdown`] asks every actor to end after its queued messages;

@@ -397,9 +397,7 @@ impl ActorSystemBuilder {
     pub fn build(self) -> Result<ActorSystem, ConfigError> {
         self.check_settings()?;
         let (cfg, stats) = self.config()?;
-        let mut shared = Shared::new(cfg.workers, stats);
-        shared.events = self.events.clone();
-        let shared = Arc::new(shared);
+        let shared = Arc::new(Shared::new(cfg.workers, stats).with_event_hook(self.events.clone()));
         let pooled: ExecRef = match &self.policy {
             Some(starter) => {
                 if self.max_throughput == Some(0) {
@@ -760,6 +758,8 @@ fn shutdown(pooled: &ExecRef, detached: &ExecRef, drain: bool) {
     detached.join_threads(drain);
     pooled.cleanup();
     detached.cleanup();
+    // A hook that holds an address would otherwise keep the system's executors alive.
+    pooled.shared().drop_event_hook();
 }
 
 impl Drop for ActorSystem {

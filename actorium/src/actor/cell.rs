@@ -273,15 +273,15 @@ pub(crate) fn spawn_with<A: Actor>(exec: &ExecRef, build: BuildFn<A>) -> Option<
     register(e, cell, start).ok()
 }
 
-/// Spawns a supervised actor on the pooled executor of `exec`'s system: its first state from
-/// `factory`; `adopt` is called with the cell before the actor can run (the supervisor learns
-/// of its child before the child can end), and refuses it by returning false. `None` if the
-/// system no longer accepts actors or `adopt` refused.
+/// Spawns a supervised actor on the pooled executor of `exec`'s system. Its first
+/// incarnation, as every later one, is built by `factory` on its worker (a restart numbered 0,
+/// its first envelope: a panicking factory is a failure its supervisor hears of). The caller
+/// tells the supervisor of it once it is registered (a notice may overtake that: the
+/// supervisor keeps it until then). `None` if the system no longer accepts actors.
 pub(crate) fn spawn_supervised<A: Actor>(
     exec: &ExecRef,
-    mut factory: Box<dyn FnMut() -> A + Send>,
+    factory: Box<dyn FnMut() -> A + Send>,
     notify: Box<dyn Notify>,
-    adopt: impl FnOnce(Arc<dyn ChildOps>) -> bool,
 ) -> Option<Arc<Cell<A>>> {
     let exec = executor_for(exec, Placement::Pooled)?;
     let e = exec.get();
@@ -289,7 +289,6 @@ pub(crate) fn spawn_supervised<A: Actor>(
     if shared.life.closed() {
         return None;
     }
-    let actor = factory();
     let header = Header::new(
         exec.clone(),
         shared.stats_on,
@@ -299,23 +298,15 @@ pub(crate) fn spawn_supervised<A: Actor>(
         false,
         &CellOps::<A>::VTABLE,
     );
+    // No state until the first restart envelope builds it (see `spawn_with`).
+    header.set_installed(false);
     let cell = Arc::new(Cell {
         header,
-        state: UnsafeCell::new(Some(actor)),
+        state: UnsafeCell::new(None),
         sup: UnsafeCell::new(Some(Box::new(Supervised::new(factory, notify)))),
     });
-    if !adopt(cell.clone()) {
-        return None;
-    }
-    let start = Envelope::new(cell.raw(), &Start::<A>::VTABLE, Payload::pack(()));
-    match register(e, cell, start) {
-        Ok(cell) => Some(cell),
-        Err(cell) => {
-            // The supervisor adopted it: make every restart it asks for a no-op.
-            cell.header.set_status(Status::Stopped);
-            None
-        }
-    }
+    let start = Envelope::new(cell.raw(), &Revive::<A>::VTABLE, Payload::pack(0u64));
+    register(e, cell, start).ok()
 }
 
 /// [`spawn`], or on a stopping system a [`dead_cell`] (the actor is dropped; every send fails).
@@ -520,6 +511,17 @@ fn retire<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: Ex
     exec.shared().monitors.ended(&cell.header, &reason);
 }
 
+/// A new reference to a cell whose envelope runs.
+fn arc_of<A: Actor>(cell: &Cell<A>) -> Arc<Cell<A>> {
+    let me: *const Cell<A> = cell;
+    // SAFETY: the cell came from `Arc::new` and is alive (its system reference is held while
+    // its envelope runs), so adding a strong count and rebuilding an `Arc` is sound.
+    unsafe {
+        Arc::increment_strong_count(me);
+        Arc::from_raw(me)
+    }
+}
+
 /// [`end`] for a supervised actor.
 #[cold]
 #[inline(never)]
@@ -543,15 +545,9 @@ fn suspend<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: E
         // SAFETY: we are the worker holding the actor's queue; `end` checked it is supervised.
         let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };
         sup.suspended = true;
-        let me: *const Cell<A> = cell;
-        // SAFETY: the cell is alive (its system reference is held while its envelope runs).
-        let me: Arc<Cell<A>> = unsafe {
-            Arc::increment_strong_count(me);
-            Arc::from_raw(me)
-        };
         if sup
             .notify
-            .exited(me, sup.generation, status, reason.clone())
+            .exited(arc_of(cell), sup.generation, status, reason.clone())
         {
             return;
         }
@@ -898,10 +894,23 @@ impl<A: Actor> Revive<A> {
         if cell.header.status() != Status::Alive || unsafe { (*cell.sup.get()).is_none() } {
             return;
         }
-        if cell.header.installed() {
-            // A running incarnation (a sibling of a failed child): it ends first.
+        let draining = cell
+            .header
+            .exec
+            .shared()
+            .draining
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if cell.header.installed() || draining {
+            // A running incarnation (a sibling of a failed child) ends first; during a
+            // graceful shutdown nothing is restarted: the child ends for good.
             let mut reason = ExitReason::Shutdown;
-            finish_state(cell, Status::Deleted, w, &mut reason);
+            if cell.header.installed() {
+                finish_state(cell, Status::Deleted, w, &mut reason);
+            }
+            if draining {
+                retire(cell, Status::Deleted, w, reason);
+                return;
+            }
         }
         // SAFETY: see above.
         let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };

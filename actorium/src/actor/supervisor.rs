@@ -15,6 +15,16 @@
 //! Which incarnation a notice is about is numbered (a *generation*): a child that ends while a
 //! restart of it is already on its way (a sibling's failure restarted it) sends a notice the
 //! supervisor ignores.
+//!
+//! Where this differs from OTP, besides restarting in place:
+//! - `OneForAll` / `RestForOne` restart each affected sibling by an envelope in its own queue,
+//!   so siblings restart concurrently, not "all stopped, last first, then all started in
+//!   order": a restarted child may briefly talk to a sibling's old incarnation.
+//! - A supervisor that gives up ends with [`ExitReason::Escalated`], which counts as a failure:
+//!   a `Transient` nested supervisor is restarted (in OTP it exits `shutdown` and is not). Its
+//!   children keep running until its own supervisor decides; the restart restarts them all.
+//! - Mail that waited across a restart includes replies to asks the old incarnation made
+//!   ([`Context::ask`] continuations): the new incarnation runs them.
 
 use super::addr::{Addr, WeakAddr};
 use super::cell::{self, ChildOps, Notify};
@@ -96,6 +106,8 @@ pub struct Supervisor {
     core: Arc<Core>,
     /// When this incarnation restarted children, oldest first (only those within `period`).
     restarts: VecDeque<Instant>,
+    /// Notices about children not adopted yet (a child can fail before its `Adopt` arrives).
+    orphans: Vec<ChildExit>,
 }
 
 /// What every incarnation of a supervisor shares: its settings and its children.
@@ -130,6 +142,7 @@ impl Supervisor {
                 incarnations: AtomicU64::new(0),
             }),
             restarts: VecDeque::new(),
+            orphans: Vec::new(),
         }
     }
 
@@ -156,6 +169,7 @@ impl Supervisor {
         Self {
             core: self.core.clone(),
             restarts: VecDeque::new(),
+            orphans: Vec::new(),
         }
     }
 
@@ -196,6 +210,10 @@ impl Actor for Supervisor {
             // Restarted by its own supervisor: every child starts afresh.
             let mut children = self.children();
             children.retain_mut(|c| {
+                if c.restart == Restart::Temporary {
+                    c.ops.settle(Status::Deleted, ExitReason::Shutdown);
+                    return false;
+                }
                 c.requested += 1;
                 c.ops.restart(c.requested)
             });
@@ -203,13 +221,32 @@ impl Actor for Supervisor {
     }
 }
 
-/// A child is added (sent before the child can run, so before any notice about it).
-struct Adopt(Child);
+/// A child is added (sent by the child's first envelope, so before any notice about it). If
+/// it is dropped unhandled (the supervisor ended meanwhile), the child ends.
+struct Adopt(Option<Child>);
+
+impl Drop for Adopt {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            c.ops.settle(Status::Deleted, ExitReason::Shutdown);
+        }
+    }
+}
 
 impl Receive<Adopt> for Supervisor {
-    fn receive(&mut self, a: Adopt, _: &mut Context<'_, Self>) -> Allocation {
-        self.children().push(a.0);
-        Allocation::Nodelete
+    fn receive(&mut self, mut a: Adopt, ctx: &mut Context<'_, Self>) -> Allocation {
+        let Some(c) = a.0.take() else {
+            return Allocation::Nodelete;
+        };
+        let id = c.id;
+        self.children().push(c);
+        match self.orphans.iter().position(|n| n.id == id) {
+            Some(i) => {
+                let n = self.orphans.swap_remove(i);
+                self.exited(n, ctx)
+            }
+            None => Allocation::Nodelete,
+        }
     }
 }
 
@@ -239,11 +276,21 @@ impl Drop for ChildExit {
 }
 
 impl Receive<ChildExit> for Supervisor {
-    fn receive(&mut self, mut n: ChildExit, ctx: &mut Context<'_, Self>) -> Allocation {
+    fn receive(&mut self, n: ChildExit, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.exited(n, ctx)
+    }
+}
+
+impl Supervisor {
+    /// A child's incarnation ended: restart it (and siblings, by the strategy), let it end, or
+    /// give up.
+    fn exited(&mut self, mut n: ChildExit, ctx: &mut Context<'_, Self>) -> Allocation {
         let core = self.core.clone();
         let mut children = lock(&core.children);
-        // Unknown: removed meanwhile; dropping the notice ends the child.
+        // Unknown: not adopted yet (kept until it is), or removed meanwhile (then it has been
+        // told to end already; the notice is dropped with this incarnation).
         let Some(i) = children.iter().position(|c| c.id == n.id) else {
+            self.orphans.push(n);
             return Allocation::Nodelete;
         };
         n.defuse();
@@ -384,8 +431,9 @@ impl std::error::Error for SuperviseError {}
 
 impl Addr<Supervisor> {
     /// Starts a child of this supervisor: its first incarnation, and every restarted one, is
-    /// built by `factory` (the first on the calling thread, the others on the child's worker).
-    /// The address stays valid across restarts.
+    /// built by `factory` on the child's worker, before any message (mail sent meanwhile
+    /// waits); a factory that panics is a failure like any other. The address stays valid
+    /// across restarts.
     ///
     /// # Errors
     /// [`SuperviseError`] if the supervisor has ended or its system is stopping.
@@ -399,19 +447,23 @@ impl Addr<Supervisor> {
             sup: self.downgrade(),
             id,
         });
-        let adopt = |ops| {
-            self.send(Adopt(Child {
-                id,
-                restart,
-                requested: 0,
-                ops,
-                type_name: std::any::type_name::<A>(),
-            }))
-            .is_ok()
+        if !self.is_alive() {
+            return Err(SuperviseError);
+        }
+        let cell = cell::spawn_supervised(&self.cell().header.exec, Box::new(factory), notify)
+            .ok_or(SuperviseError)?;
+        // Registered first (so whatever the supervisor does to it meets a registered actor),
+        // adopted before `supervise` returns (so a later failure of a sibling restarts it too).
+        let child = Child {
+            id,
+            restart,
+            requested: 0,
+            ops: cell.clone(),
+            type_name: std::any::type_name::<A>(),
         };
-        cell::spawn_supervised(&self.cell().header.exec, Box::new(factory), notify, adopt)
-            .map(Addr::from_cell)
-            .ok_or(SuperviseError)
+        // Refused: the supervisor ended meanwhile; dropping the refused `Adopt` ends the child.
+        self.send(Adopt(Some(child))).map_err(|_| SuperviseError)?;
+        Ok(Addr::from_cell(cell))
     }
 
     /// Starts `sup` as a child of this supervisor (a supervision tree). When `sup` gives up

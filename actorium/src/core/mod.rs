@@ -71,8 +71,9 @@ pub(crate) struct Shared {
     /// A graceful shutdown began: ended actors are not brought back (`respawn` is refused),
     /// so every actor it asked to end stays ended.
     pub(crate) draining: AtomicBool,
-    /// Where events go ([`crate::Builder::on_event`]).
-    pub(crate) events: Option<events::EventHook>,
+    /// Where events go ([`crate::ActorSystemBuilder::on_event`]); emptied when the system
+    /// has stopped (a hook holding an address would keep the executors alive).
+    events: std::sync::Mutex<Option<events::EventHook>>,
 }
 
 impl Shared {
@@ -86,13 +87,30 @@ impl Shared {
             timers: Timers::default(),
             monitors: Monitors::default(),
             draining: AtomicBool::new(false),
-            events: None,
+            events: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Sets the event hook (before the system starts).
+    pub(crate) fn with_event_hook(self, hook: Option<events::EventHook>) -> Self {
+        *self.events.lock().unwrap_or_else(|e| e.into_inner()) = hook;
+        self
+    }
+
+    /// Drops the event hook (the system has stopped).
+    pub(crate) fn drop_event_hook(&self) {
+        let hook = self.events.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(hook);
     }
 
     /// Reports `e` to the system's hook, or the default way.
     pub(crate) fn report(&self, e: &Event<'_>) {
-        events::report(self.events.as_ref(), e);
+        let hook = self
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        events::report(hook.as_ref(), e);
     }
 
     /// Reports a panic caught in `what` (of an actor of type `actor`).
