@@ -245,43 +245,17 @@ pub(crate) type BuildFn<A> = Box<dyn for<'a> FnOnce(&mut Context<'a, A>) -> A + 
 /// any message): its address exists before its state. `None` if the system no longer accepts
 /// actors (`build` is dropped).
 pub(crate) fn spawn_with<A: Actor>(exec: &ExecRef, build: BuildFn<A>) -> Option<Arc<Cell<A>>> {
-    let exec = executor_for(exec, Placement::Pooled)?;
-    let e = exec.get();
-    let shared = e.shared();
-    if shared.life.closed() {
-        return None;
-    }
-    let header = Header::new(
-        exec.clone(),
-        shared.stats_on,
-        e.next_ticket(),
-        e.new_mailbox(),
-        true,
-        false,
-        &CellOps::<A>::VTABLE,
-    );
-    // No state until `build` runs: nothing may run a behaviour before (the start envelope is
-    // first in the actor's order anyway; this makes any envelope that overtook it a dead
-    // letter, never a behaviour without a state).
-    header.set_installed(false);
-    let cell = Arc::new(Cell {
-        header,
-        state: UnsafeCell::new(None),
-        sup: UnsafeCell::new(None),
-    });
-    let start = Envelope::new(cell.raw(), &StartWith::<A>::VTABLE, Payload::pack(build));
-    register(e, cell, start).ok()
+    spawn_unbuilt(exec, None, |cell| {
+        Envelope::new(cell.raw(), &StartWith::<A>::VTABLE, Payload::pack(build))
+    })
 }
 
-/// Spawns a supervised actor on the pooled executor of `exec`'s system. Its first
-/// incarnation, as every later one, is built by `factory` on its worker (a restart numbered 0,
-/// its first envelope: a panicking factory is a failure its supervisor hears of). The caller
-/// tells the supervisor of it once it is registered (a notice may overtake that: the
-/// supervisor keeps it until then). `None` if the system no longer accepts actors.
-pub(crate) fn spawn_supervised<A: Actor>(
+/// Spawns a pooled actor with no state yet: `start(cell)` makes its first envelope, which
+/// builds the state. `None` if the system no longer accepts actors.
+fn spawn_unbuilt<A: Actor>(
     exec: &ExecRef,
-    factory: Box<dyn FnMut() -> A + Send>,
-    notify: Box<dyn Notify>,
+    sup: Option<Box<Supervised<A>>>,
+    start: impl FnOnce(&Cell<A>) -> Envelope,
 ) -> Option<Arc<Cell<A>>> {
     let exec = executor_for(exec, Placement::Pooled)?;
     let e = exec.get();
@@ -298,15 +272,33 @@ pub(crate) fn spawn_supervised<A: Actor>(
         false,
         &CellOps::<A>::VTABLE,
     );
-    // No state until the first restart envelope builds it (see `spawn_with`).
+    // No state until the start envelope builds it: nothing may run a behaviour before (that
+    // envelope is first in the actor's order anyway; this makes any envelope that overtook it
+    // a dead letter, never a behaviour without a state).
     header.set_installed(false);
     let cell = Arc::new(Cell {
         header,
         state: UnsafeCell::new(None),
-        sup: UnsafeCell::new(Some(Box::new(Supervised::new(factory, notify)))),
+        sup: UnsafeCell::new(sup),
     });
-    let start = Envelope::new(cell.raw(), &Revive::<A>::VTABLE, Payload::pack(0u64));
+    let start = start(&cell);
     register(e, cell, start).ok()
+}
+
+/// Spawns a supervised actor on the pooled executor of `exec`'s system. Its first
+/// incarnation, as every later one, is built by `factory` on its worker (a restart numbered 0,
+/// its first envelope: a panicking factory is a failure its supervisor hears of). The caller
+/// tells the supervisor of it once it is registered (a notice may overtake that: the
+/// supervisor keeps it until then). `None` if the system no longer accepts actors.
+pub(crate) fn spawn_supervised<A: Actor>(
+    exec: &ExecRef,
+    factory: Box<dyn FnMut() -> A + Send>,
+    notify: Box<dyn Notify>,
+) -> Option<Arc<Cell<A>>> {
+    let sup = Box::new(Supervised::new(factory, notify));
+    spawn_unbuilt(exec, Some(sup), |cell| {
+        Envelope::new(cell.raw(), &Revive::<A>::VTABLE, Payload::pack(0u64))
+    })
 }
 
 /// [`spawn`], or on a stopping system a [`dead_cell`] (the actor is dropped; every send fails).
