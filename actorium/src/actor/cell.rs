@@ -24,11 +24,25 @@ use std::sync::Arc;
 #[repr(C)]
 pub(crate) struct Cell<A: Actor> {
     pub(crate) header: Header,
-    state: UnsafeCell<Option<A>>,
     /// What a supervised actor keeps across restarts; `None` for every other actor. Touched
     /// under the same rule as `state`.
     sup: UnsafeCell<Option<Box<Supervised<A>>>>,
+    /// Keeps `state` a cache line away from the header's hot fields (see [`Header`]).
+    _gap: [u8; GAP],
+    state: UnsafeCell<Option<A>>,
 }
+
+/// Bytes between `sup` and `state` so that the state starts at least 64 bytes (a cache line)
+/// after the last header field a sender reads.
+const GAP: usize = {
+    let used = std::mem::size_of::<Header>() + std::mem::size_of::<usize>();
+    let want = crate::core::HOT_END + 64;
+    if want > used {
+        want - used
+    } else {
+        0
+    }
+};
 
 /// The part of a supervised actor's cell that outlives its incarnations: how to build the next
 /// one, whom to tell when one ends, and the mail that arrives while it is down.
@@ -206,8 +220,9 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     );
     let cell = Arc::new(Cell {
         header,
-        state: UnsafeCell::new(Some(actor)),
         sup: UnsafeCell::new(None),
+        _gap: [0; GAP],
+        state: UnsafeCell::new(Some(actor)),
     });
     let start = Envelope::new(cell.raw(), &Start::<A>::VTABLE, Payload::pack(()));
     register(exec, cell, start)
@@ -278,8 +293,9 @@ fn spawn_unbuilt<A: Actor>(
     header.set_installed(false);
     let cell = Arc::new(Cell {
         header,
-        state: UnsafeCell::new(None),
         sup: UnsafeCell::new(sup),
+        _gap: [0; GAP],
+        state: UnsafeCell::new(None),
     });
     let start = start(&cell);
     register(e, cell, start).ok()
@@ -330,8 +346,9 @@ pub(crate) fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
             false,
             &CellOps::<A>::VTABLE,
         ),
-        state: UnsafeCell::new(None),
         sup: UnsafeCell::new(None),
+        _gap: [0; GAP],
+        state: UnsafeCell::new(None),
     })
 }
 
@@ -980,4 +997,28 @@ impl<A: Actor> Reclaim<A> {
 unsafe fn discard<M>(_: *const (), p: *mut Payload) {
     // SAFETY: the payload was packed from an `M` (the vtable is chosen with it).
     drop(unsafe { Payload::unpack::<M>(p) });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Small(#[allow(dead_code)] u8);
+    impl Actor for Small {}
+    #[repr(align(32))]
+    struct Aligned(#[allow(dead_code)] u8);
+    impl Actor for Aligned {}
+
+    #[test]
+    fn the_state_is_a_cache_line_past_the_fields_senders_read() {
+        let hot = crate::core::HOT_END;
+        assert!(std::mem::offset_of!(Cell<Small>, state) >= hot + 64);
+        assert!(std::mem::offset_of!(Cell<Aligned>, state) >= hot + 64);
+        assert!(
+            std::mem::offset_of!(Cell<Small>, header) == 0,
+            "a header pointer is a cell pointer"
+        );
+        // What it costs: a small actor's cell (the `Arc` adds 16 bytes).
+        assert!(std::mem::size_of::<Cell<Small>>() <= 112);
+    }
 }

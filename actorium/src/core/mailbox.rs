@@ -24,13 +24,22 @@ pub(crate) struct Guarded {
     pub(crate) sys_ref: bool,
 }
 
+/// The senders' part (lock, inbox) fills the first cache line; the batch, whose head the
+/// running job writes at every message, is on the second. Sharing a line, they made every send
+/// to a busy actor miss (measured: a producer/consumer pair 3-10x slower, depending on where
+/// the allocator happened to put the mailbox).
+#[repr(C, align(64))]
 pub(crate) struct Mailbox {
     lock: SpinLock,
     guarded: UnsafeCell<Guarded>,
-    batch: UnsafeCell<CopyQueue>,
     /// A detached actor's thread waits on this for its jobs.
     signal: Option<Arc<Signal>>,
+    batch: BatchLine,
 }
+
+/// The batch, on a cache line of its own.
+#[repr(align(64))]
+struct BatchLine(UnsafeCell<CopyQueue>);
 
 // SAFETY: `guarded` is only accessed under `lock`; `batch` only by the thread running the
 // actor's job (at most one exists: module invariants) or by shutdown after all threads stopped.
@@ -74,7 +83,7 @@ impl Mailbox {
                 scheduled: true,
                 sys_ref: true,
             }),
-            batch: UnsafeCell::new(CopyQueue::empty()),
+            batch: BatchLine(UnsafeCell::new(CopyQueue::empty())),
             signal,
         }
     }
@@ -96,7 +105,7 @@ impl Mailbox {
     #[inline]
     pub(crate) unsafe fn batch(&self) -> &mut CopyQueue {
         // SAFETY: caller contract.
-        self.batch.with_mut(|b| unsafe { &mut *b })
+        self.batch.0.with_mut(|b| unsafe { &mut *b })
     }
 
     /// The detached thread's signal, if the actor is detached.

@@ -33,7 +33,7 @@ use crossbeam_utils::CachePadded;
 use envelope::Envelope;
 pub use events::Event;
 pub(crate) use exec_ref::ExecRef;
-pub(crate) use header::{Header, Status};
+pub(crate) use header::{Header, Status, HOT_END};
 pub use monitors::ExitReason;
 use monitors::Monitors;
 use std::any::Any;
