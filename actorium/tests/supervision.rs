@@ -467,3 +467,39 @@ fn a_panicking_factory_is_a_failure_and_the_mail_waits() {
         });
     });
 }
+
+#[test]
+fn a_restart_decided_during_graceful_shutdown_does_not_happen() {
+    watchdog(120, || {
+        // Caller-driven, so the steps are ours: the child fails, its notice waits at the
+        // supervisor, and the shutdown begins before the supervisor decides.
+        let panicked = Arc::new(AtomicBool::new(false));
+        let p = panicked.clone();
+        let system = ActorSystem::builder()
+            .policy(actorium::policy::Testing)
+            .on_event(move |e| {
+                if matches!(e, Event::Panic { .. }) {
+                    p.store(true, Ordering::SeqCst);
+                }
+            })
+            .build()
+            .unwrap();
+        let sup = system.spawn(Supervisor::new(Strategy::OneForOne).intensity(10, LONG));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (f, starts) = child_factory(log);
+        let child = sup.supervise(Restart::Permanent, f).unwrap();
+        child.send(Msg::Boom).unwrap();
+        child.send(Msg::Log(1)).unwrap(); // waits for a restart that never comes
+        while !panicked.load(Ordering::SeqCst) {
+            assert!(system.run_once(), "the child's panic never ran");
+        }
+        let mut down = child.monitor();
+        system.shutdown();
+        assert_eq!(
+            starts.load(Ordering::SeqCst),
+            1,
+            "restarted during shutdown"
+        );
+        assert_eq!(down.try_get(), Some(Ok(ExitReason::Shutdown)));
+    });
+}

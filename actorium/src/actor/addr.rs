@@ -133,7 +133,7 @@ impl<A: Actor> Addr<A> {
     /// # drop(system);
     /// ```
     pub fn queue(&self) -> usize {
-        self.cell.header.queue
+        self.cell.header.queue()
     }
 
     /// Whether the actor still accepts messages.

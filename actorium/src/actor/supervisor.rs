@@ -356,6 +356,13 @@ impl Supervisor {
             let c = &mut children[j];
             let keep = if j != failed && c.restart == Restart::Temporary {
                 c.ops.settle(Status::Deleted, ExitReason::Shutdown);
+                report(
+                    ctx,
+                    Event::ChildEnded {
+                        child: c.type_name,
+                        reason: &ExitReason::Shutdown,
+                    },
+                );
                 false
             } else {
                 c.requested += 1;

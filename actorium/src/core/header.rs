@@ -66,19 +66,22 @@ const KEPT: u8 = 2;
 const MONITORED: u8 = 4;
 
 /// The executor's part of a cell, the first field of a `repr(C)` cell (so a header pointer is
-/// a cell pointer). The fields a sender reads at every send (`exec`, `mbox`, `queue`,
-/// `status`, `installed`, `stats`) come first; the cold ones (`join`, `vtable`, `link`) after
-/// them, and the cell puts its state at least a cache line away from the hot ones
-/// ([`HOT_END`]): a behaviour writing its state then never takes the line its senders read
-/// (measured: a producer sending to a busy actor 2.4x slower when they shared it).
+/// a cell pointer). The fields a sender reads at every send (`exec`, `mbox`, `ticket`,
+/// `status`, `installed`, `stats`: [`HOT_END`] bytes) come first; the cold ones (`join`,
+/// `vtable`, `link`, then the cell's `sup`) sit between them and the actor's state, which its
+/// behaviours write. Sharing a cache line with that state made every send to a busy actor
+/// miss (measured: a producer sending to a busy actor on another worker 2.4x slower); the cell
+/// pads the rest of the way (`STATE_AT` in `actor/cell.rs`), 8 bytes more than the header
+/// saves by its order. (A full cache line of padding would not depend on the allocator's
+/// alignment, but cost 32 bytes per cell and made spawn-heavy workloads 20 % slower.)
 #[repr(C)]
 pub(crate) struct Header {
     pub(crate) exec: ExecRef,
     /// The actor's own mailbox (executors that schedule actors one by one).
     mbox: Option<Box<Mailbox>>,
     /// The ticket: index of the queue that carries all of this actor's messages (message
-    /// queues), or of its registry shard (mailbox actors).
-    pub(crate) queue: usize,
+    /// queues), or of its registry shard (mailbox actors). See [`Header::queue`].
+    ticket: u32,
     status: AtomicU8,
     /// Whether the state is present so behaviours may run. Written only by the thread that holds
     /// the actor's queue (or before the cell is published).
@@ -96,6 +99,15 @@ pub(crate) struct Header {
 /// Where the fields a sender reads end, within a header (a cell keeps its state at least a
 /// cache line past this).
 pub(crate) const HOT_END: usize = std::mem::offset_of!(Header, stats) + 1;
+
+impl Header {
+    /// The ticket: index of the queue that carries all of this actor's messages (message
+    /// queues), or of its registry shard (mailbox actors).
+    #[inline]
+    pub(crate) fn queue(&self) -> usize {
+        self.ticket as usize
+    }
+}
 
 // SAFETY: `link` is only accessed under the lock of the list it is on (its work queue's lock,
 // or its registry shard's); `installed` only by the thread running the actor's behaviours (the
@@ -122,7 +134,7 @@ impl Header {
         Self {
             link: Link::new(),
             exec,
-            queue,
+            ticket: u32::try_from(queue).expect("fewer than 2^32 queues and registry shards"),
             mbox,
             status: AtomicU8::new(if alive {
                 Status::Alive

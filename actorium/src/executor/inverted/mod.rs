@@ -258,9 +258,9 @@ impl Executor {
             // A send for the held queue that goes to the shared queue (budget spent, or the
             // target not yet installed) closes the local path for the rest of the visit, so no
             // later send can overtake it.
-            w.local.close_local(hdr.queue);
+            w.local.close_local(hdr.queue());
         }
-        let q = &self.queues[hdr.queue];
+        let q = &self.queues[hdr.queue()];
         {
             let g = q.lock();
             if hdr.status() != Status::Alive {
@@ -377,11 +377,11 @@ impl Exec for Executor {
         // (within the visit budget), so that messages the spawner sends next (local too) cannot
         // overtake it. Otherwise `start` goes to the shared queue and the actor counts as not
         // installed until it runs, so no send can take the local path ahead of it.
-        let local = me.is_some_and(|w| w.local.can_push_local(hdr.queue));
+        let local = me.is_some_and(|w| w.local.can_push_local(hdr.queue()));
         if !local {
             hdr.set_installed(false); // not yet published: no other thread can see the cell
         }
-        let q = &self.queues[hdr.queue];
+        let q = &self.queues[hdr.queue()];
         let start = {
             let g = q.lock();
             if self.shared.life.closed() {
@@ -412,7 +412,7 @@ impl Exec for Executor {
     /// mail (which is therefore dropped as dead letters, never delivered to the new state).
     /// The new system reference is released by the actor's eventual reclaim (or shutdown).
     unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope> {
-        let q = &self.queues[hdr.queue];
+        let q = &self.queues[hdr.queue()];
         {
             let g = q.lock();
             if self.shared.life.closed() || hdr.status() != Status::Destroyed {
@@ -434,7 +434,7 @@ impl Exec for Executor {
     /// envelope already queued for it (a reclaim envelope). Runs on the worker processing the
     /// actor's queue.
     unsafe fn retire(&self, hdr: &Header, status: Status) {
-        let q = &self.queues[hdr.queue];
+        let q = &self.queues[hdr.queue()];
         // SAFETY: `me` is used during this call only.
         let me = unsafe { worker::current_of(self) };
         let reclaim = hdr.reclaim_envelope();
@@ -447,7 +447,7 @@ impl Exec for Executor {
             // If this worker holds the queue and nothing is queued behind its batch, every
             // envelope for the actor is in the batch (later sends fail on the status): the
             // reclaim can go to the end of the batch and save a gulp.
-            if g.len() == 0 && me.is_some_and(|w| w.local.is_current(hdr.queue)) {
+            if g.len() == 0 && me.is_some_and(|w| w.local.is_current(hdr.queue())) {
                 Some(reclaim)
             } else {
                 g.push(reclaim);

@@ -102,7 +102,7 @@ impl Local {
         // and then `installed` stays false until the `Install` envelope runs here. So an actor
         // that passes both checks has every earlier envelope in the held batch, and a send that
         // fails them goes to the shared queue and closes the local path (`close_local`).
-        self.can_push_local(hdr.queue) && hdr.status() == Status::Alive && hdr.installed()
+        self.can_push_local(hdr.queue()) && hdr.status() == Status::Alive && hdr.installed()
     }
 
     /// Whether this worker holds queue `ticket` and may still append to its batch this visit.
