@@ -48,14 +48,8 @@ const STATE_AT: usize = {
     last_line_start + 64 - 16
 };
 /// The padding before the state.
-const PAD: usize = {
-    let used = std::mem::size_of::<Header>() + std::mem::size_of::<usize>();
-    if STATE_AT > used {
-        STATE_AT - used
-    } else {
-        0
-    }
-};
+const PAD: usize =
+    STATE_AT.saturating_sub(std::mem::size_of::<Header>() + std::mem::size_of::<usize>());
 
 /// The part of a supervised actor's cell that outlives its incarnations: how to build the next
 /// one, whom to tell when one ends, and the mail that arrives while it is down.

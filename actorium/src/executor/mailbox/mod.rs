@@ -438,20 +438,11 @@ fn take_burst_arrays(inbox: &mut CopyQueue, batch: &mut CopyQueue) -> [Option<Co
 }
 
 /// Runs up to `max` envelopes of the batch; returns how many ran.
-///
-/// The batch is moved out of the mailbox while it runs: its head advances at every message,
-/// and in the mailbox it may share a cache line with the lock and inbox that senders take
-/// (measured: a producer sending to a busy actor on another worker 3-10x slower, depending on
-/// where the allocator put the mailbox).
 fn drain(mb: &Mailbox, w: WorkerRef<'_>, max: usize) -> usize {
-    // SAFETY: this thread runs the job (callers' contract); the borrow ends here.
-    let mut batch = std::mem::replace(unsafe { mb.batch() }, CopyQueue::empty());
-    // Behaviours may not touch the batch (sends go to the inbox); `run_batch` catches their
-    // panics, so the batch is put back below.
-    let ran = run_batch(|| batch.pop(), w, max);
-    // SAFETY: as above.
-    *unsafe { mb.batch() } = batch;
-    ran
+    // SAFETY: the borrow of the batch ends with `pop`; behaviours may not touch it (sends go
+    // to the inbox).
+    let pop = || unsafe { mb.batch() }.pop();
+    run_batch(pop, w, max)
 }
 
 /// After every worker and detached thread has stopped: stop the mailbox actors still alive,
