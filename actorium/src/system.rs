@@ -615,7 +615,7 @@ impl ActorSystem {
             };
             exec.for_each_queued_actor(&mut visit);
             shared.registry.for_each(|link| {
-                // SAFETY: links on the registry are the first field of live cells' headers,
+                // SAFETY: links on the registry are the `link` field of live cells' headers,
                 // kept alive while listed (the registry's lock is held during the call).
                 let hdr = unsafe { Header::from_link(link) };
                 visit(hdr)

@@ -11,7 +11,7 @@ use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::ptr;
 
-/// Intrusive list links, embedded first in every actor cell header.
+/// Intrusive list links, embedded in every actor cell header ([`super::Header::from_link`] finds the header from them).
 #[derive(Debug)]
 pub(crate) struct Link {
     prev: Cell<*const Link>,

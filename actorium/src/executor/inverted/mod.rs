@@ -301,7 +301,7 @@ impl Executor {
         for q in self.queues.iter() {
             let g = q.lock();
             for link in g.take_actors() {
-                // SAFETY: links on a queue's list are the first field of a live cell's header.
+                // SAFETY: links on a queue's list are the `link` field of a live cell's header.
                 let hdr = unsafe { Header::from_link(link) };
                 hdr.set_status(Status::Stopped);
                 stopped.push(hdr as *const Header);
@@ -510,7 +510,7 @@ impl Exec for Executor {
     fn for_each_queued_actor(&self, f: &mut dyn FnMut(&Header)) {
         for q in self.queues.iter() {
             q.lock().for_each_actor(|link| {
-                // SAFETY: links on a queue's list are the first field of a live cell's header,
+                // SAFETY: links on a queue's list are the `link` field of a live cell's header,
                 // kept alive while listed (we hold the queue's lock).
                 let hdr = unsafe { Header::from_link(link) };
                 f(hdr)

@@ -453,7 +453,7 @@ pub(crate) fn cleanup(shared: &Shared) {
     }
     let mut taken = Vec::new();
     for link in shared.registry.take_all() {
-        // SAFETY: links on the registry are the first field of a cell header whose system
+        // SAFETY: links on the registry are the `link` field of a cell header whose system
         // reference is held (module invariants).
         let hdr = unsafe { Header::from_link(link) };
         let mb = mailbox_of(hdr);
