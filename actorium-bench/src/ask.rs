@@ -5,13 +5,11 @@
 //! total time / n). Both check the sum of the replies. Each system runs in a child process
 //! (`ask-exec`).
 
-use crate::harness::Fields;
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{
     Actor, ActorSystem, Addr, Allocation, Ask, Context, QueueStealing, Receive, ReplyTo,
 };
 use actorium_peers::ask::AskServer;
-use std::process::Command;
 use std::time::Instant;
 
 /// actorium's executors measured.
@@ -174,22 +172,10 @@ pub fn run(systems: &[String], threads: usize, n: u64) -> String {
     for s in systems {
         eprintln!("ask: {s} ...");
         let n_s = n.to_string();
-        let cmd = match crate::idle::native_peer(s, threads, "ask", &[&n_s]) {
-            Some(Ok(c)) => c,
-            Some(Err(why)) => {
-                md.push_str(&format!("| {s} | {why} | | | | |\n"));
-                continue;
-            }
-            None => {
-                let mut c = Command::new(std::env::current_exe().expect("own executable"));
-                c.args(["ask-exec", s, &threads.to_string(), &n_s]);
-                c
-            }
-        };
-        let line = match Fields::of(cmd, "ASK ") {
+        let line = match crate::idle::run_child(s, threads, "ask", &[&n_s], "ASK ") {
             Ok(line) => line,
             Err(why) => {
-                md.push_str(&format!("| {s} | failed: {why} | | | | |\n"));
+                md.push_str(&format!("| {s} | {why} | | | | |\n"));
                 continue;
             }
         };

@@ -135,7 +135,7 @@ pub fn exec(system: &str, threads: usize, secs: f64, pings: usize) -> Result<(),
 /// The command running subcommand `sub` (`idle`, `ask`) of a CAF or Erlang peer with `threads`
 /// threads and `args`, built first if needed; `None` for any other system (actorium, the Rust
 /// peers: run by this executable).
-pub fn native_peer(
+fn native_peer(
     s: &str,
     threads: usize,
     sub: &str,
@@ -162,6 +162,30 @@ pub fn native_peer(
     }))
 }
 
+/// Runs system `s`'s `sub` measurement (`"idle"`, `"ask"`) in a child process, the CAF or
+/// Erlang peer's own program or this executable's `<sub>-exec`, with `threads` workers and
+/// `args`; returns its result line (the one starting with `tag`), or why there is none.
+pub fn run_child(
+    s: &str,
+    threads: usize,
+    sub: &str,
+    args: &[&str],
+    tag: &str,
+) -> Result<Fields, String> {
+    let cmd = match native_peer(s, threads, sub, args) {
+        Some(c) => c?,
+        None => {
+            let mut c = Command::new(std::env::current_exe().expect("own executable"));
+            c.arg(format!("{sub}-exec"))
+                .arg(s)
+                .arg(threads.to_string())
+                .args(args);
+            c
+        }
+    };
+    Fields::of(cmd, tag).map_err(|why| format!("failed: {why}"))
+}
+
 /// The parent: runs each system in a child and returns a Markdown table.
 pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> String {
     let mut md = format!(
@@ -173,23 +197,11 @@ pub fn run(systems: &[String], threads: usize, secs: f64, pings: usize) -> Strin
     );
     for s in systems {
         eprintln!("idle: {s} ...");
-        let (t, secs_s, pings_s) = (threads.to_string(), secs.to_string(), pings.to_string());
-        let cmd = match native_peer(s, threads, "idle", &[&secs_s, &pings_s]) {
-            Some(Ok(c)) => c,
-            Some(Err(why)) => {
-                md.push_str(&format!("| {s} | {why} | | | |\n"));
-                continue;
-            }
-            None => {
-                let mut c = Command::new(std::env::current_exe().expect("own executable"));
-                c.args(["idle-exec", s, &t, &secs_s, &pings_s]);
-                c
-            }
-        };
-        let line = match Fields::of(cmd, "IDLE ") {
+        let (secs_s, pings_s) = (secs.to_string(), pings.to_string());
+        let line = match run_child(s, threads, "idle", &[&secs_s, &pings_s], "IDLE ") {
             Ok(line) => line,
             Err(why) => {
-                md.push_str(&format!("| {s} | failed: {why} | | | |\n"));
+                md.push_str(&format!("| {s} | {why} | | | |\n"));
                 continue;
             }
         };

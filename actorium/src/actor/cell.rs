@@ -212,28 +212,43 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     actor: A,
     joinable: bool,
 ) -> Result<Arc<Cell<A>>, A> {
-    let shared = exec.shared();
-    if shared.life.closed() {
+    if exec.shared().life.closed() {
         return Err(actor);
     }
+    let cell = new_cell(exec, own(), joinable, None, Some(actor));
+    let start = Envelope::new(cell.raw(), &Start::<A>::VTABLE, Payload::pack(()));
+    register(exec, cell, start)
+        .map_err(|cell| take_refused(&cell).expect("fresh cell has its state"))
+}
+
+/// A fresh cell of `exec` (`own`: the header's reference to it), not yet registered. One with
+/// no state yet is not installed: its start envelope builds the state, and nothing may run a
+/// behaviour before (that envelope is first in the actor's order anyway; this makes any
+/// envelope that overtook it a dead letter, never a behaviour without a state).
+#[inline(always)]
+fn new_cell<A: Actor, E: Executor + ?Sized>(
+    exec: &E,
+    own: ExecRef,
+    joinable: bool,
+    sup: Option<Box<Supervised<A>>>,
+    state: Option<A>,
+) -> Arc<Cell<A>> {
     let header = Header::new(
-        own(),
-        shared.stats_on,
+        own,
+        exec.shared().stats_on,
         exec.next_ticket(),
         exec.new_mailbox(),
         true,
         joinable,
         &CellOps::<A>::VTABLE,
     );
-    let cell = Arc::new(Cell {
+    header.set_installed(state.is_some());
+    Arc::new(Cell {
         header,
-        sup: UnsafeCell::new(None),
+        sup: UnsafeCell::new(sup),
         _pad: [0; PAD],
-        state: UnsafeCell::new(Some(actor)),
-    });
-    let start = Envelope::new(cell.raw(), &Start::<A>::VTABLE, Payload::pack(()));
-    register(exec, cell, start)
-        .map_err(|cell| take_refused(&cell).expect("fresh cell has its state"))
+        state: UnsafeCell::new(state),
+    })
 }
 
 /// The state of a cell that was never registered.
@@ -264,12 +279,13 @@ fn register<A: Actor, E: Executor + ?Sized>(
 pub(crate) type BuildFn<A> = Box<dyn for<'a> FnOnce(&mut Context<'a, A>) -> A + Send>;
 
 /// Spawns an actor whose state `build` makes on its worker, as its first envelope (so before
-/// any message): its address exists before its state. `None` if the system no longer accepts
-/// actors (`build` is dropped).
-pub(crate) fn spawn_with<A: Actor>(exec: &ExecRef, build: BuildFn<A>) -> Option<Arc<Cell<A>>> {
+/// any message): its address exists before its state. On a stopping system, a cell every send
+/// to fails (`build` is dropped).
+pub(crate) fn spawn_with<A: Actor>(exec: &ExecRef, build: BuildFn<A>) -> Arc<Cell<A>> {
     spawn_unbuilt(exec, None, |cell| {
         Envelope::new(cell.raw(), &StartWith::<A>::VTABLE, Payload::pack(build))
     })
+    .unwrap_or_else(|| dead_cell_empty(exec))
 }
 
 /// Spawns a pooled actor with no state yet: `start(cell)` makes its first envelope, which
@@ -281,29 +297,10 @@ fn spawn_unbuilt<A: Actor>(
 ) -> Option<Arc<Cell<A>>> {
     let exec = executor_for(exec, Placement::Pooled)?;
     let e = exec.get();
-    let shared = e.shared();
-    if shared.life.closed() {
+    if e.shared().life.closed() {
         return None;
     }
-    let header = Header::new(
-        exec.clone(),
-        shared.stats_on,
-        e.next_ticket(),
-        e.new_mailbox(),
-        true,
-        false,
-        &CellOps::<A>::VTABLE,
-    );
-    // No state until the start envelope builds it: nothing may run a behaviour before (that
-    // envelope is first in the actor's order anyway; this makes any envelope that overtook it
-    // a dead letter, never a behaviour without a state).
-    header.set_installed(false);
-    let cell = Arc::new(Cell {
-        header,
-        sup: UnsafeCell::new(sup),
-        _pad: [0; PAD],
-        state: UnsafeCell::new(None),
-    });
+    let cell = new_cell(e, exec.clone(), false, sup, None);
     let start = start(&cell);
     register(e, cell, start).ok()
 }
@@ -342,7 +339,7 @@ fn dead_cell<A: Actor>(exec: &ExecRef, actor: A) -> Arc<Cell<A>> {
 }
 
 /// A terminal, unregistered cell with no state: every send to it fails.
-pub(crate) fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
+fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
     Arc::new(Cell {
         header: Header::new(
             exec.clone(),
@@ -425,13 +422,7 @@ fn push_env<A: Actor>(cell: &Cell<A>, env: Envelope) -> Result<(), Envelope> {
 
 /// Puts a new state into a `Destroyed` actor's cell, in order with its queue.
 pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> {
-    if cell
-        .header
-        .exec
-        .shared()
-        .draining
-        .load(std::sync::atomic::Ordering::SeqCst)
-    {
+    if cell.header.exec.shared().draining() {
         return Err(actor);
     }
     let env = Envelope::new(cell.raw(), &Install::<A>::VTABLE, Payload::pack(actor));
@@ -527,8 +518,9 @@ fn retire<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: Ex
     exec.shared().monitors.ended(&cell.header, &reason);
 }
 
-/// A new reference to a cell whose envelope runs.
-fn arc_of<A: Actor>(cell: &Cell<A>) -> Arc<Cell<A>> {
+/// A new reference to a cell whose envelope (or behaviour) runs.
+#[inline]
+pub(crate) fn arc_of<A: Actor>(cell: &Cell<A>) -> Arc<Cell<A>> {
     let me: *const Cell<A> = cell;
     // SAFETY: the cell came from `Arc::new` and is alive (its system reference is held while
     // its envelope runs), so adding a strong count and rebuilding an `Arc` is sound.
@@ -551,13 +543,7 @@ fn end_supervised<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, re
 /// good if it cannot be asked (it ended, or a graceful shutdown is under way).
 fn suspend<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     cell.header.set_installed(false);
-    if !cell
-        .header
-        .exec
-        .shared()
-        .draining
-        .load(std::sync::atomic::Ordering::SeqCst)
-    {
+    if !cell.header.exec.shared().draining() {
         // SAFETY: we are the worker holding the actor's queue; `end` checked it is supervised.
         let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };
         sup.suspended = true;
@@ -910,23 +896,15 @@ impl<A: Actor> Revive<A> {
         if cell.header.status() != Status::Alive || unsafe { (*cell.sup.get()).is_none() } {
             return;
         }
-        let draining = cell
-            .header
-            .exec
-            .shared()
-            .draining
-            .load(std::sync::atomic::Ordering::SeqCst);
-        if cell.header.installed() || draining {
-            // A running incarnation (a sibling of a failed child) ends first; during a
-            // graceful shutdown nothing is restarted: the child ends for good.
-            let mut reason = ExitReason::Shutdown;
-            if cell.header.installed() {
-                finish_state(cell, Status::Deleted, w, &mut reason);
-            }
-            if draining {
-                retire(cell, Status::Deleted, w, reason);
-                return;
-            }
+        // A running incarnation (a sibling of a failed child) ends first.
+        let mut reason = ExitReason::Shutdown;
+        if cell.header.installed() {
+            finish_state(cell, Status::Deleted, w, &mut reason);
+        }
+        // During a graceful shutdown nothing is restarted: the child ends for good.
+        if cell.header.exec.shared().draining() {
+            retire(cell, Status::Deleted, w, reason);
+            return;
         }
         // SAFETY: see above.
         let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };

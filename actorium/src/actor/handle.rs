@@ -136,10 +136,7 @@ impl SystemHandle {
         A: Actor,
         F: FnOnce(&mut Context<'_, A>) -> A + Send + 'static,
     {
-        match cell::spawn_with(&self.exec, Box::new(build)) {
-            Some(c) => Addr::from_cell(c),
-            None => Addr::from_cell(cell::dead_cell_empty(&self.exec)),
-        }
+        Addr::from_cell(cell::spawn_with(&self.exec, Box::new(build)))
     }
 
     /// Spawns `actor`, or gives it back if the system is stopping.

@@ -27,7 +27,6 @@ pub const DETACHED: usize = crate::core::DETACHED;
 use crate::core::{ExitReason, Placement, Status, WorkerRef};
 use crate::executor::forkjoin::{self, Scope};
 use cell::Cell;
-use std::sync::Arc;
 
 /// What the executor does with an actor after one of its behaviours returns (seed 002,
 /// "Actor Behaviours"), mapped onto Rust ownership.
@@ -292,14 +291,8 @@ impl<'a, A: Actor> Context<'a, A> {
 
     /// This actor's address.
     pub fn address(&self) -> Addr<A> {
-        let p: *const Cell<A> = self.cell;
-        // SAFETY: `p` came from `Arc::as_ptr` of a cell that is alive (the system reference is
-        // held while a behaviour runs), so adding a strong count and rebuilding an `Arc` is sound.
-        let arc = unsafe {
-            Arc::increment_strong_count(p);
-            Arc::from_raw(p)
-        };
-        Addr::from_cell(arc)
+        // The cell is alive: the system reference is held while a behaviour runs.
+        Addr::from_cell(cell::arc_of(self.cell))
     }
 
     /// Spawns an actor on this actor's system. See [`SystemHandle::spawn`].
@@ -315,11 +308,7 @@ impl<'a, A: Actor> Context<'a, A> {
         B: Actor,
         F: FnOnce(&mut Context<'_, B>) -> B + Send + 'static,
     {
-        let exec = &self.cell.header.exec;
-        match cell::spawn_with(exec, Box::new(build)) {
-            Some(c) => Addr::from_cell(c),
-            None => Addr::from_cell(cell::dead_cell_empty(exec)),
-        }
+        Addr::from_cell(cell::spawn_with(&self.cell.header.exec, Box::new(build)))
     }
 
     /// Spawns a detached actor (its own thread) on this actor's system. See

@@ -41,13 +41,21 @@ impl fmt::Debug for Timer {
     }
 }
 
-/// Refuses a zero period with a message that says what to change.
-fn assert_period(period: Duration) {
+/// A periodic timer (`send_interval`): refuses a zero period with a message that says what
+/// to change, then [`add`]s it, first tick after one period.
+fn add_interval<M: Clone + Send + 'static>(
+    shared: &Shared,
+    to: Recipient<M>,
+    msg: M,
+    period: Duration,
+) -> Result<Timer, SendError<M>> {
     assert!(
         !period.is_zero(),
         "`send_interval` with a zero period would send without pause and flood the receiver; \
          pass a period of at least a microsecond"
     );
+    let clone: fn(&M) -> M = M::clone;
+    add(shared, to, msg, period, Some((period, clone)))
 }
 
 /// A periodic timer's period, and how it clones its message.
@@ -166,15 +174,7 @@ impl SystemHandle {
         msg: M,
         period: Duration,
     ) -> Result<Timer, SendError<M>> {
-        assert_period(period);
-        let clone: fn(&M) -> M = M::clone;
-        add(
-            self.executor().shared(),
-            to.into(),
-            msg,
-            period,
-            Some((period, clone)),
-        )
+        add_interval(self.executor().shared(), to.into(), msg, period)
     }
 }
 
@@ -229,14 +229,6 @@ impl<A: Actor> Context<'_, A> {
         msg: M,
         period: Duration,
     ) -> Result<Timer, SendError<M>> {
-        assert_period(period);
-        let clone: fn(&M) -> M = M::clone;
-        add(
-            self.cell.header.exec.shared(),
-            to.into(),
-            msg,
-            period,
-            Some((period, clone)),
-        )
+        add_interval(self.cell.header.exec.shared(), to.into(), msg, period)
     }
 }

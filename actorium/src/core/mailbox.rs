@@ -46,12 +46,12 @@ const fn round_up(n: usize, align: usize) -> usize {
     n.div_ceil(align) * align
 }
 /// Where the senders' part of a mailbox ends (`repr(C)`: computed from the fields' types).
-pub(crate) const SENDERS_END: usize = round_up(
+const SENDERS_END: usize = round_up(
     std::mem::size_of::<SpinLock>(),
     std::mem::align_of::<UnsafeCell<Guarded>>(),
 ) + std::mem::size_of::<UnsafeCell<Guarded>>();
 /// The batch starts a cache line past the last 16-aligned line start holding senders' bytes.
-pub(crate) const BATCH_AT: usize = (SENDERS_END - 1) / 16 * 16 + 64;
+const BATCH_AT: usize = (SENDERS_END - 1) / 16 * 16 + 64;
 const MAILBOX_PAD: usize = BATCH_AT.saturating_sub(
     round_up(SENDERS_END, std::mem::align_of::<Option<Arc<Signal>>>())
         + std::mem::size_of::<Option<Arc<Signal>>>(),

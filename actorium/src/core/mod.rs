@@ -74,6 +74,8 @@ pub(crate) struct Shared {
     /// Where events go ([`crate::ActorSystemBuilder::on_event`]); emptied when the system
     /// has stopped (a hook holding an address would keep the executors alive).
     events: std::sync::Mutex<Option<events::EventHook>>,
+    /// Whether a hook was set: without one, reports (a dead letter is one) take no lock.
+    has_hook: bool,
 }
 
 impl Shared {
@@ -88,13 +90,17 @@ impl Shared {
             monitors: Monitors::default(),
             draining: AtomicBool::new(false),
             events: std::sync::Mutex::new(None),
+            has_hook: false,
         }
     }
 
     /// Sets the event hook (before the system starts).
     pub(crate) fn with_event_hook(self, hook: Option<events::EventHook>) -> Self {
-        *self.events.lock().unwrap_or_else(|e| e.into_inner()) = hook;
-        self
+        Self {
+            has_hook: hook.is_some(),
+            events: std::sync::Mutex::new(hook),
+            ..self
+        }
     }
 
     /// Drops the event hook (the system has stopped).
@@ -103,13 +109,21 @@ impl Shared {
         drop(hook);
     }
 
+    /// Whether a graceful shutdown began (see `draining`).
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
     /// Reports `e` to the system's hook, or the default way.
     pub(crate) fn report(&self, e: &Event<'_>) {
-        let hook = self
-            .events
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let hook = if self.has_hook {
+            self.events
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        } else {
+            None
+        };
         events::report(hook.as_ref(), e);
     }
 

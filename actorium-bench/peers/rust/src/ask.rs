@@ -29,7 +29,7 @@ pub fn server(system: &str, threads: usize) -> Result<Box<dyn AskServer>, String
     })
 }
 
-use crate::common::runtime;
+use crate::common::{runtime, ActixThread};
 
 mod tokio_server {
     use super::*;
@@ -121,29 +121,20 @@ mod actix_server {
     pub struct S {
         srv: Addr<Srv>,
         client: Addr<Client>,
-        system: actix::System,
-        thread: Option<std::thread::JoinHandle<()>>,
+        _system: ActixThread,
     }
 
     /// actix's best configuration for this: both actors on the system's one arbiter (actix
     /// runs an actor on one thread whatever the thread count; see the suite's `actix-1`).
     pub fn start() -> Result<S, String> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let sys = actix::System::new();
-            sys.block_on(async move {
-                let srv = Srv.start();
-                let client = Client(srv.clone()).start();
-                tx.send((srv, client, actix::System::current())).unwrap();
-            });
-            let _ = sys.run();
-        });
-        let (srv, client, system) = rx.recv().map_err(|e| format!("actix: {e}"))?;
+        let (system, (srv, client)) = ActixThread::start(|| {
+            let srv = Srv.start();
+            (srv.clone(), Client(srv).start())
+        })?;
         Ok(S {
             srv,
             client,
-            system,
-            thread: Some(thread),
+            _system: system,
         })
     }
 
@@ -173,15 +164,6 @@ mod actix_server {
 
         fn actor_asks(&self, n: u64) -> u64 {
             block_on(self.client.send(Run(n))).expect("a reply")
-        }
-    }
-
-    impl Drop for S {
-        fn drop(&mut self) {
-            self.system.stop();
-            if let Some(t) = self.thread.take() {
-                let _ = t.join();
-            }
         }
     }
 }

@@ -1,5 +1,6 @@
 //! What the peers share: the parsed workload, parameter lookup, the tiny computation,
-//! xorshift, the matrices, the completion latch and the tokio runtime set-up.
+//! xorshift, the matrices, the completion latch, the tokio runtime set-up and an actix system on
+//! a thread of its own.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -343,4 +344,45 @@ pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))
+}
+
+/// An actix system running on a thread of its own (actix's usual set-up for code outside it);
+/// stopped and joined when dropped.
+pub struct ActixThread {
+    system: actix::System,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ActixThread {
+    /// Starts the system and runs `setup` inside it (to start actors); returns what `setup`
+    /// gave.
+    pub fn start<T: Send + 'static>(
+        setup: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<(Self, T), String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let sys = actix::System::new();
+            sys.block_on(async move {
+                tx.send((setup(), actix::System::current())).unwrap();
+            });
+            let _ = sys.run();
+        });
+        let (made, system) = rx.recv().map_err(|e| format!("actix: {e}"))?;
+        Ok((
+            Self {
+                system,
+                thread: Some(thread),
+            },
+            made,
+        ))
+    }
+}
+
+impl Drop for ActixThread {
+    fn drop(&mut self) {
+        self.system.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

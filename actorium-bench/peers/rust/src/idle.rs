@@ -55,7 +55,7 @@ pub fn server(
     })
 }
 
-use crate::common::runtime;
+use crate::common::{runtime, ActixThread};
 
 mod tokio_server {
     use super::*;
@@ -104,42 +104,22 @@ mod actix_server {
 
     pub struct S {
         addr: Addr<Srv>,
-        system: actix::System,
-        thread: Option<std::thread::JoinHandle<()>>,
+        _system: ActixThread,
     }
 
     /// actix's usual set-up: a system on its own thread, the actor on an arbiter of it (one
     /// arbiter: actix runs an actor on one thread whatever the thread count).
     pub fn start(_threads: usize, lat: Arc<Latencies>) -> Result<S, String> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let sys = actix::System::new();
-            sys.block_on(async move {
-                let addr = Srv(lat).start();
-                tx.send((addr, actix::System::current())).unwrap();
-            });
-            let _ = sys.run();
-        });
-        let (addr, system) = rx.recv().map_err(|e| format!("actix: {e}"))?;
+        let (system, addr) = ActixThread::start(move || Srv(lat).start())?;
         Ok(S {
             addr,
-            system,
-            thread: Some(thread),
+            _system: system,
         })
     }
 
     impl Server for S {
         fn ping(&self, sent: Instant) {
             self.addr.do_send(Ping(sent));
-        }
-    }
-
-    impl Drop for S {
-        fn drop(&mut self) {
-            self.system.stop();
-            if let Some(t) = self.thread.take() {
-                let _ = t.join();
-            }
         }
     }
 }
