@@ -111,7 +111,7 @@
 //!    |         lists, the Executor trait and ExecRef (what the layers above call)
 //! runtime/     worker pool and worker table (resizable; resize.rs: seed 003's
 //!              readers-writer lock), the worker loop and its units of work, idle sleep
-//!              (idle/), task deques and the steal handoff (tasks/), life cycle, signal,
+//!              (idle/), task deques (tasks/), life cycle, signal,
 //!              statistics, spinlock, rng, loom shims
 //! ```
 //!

@@ -112,6 +112,43 @@ fn tasks_really_run_on_several_workers() {
     });
 }
 
+/// A half that forks nothing (a long sequential leaf) does not keep its sibling from being
+/// stolen: each half waits until the other has started, so the join completes only if they run
+/// at once, on two workers. (With thieves that had to ask the owner, who answered only at its
+/// next fork or join, both halves ran one after the other and the first waited out its 10 s.)
+#[test]
+fn the_halves_of_a_join_of_two_leaves_run_at_once() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    fn leaf(mine: &AtomicBool, other: &AtomicBool) -> bool {
+        mine.store(true, Ordering::SeqCst);
+        let t0 = Instant::now();
+        while !other.load(Ordering::SeqCst) {
+            if t0.elapsed() > Duration::from_secs(10) {
+                return false;
+            }
+            std::hint::spin_loop();
+        }
+        true
+    }
+    watchdog(120, || {
+        for (name, system) in systems(2) {
+            if name.contains("sharing") || name.contains("testing") {
+                continue; // their idle workers take no tasks
+            }
+            for _ in 0..20 {
+                let (a, b) = (AtomicBool::new(false), AtomicBool::new(false));
+                let (ra, rb) = system.join(|| leaf(&a, &b), || leaf(&b, &a));
+                assert!(
+                    ra && rb,
+                    "{name}: the second half did not start while the first ran"
+                );
+            }
+            system.stop();
+        }
+    });
+}
+
 #[test]
 fn nested_joins_30_levels_deep() {
     fn deep(level: u32) -> u64 {
@@ -389,9 +426,11 @@ fn tasks_may_send_messages_to_actors() {
 /// Made to happen every time: three workers (one runs the scope's body, which waits for the
 /// plain thread); each outer item is spawned from a plain thread (so it waits in the common
 /// queue, where a worker that helps with anything finds it) only once the previous item's inner
-/// second half has started on the other worker (the first half forks nothing until then, so its
-/// worker answers the idle worker's request); that half then runs 5 ms, so the joiner, holding
-/// the lock, waits for it while the next outer item is queued.
+/// second half has started (the first half forks nothing until then, so its worker answers the
+/// idle worker's request); that half then runs 5 ms, so the joiner, holding the lock, waits for
+/// it while the next outer item is queued. The plain thread waits for that start with no
+/// timeout: with one, a slow machine (CI) let two outer items overlap, one worker then blocked
+/// on the mutex and the other's second half had no thief (20 s of spinning, then run inline).
 #[test]
 fn rayon_592_join_inside_a_mutex_holding_task_completes() {
     use std::time::{Duration, Instant};
@@ -433,8 +472,10 @@ fn rayon_592_join_inside_a_mutex_holding_task_completes() {
                                     || {
                                         let t = std::thread::current().id();
                                         *started.lock().unwrap() = Some(t);
+                                        // Started (here or, after the first half's 20 s,
+                                        // inline): the plain thread may queue the next item.
+                                        let _ = tx.send(());
                                         if t != me {
-                                            let _ = tx.send(());
                                             std::thread::sleep(Duration::from_millis(5));
                                         }
                                         fib(10)
@@ -445,11 +486,8 @@ fn rayon_592_join_inside_a_mutex_holding_task_completes() {
                                 }
                                 *g += a + b + i;
                             });
-                            // The next item once this one's second half runs elsewhere.
-                            let _ = rx_r
-                                .lock()
-                                .unwrap()
-                                .recv_timeout(Duration::from_millis(300));
+                            // The next item once this one's second half has started.
+                            rx_r.lock().unwrap().recv().unwrap();
                         }
                     });
                 });

@@ -12,7 +12,7 @@
 //! - [`life`]: run state and waits shared by the executors of one system;
 //! - [`signal`]: a thread's wake-up flag (a detached actor's thread blocks on one);
 //! - [`stats`]: per-worker counters and the public [`stats::Stats`];
-//! - [`tasks`]: fork/join task deques and their steal handoff (seed 004), run by the same
+//! - [`tasks`]: fork/join task deques (split, stolen from under a lock) (seed 004), run by the same
 //!   loop after the unit's work;
 //! - [`oneshot`]: the one-shot reply slot under request/reply (a thread or a future waits);
 //! - [`timer`]: a system's timers (one thread, a heap of deadlines; no CPU while none is due);

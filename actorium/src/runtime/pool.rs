@@ -3,7 +3,7 @@
 //!
 //! The *worker table* is the one place where per-worker state lives: one row per worker, whose
 //! runtime columns (a [`Slot`]: its idle-sleep [`Benaphore`], its statistics [`Counters`], its
-//! fork/join steal [`Handoff`], its life-cycle state) live in the [`Crew`], the pool's
+//! fork/join [`TaskRow`] (its task deque), its life-cycle state) live in the [`Crew`], the pool's
 //! executor-independent half, and whose executor column `T` is what the executor running on
 //! the pool keeps for it (a queue range and a steal timestamp for the message-centric executor,
 //! a policy's worker data for the actor-centric one). (What is merely sized from the number of
@@ -37,7 +37,7 @@
 use super::idle::{Benaphore, IdleSleep};
 use super::resize::{ReadGuard, ResizeLock};
 use super::stats::{Counters, Stats};
-use super::tasks::{Handoff, JobRef};
+use super::tasks::{JobRef, TaskRow};
 use super::worker::Unit;
 use crate::runtime::loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crossbeam_deque::Injector;
@@ -75,8 +75,9 @@ pub(crate) struct Slot {
     /// The worker's statistics (written by the worker alone; a line of their own, so counting
     /// does not slow the senders reading `sleep`).
     counters: CachePadded<Counters>,
-    /// The worker's fork/join steal handoff (seed 004; `runtime/tasks`).
-    pub(crate) hand: Handoff,
+    /// The worker's fork/join row: its task deque, whether it shows tasks, its thread (seed 004;
+    /// `runtime/tasks`).
+    pub(crate) row: TaskRow,
 }
 
 /// Why the number of workers cannot change as asked. Nothing changed.
@@ -224,7 +225,7 @@ impl<T> Pool<T> {
                     sleep: CachePadded::new(Benaphore::unopened()),
                     state: AtomicU8::new(if i < workers { ACTIVE } else { UNUSED }),
                     counters: CachePadded::new(Counters::default()),
-                    hand: Handoff::default(),
+                    row: TaskRow::default(),
                 })
             })
             .collect();
@@ -764,7 +765,7 @@ impl Crew {
             slot.sleep.close();
         }
         for slot in self.table.iter() {
-            slot.hand.forget_thread();
+            slot.row.forget_thread();
         }
     }
 }

@@ -47,6 +47,16 @@ impl SpinLock {
         }
         SpinGuard { lock: self }
     }
+
+    /// The lock if it is free now (one CAS), else `None`.
+    #[inline]
+    pub(crate) fn try_lock(&self) -> Option<SpinGuard<'_>> {
+        self.locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+            // `then`, not `then_some`: a guard built and dropped on failure would unlock.
+            .then(|| SpinGuard { lock: self })
+    }
 }
 
 impl Drop for SpinGuard<'_> {

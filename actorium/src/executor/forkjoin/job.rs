@@ -53,9 +53,7 @@ impl Latch for SpinLatch {
         // SAFETY: used during this call only.
         match unsafe { TaskWorker::current() } {
             // SAFETY: the caller's contract; the unpark goes through the worker table.
-            Some(tw) => unsafe {
-                SpinLatch::set(this, |owner| tw.crew().slot(owner).hand.unpark())
-            },
+            Some(tw) => unsafe { SpinLatch::set(this, |owner| tw.crew().slot(owner).row.unpark()) },
             // Run on a thread outside the pool (the common queue drained by a caller after
             // the workers exited): the joiner wakes at its next nap's end.
             // SAFETY: the caller's contract.

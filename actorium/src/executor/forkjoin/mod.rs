@@ -1,7 +1,7 @@
 //! Fork/join on the actors' workers (seed 004): [`join`], [`scope`] with [`Scope::spawn`] and
 //! [`Scope::fork`] handles, and their entry points from threads outside the pool. See
 //! `README.md` in this folder for the helping rule and what a join inside a behaviour does to
-//! other actors; the deques and the steal handoff are the runtime's (`runtime/tasks`).
+//! other actors; the deques and stealing are the runtime's (`runtime/tasks`).
 
 pub(crate) mod job;
 pub(crate) mod latch;
@@ -81,7 +81,6 @@ where
     if w.len() >= LAZY_DEPTH {
         // Enough older (larger) tasks wait in the deque for thieves, who take the oldest
         // first: run both halves here without making `b` a task (lazy task creation).
-        w.poll();
         let rb = b();
         return (a(), rb);
     }
@@ -130,7 +129,7 @@ impl Drop for Unwinding<'_, '_> {
 /// Pops the deque down to position `base`: true when it reaches `jr` (still unrun: the caller
 /// runs it); tasks above it (forked under the caller and left in the deque, a scope's) run on
 /// the way. False when the deque ends at `base` without it (a thief took it).
-#[inline]
+#[inline(always)]
 fn take_back(w: &TaskWorker<'_>, jr: JobRef, base: usize) -> bool {
     while w.end() > base {
         match w.pop() {
@@ -146,15 +145,13 @@ fn take_back(w: &TaskWorker<'_>, jr: JobRef, base: usize) -> bool {
 /// Waits until `latch` is set, helping meanwhile: with the tasks above position `base` in the
 /// own deque
 /// (forked under the waiting task), then, once the deque is empty, only with tasks forked under
-/// the job or scope tagged `tag`, asked of its `thief` (or of any worker showing tasks, for a
+/// the job or scope tagged `tag`, taken from its `thief` (or of any worker showing tasks, for a
 /// scope). Parks after a while; the setter wakes it (and it looks again at least every
 /// [`MAX_NAP`]).
 fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usize>, base: usize) {
     let mut rounds = 0u32;
     let mut nap = Duration::from_micros(50);
     while !latch.probe() {
-        // Thieves may ask for the older tasks below `base`.
-        w.poll();
         if w.end() > base {
             if let Some(j) = w.pop() {
                 // SAFETY: popped from our own deque: ours alone, unrun.
@@ -165,7 +162,7 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
         }
         if w.len() == 0 {
             let got = match thief {
-                Some(t) => w.ask(t, tag),
+                Some(t) => w.steal_from(t, tag),
                 None => ask_any(w, tag),
             };
             if let Some(j) = got {
@@ -176,12 +173,12 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
             }
         }
         rounds += 1;
-        // Park only when there is nothing to help with and nothing to hand out: a worker with
-        // tasks in its deque must stay responsive to thieves, and one whose thief shows tasks
-        // will be served at the thief's next fork or join.
+        // Park only when there is nothing to help with and nothing in the own deque (older
+        // tasks there may be private, which thieves cannot take from a parked owner), and the
+        // thief shows no tasks (its next public one is ours to take).
         let idle_here = w.len() == 0
             && match thief {
-                Some(t) => !w.crew().slot(t).hand.shows_tasks(),
+                Some(t) => !w.crew().slot(t).row.shows_tasks(),
                 None => !w.crew().tasks_hint(),
             };
         if rounds < SPIN_ROUNDS || !idle_here {
@@ -193,7 +190,7 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
                 }
             }
         } else if latch.sleepy() {
-            // Parked, this worker answers nobody: stop showing an empty deque first.
+            // Parked, it stops showing an empty deque first (idle workers may sleep then).
             w.unshow();
             park(nap);
             nap = (nap * 2).min(MAX_NAP);
@@ -201,13 +198,13 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
     }
 }
 
-/// Asks every worker that shows tasks for one forked under `tag`.
+/// Takes a task forked under `tag` from any worker that shows tasks.
 fn ask_any(w: &TaskWorker<'_>, tag: usize) -> Option<JobRef> {
     let crew = w.crew();
     // Every row ever used: the thief may be a worker removed meanwhile (it finishes the job).
     (0..crew.rows())
-        .filter(|&v| v != w.index() && crew.slot(v).hand.shows_tasks())
-        .find_map(|v| w.ask(v, tag))
+        .filter(|&v| v != w.index() && crew.slot(v).row.shows_tasks())
+        .find_map(|v| w.steal_from(v, tag))
 }
 
 #[cfg(not(loom))]

@@ -19,8 +19,9 @@ pub(crate) struct JobHeader {
     /// `runtime/tasks/README.md`). An address: the job's own for a `join`'s job, its scope's for
     /// a scope's task.
     tag: usize,
-    /// Set by the owner of the deque the job was in, when it hands the job to a thief: that
-    /// thief's index (so the joiner knows whom to help). Read by the owner only.
+    /// Set by the thief that takes the job, under the victim deque's lock: its index (so the
+    /// joiner knows whom to help). Read by the owner only, after its pop found the job gone
+    /// (which took that lock).
     thief: AtomicUsize,
 }
 
@@ -94,7 +95,7 @@ impl JobRef {
         unsafe { ((*self.0.as_ptr()).run)(self.0.as_ptr()) }
     }
 
-    /// The raw pointer (for the handoff's atomic).
+    /// The raw pointer (for a deque slot).
     pub(crate) fn as_ptr(self) -> *mut JobHeader {
         self.0.as_ptr()
     }

@@ -9,33 +9,30 @@
 //! pool's common queue (`Crew::injector`), which idle workers check after stealing, as the
 //! seed says.
 //!
-//! The deque is private to its owner, and thieves get tasks through the [`handoff`] (a request
-//! the owner answers at its next fork or join): a `join` costs no atomic read-modify-write and
-//! no fence, which is what makes fine-grained fork/join cheap here (see `handoff`).
+//! The owner's end takes no lock and the thieves' end a spinlock (the seed's "two ends
+//! protected by different locking mechanisms"); they meet over the last task through Cilk-5's
+//! THE protocol (`deque.rs`). A thief takes a task at once, even while its owner runs a long
+//! leaf.
 //!
-//! Pieces: [`job`] (what a task is to the runtime: a type-erased pointer), `ring` (the
-//! owner-private deque), [`handoff`] (the request/answer protocol between a thief and a
-//! victim), this module (the owner's and the thief's operations, idle-sleep integration).
+//! Pieces: [`job`] (what a task is to the runtime: a type-erased pointer), `deque` (the deque
+//! and its protocol), [`row`] (a worker's row of fork/join state: its deque, whether it
+//! shows tasks, its thread), this module (the owner's and the thief's operations, idle-sleep
+//! integration).
 
-pub(crate) mod handoff;
+mod deque;
 pub(crate) mod job;
-mod ring;
+pub(crate) mod row;
 
-pub(crate) use handoff::Handoff;
 pub(crate) use job::{JobHeader, JobRef};
+pub(crate) use row::TaskRow;
 
 use super::pool::Crew;
 use super::rng::XorShift;
 use crate::runtime::loom::sync::atomic::{fence, Ordering};
-use handoff::{Asked, REFUSED};
-use ring::Ring;
-use std::cell::{Cell, UnsafeCell};
+use deque::Deque;
+use std::cell::Cell;
 use std::ptr;
 use std::time::{Duration, Instant};
-
-/// How long a worker that woke a sleeper for its first task waits for that thief's request
-/// (about the time a wake-up takes here).
-const AWAIT_THIEF: Duration = Duration::from_micros(50);
 
 /// A stolen task that ran shorter than this did not pay for its hand-off (a few cache-line
 /// transfers between cores, about a microsecond each way here): the idle worker that took it
@@ -53,15 +50,11 @@ const MAX_BACKOFF: Duration = Duration::from_micros(50);
 pub(crate) struct TaskWorker<'c> {
     crew: &'c Crew,
     index: usize,
-    /// This worker's handoff cell (in its row of the worker table), read on every fork.
-    hand: &'c Handoff,
-    /// The private deque ([`ring::Ring`]).
-    deque: UnsafeCell<Ring>,
-    /// Whether this worker shows tasks (`has_tasks` in its handoff). Inside a stolen job it
-    /// keeps showing while its deque is briefly empty (see [`Self::emptied`]).
+    /// This worker's row (its deque, in the worker table), used on every fork.
+    row: &'c TaskRow,
+    /// Whether this worker shows tasks (`has_tasks` in its row). Inside a stolen job it keeps
+    /// showing while its deque is briefly empty (see [`Self::emptied`]).
     showing: Cell<bool>,
-    /// Tags of the stolen jobs this worker is running, outermost first (the helping rule).
-    running: UnsafeCell<Vec<usize>>,
     /// After steals shorter than [`TINY_STEAL`], how long this idle worker waits before it
     /// asks again, and until when.
     backoff: Cell<Duration>,
@@ -89,10 +82,8 @@ impl<'c> TaskWorker<'c> {
         Self {
             crew,
             index,
-            hand: &crew.slot(index).hand,
-            deque: UnsafeCell::new(Ring::new()),
+            row: &crew.slot(index).row,
             showing: Cell::new(false),
-            running: UnsafeCell::new(Vec::new()),
             backoff: Cell::new(Duration::ZERO),
             resume: Cell::new(None),
             rng: Cell::new(XorShift::for_worker(index ^ 0x5A5A)),
@@ -102,7 +93,7 @@ impl<'c> TaskWorker<'c> {
     /// Makes `self` the calling thread's task worker until the guard drops (and records the
     /// thread, so that a latch can wake it).
     pub(crate) fn enter(&self) -> EnterTasks {
-        self.crew.slot(self.index).hand.register_thread();
+        self.crew.slot(self.index).row.register_thread();
         EnterTasks(TASKS.with(|t| t.replace((self as *const Self).cast())))
     }
 
@@ -132,16 +123,13 @@ impl<'c> TaskWorker<'c> {
     }
 
     #[inline]
-    fn hand(&self) -> &'c Handoff {
-        self.hand
+    fn row(&self) -> &'c TaskRow {
+        self.row
     }
 
     #[inline]
-    #[allow(clippy::mut_from_ref)]
-    fn deque(&self) -> &mut Ring {
-        // SAFETY: only the owning thread touches the deque, and no borrow of it outlives a
-        // method of this type (none calls out while holding one).
-        unsafe { &mut *self.deque.get() }
+    fn deque(&self) -> &'c Deque {
+        &self.row.deque
     }
 
     // --- The owner's end ---
@@ -160,128 +148,62 @@ impl<'c> TaskWorker<'c> {
         self.deque().end()
     }
 
-    /// Forks: pushes `job` on the owner's end. The first task of an empty deque is published to
-    /// thieves, and wakes an idle worker if there is one (idle sleep, seed 003).
+    /// Forks: pushes `job` on the owner's end. The first task of a deque that shows none is
+    /// published to thieves, and wakes an idle worker if there is one (idle sleep, seed 003).
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        if self.deque().push(job) == 1 && !self.showing.get() {
+        self.deque().push(job);
+        if !self.showing.get() {
             self.published();
         }
-        self.poll();
     }
 
     #[cold]
     fn published(&self) {
         self.showing.set(true);
-        self.hand().set_has_tasks(true);
+        self.row().set_has_tasks(true);
         self.crew.show_tasks(true);
         // Ordered after the SeqCst store above, as an idle worker's search is ordered after its
         // announcement: one of the two sees the other (runtime/idle/README.md).
-        if self.crew.has_idle_seqcst() && self.crew.notify_any() {
-            self.await_thief();
+        if self.crew.has_idle_seqcst() {
+            self.crew.notify_any();
         }
     }
 
-    /// A sleeper was just woken for this worker's first task: wait (up to [`AWAIT_THIEF`]) for
-    /// its request and answer it, rather than let it wait until this worker's next fork or
-    /// join, which a long leaf can put off for milliseconds (a quicksort's partition).
-    #[cold]
-    fn await_thief(&self) {
-        let t0 = Instant::now();
-        loop {
-            for _ in 0..64 {
-                if self.hand().polled() {
-                    // The sleeper woken for this task: served at once.
-                    self.serve();
-                    return;
-                }
-                crate::runtime::loom::spin_hint();
-            }
-            if self.deque().len() == 0 || t0.elapsed() >= AWAIT_THIEF {
-                return;
-            }
-        }
-    }
-
-    /// Joins: pops the owner's end (the task pushed last), if the deque holds any. (No poll
-    /// here: every pop follows a push, which polled.)
+    /// Joins: pops the owner's end (the task pushed last), unless thieves took every task.
     #[inline]
     pub(crate) fn pop(&self) -> Option<JobRef> {
         let d = self.deque();
         let job = d.pop();
-        if job.is_some() && d.len() == 0 {
+        if job.is_none() || d.len() == 0 {
             self.emptied();
         }
         job
     }
 
-    /// The deque just became empty. Inside a stolen job, whose forks come in quick succession
+    /// The deque was found empty. Inside a stolen job, whose forks come in quick succession
     /// (a small tree summed over and over), it keeps showing tasks: publishing and withdrawing
     /// at every root would write two shared cache lines each time, under the idle workers'
-    /// polling loads; a thief asking meanwhile is answered at the next fork (or refused by
-    /// [`Self::unshow`], when the job ends or the worker is about to park). Elsewhere it stops
-    /// showing now.
+    /// polling loads (a thief finding it empty meanwhile just looks elsewhere). It stops
+    /// showing when the job ends or the worker is about to park ([`Self::unshow`]). Elsewhere
+    /// it stops showing now.
     #[cold]
     fn emptied(&self) {
-        // SAFETY: only the owning thread touches `running`.
-        if unsafe { (*self.running.get()).is_empty() } {
+        if self.showing.get() && !self.deque().in_stolen_job() {
             self.unshow();
-        } else {
-            self.poll();
         }
     }
 
-    /// Stops showing tasks (the deque is empty), then refuses a request that came in meanwhile
-    /// (the handoff's second invariant).
+    /// Stops showing tasks, if the deque is empty (checked under its lock: with no thief
+    /// mid-claim, and only this worker adding tasks, it stays empty until this worker pushes).
     #[cold]
     pub(crate) fn unshow(&self) {
-        if !self.showing.get() || self.deque().len() > 0 {
+        if !self.showing.get() || !self.deque().is_empty_settled() {
             return;
         }
         self.showing.set(false);
-        self.hand().set_has_tasks(false);
+        self.row().set_has_tasks(false);
         self.crew.show_tasks(false);
-        if self.hand().requested() {
-            self.serve();
-        }
-    }
-
-    /// The routine poll (one relaxed load): answer a thief that asks.
-    #[inline]
-    pub(crate) fn poll(&self) {
-        if self.hand().polled() {
-            self.serve();
-        }
-    }
-
-    /// Answers the pending request, if any: the oldest task, if the deque has one and the
-    /// thief may run it, else a refusal.
-    #[cold]
-    fn serve(&self) {
-        let Some(thief) = self.hand().take_request() else {
-            return;
-        };
-        let theirs = &self.crew.slot(thief).hand;
-        let wants = theirs.wants();
-        let d = self.deque();
-        if d.len() == 0 || (wants != 0 && !self.runs_under(wants)) {
-            theirs.answer(REFUSED);
-            return;
-        }
-        let job = d.take_oldest().expect("checked non-empty");
-        job.header().set_thief(thief);
-        let empty = d.len() == 0;
-        theirs.answer(job.as_ptr() as usize);
-        if empty {
-            self.emptied();
-        }
-    }
-
-    /// Whether this worker is running a stolen job tagged `tag` (so every task in its deque
-    /// was forked under it: see the helping rule).
-    fn runs_under(&self, tag: usize) -> bool {
-        // SAFETY: only the owning thread touches `running`; no borrow outlives this call.
-        unsafe { &*self.running.get() }.contains(&tag)
     }
 
     /// The worker is leaving the pool (a resize removed it): the tasks left in its deque (a
@@ -304,12 +226,10 @@ impl<'c> TaskWorker<'c> {
     /// `job` was handed to this worker (and to nobody else), and has not run.
     pub(crate) unsafe fn run_stolen(&self, job: JobRef) {
         debug_assert_eq!(self.deque().len(), 0);
-        let tag = job.header().tag();
-        // SAFETY (both): only the owning thread touches `running`.
-        unsafe { (*self.running.get()).push(tag) };
+        self.deque().enter_job(job.header().tag());
         // SAFETY: the caller's contract.
         unsafe { job.execute() };
-        unsafe { (*self.running.get()).pop() };
+        self.deque().leave_job();
         self.unshow();
     }
 
@@ -338,28 +258,18 @@ impl<'c> TaskWorker<'c> {
         true
     }
 
-    /// Asks worker `victim` for a task, wanting `wants` (0: any).
-    pub(crate) fn ask(&self, victim: usize, wants: usize) -> Option<JobRef> {
+    /// Takes a task from worker `victim`'s deque (its oldest), wanting `wants` (0: any task;
+    /// else only while `victim` runs a stolen job with that tag: the helping rule).
+    pub(crate) fn steal_from(&self, victim: usize, wants: usize) -> Option<JobRef> {
         debug_assert_eq!(self.deque().len(), 0, "a thief's deque is empty");
         if let Some(c) = self.crew.counters(self.index) {
             c.steal_attempts.bump(1);
         }
-        match self
-            .crew
-            .slot(victim)
-            .hand
-            .ask(self.hand(), self.index, wants)
-        {
-            Asked::Job(p) => {
-                if let Some(c) = self.crew.counters(self.index) {
-                    c.steals.bump(1);
-                }
-                // SAFETY: the victim answered with a job pointer it took out of its deque for
-                // us alone (the handoff's third invariant).
-                Some(unsafe { JobRef::from_ptr(p as *mut JobHeader) })
-            }
-            Asked::Refused | Asked::Busy => None,
+        let job = self.crew.slot(victim).row.deque.steal(self.index, wants)?;
+        if let Some(c) = self.crew.counters(self.index) {
+            c.steals.bump(1);
         }
+        Some(job)
     }
 
     /// Whether a task may be waiting for this worker to find (a hint: a load or two).
@@ -379,8 +289,8 @@ impl<'c> TaskWorker<'c> {
             self.rng.set(rng);
             for k in 0..n {
                 let v = (start + k) % n;
-                if v != self.index && self.crew.slot(v).hand.shows_tasks() {
-                    if let Some(job) = self.ask(v, 0) {
+                if v != self.index && self.crew.slot(v).row.shows_tasks() {
+                    if let Some(job) = self.steal_from(v, 0) {
                         return Some(job);
                     }
                 }
@@ -393,8 +303,7 @@ impl<'c> TaskWorker<'c> {
     /// or the common queue holds one (then the caller must not sleep).
     pub(crate) fn search(&self) -> bool {
         fence(Ordering::SeqCst);
-        (0..self.crew.rows())
-            .any(|v| v != self.index && self.crew.slot(v).hand.shows_tasks_seqcst())
+        (0..self.crew.rows()).any(|v| v != self.index && self.crew.slot(v).row.shows_tasks_seqcst())
             || !self.crew.injector.is_empty()
     }
 }
