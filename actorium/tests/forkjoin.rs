@@ -149,6 +149,61 @@ fn the_halves_of_a_join_of_two_leaves_run_at_once() {
     });
 }
 
+/// Every task of a scope, and every leaf of a join of joins, can be stolen while its siblings
+/// run leaves that fork nothing: each waits until all have started, so this completes only if
+/// they run at once (4 workers for 3 spawned tasks or 4 leaves; the scope's body and the root
+/// join run on a worker too).
+#[test]
+fn siblings_of_long_leaves_are_stolen_too() {
+    use std::time::{Duration, Instant};
+    fn barrier(started: &AtomicU64, k: u64) -> bool {
+        started.fetch_add(1, Ordering::SeqCst);
+        let t0 = Instant::now();
+        while started.load(Ordering::SeqCst) < k {
+            if t0.elapsed() > Duration::from_secs(10) {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    }
+    watchdog(180, || {
+        for (name, system) in systems(4) {
+            if name.contains("sharing") || name.contains("testing") {
+                continue; // their idle workers take no tasks
+            }
+            for round in 0..10 {
+                let started = AtomicU64::new(0);
+                let ok = AtomicU64::new(0);
+                system.scope(|s| {
+                    for _ in 0..3 {
+                        let (started, ok) = (&started, &ok);
+                        s.spawn(move |_| {
+                            if barrier(started, 3) {
+                                ok.fetch_add(1, Ordering::Relaxed);
+                            }
+                        });
+                    }
+                });
+                assert_eq!(
+                    ok.into_inner(),
+                    3,
+                    "{name}, round {round}: scope tasks ran apart"
+                );
+                let started = AtomicU64::new(0);
+                let leaf = || barrier(&started, 4);
+                let ((a, b), (c, d)) =
+                    system.join(|| actorium::join(leaf, leaf), || actorium::join(leaf, leaf));
+                assert!(
+                    a && b && c && d,
+                    "{name}, round {round}: leaves of a join ran apart"
+                );
+            }
+            system.stop();
+        }
+    });
+}
+
 #[test]
 fn nested_joins_30_levels_deep() {
     fn deep(level: u32) -> u64 {

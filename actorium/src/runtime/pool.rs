@@ -653,6 +653,12 @@ impl Crew {
         self.shown.load(Ordering::Relaxed) != 0
     }
 
+    /// Fork/join: how many workers show tasks, plus the tasks in the common queue (a hint).
+    #[inline]
+    pub(crate) fn shown_count(&self) -> usize {
+        self.shown.load(Ordering::Relaxed)
+    }
+
     /// Whether idle workers look for fork/join tasks.
     #[inline]
     pub(crate) fn has_thieves(&self) -> bool {

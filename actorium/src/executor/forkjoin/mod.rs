@@ -152,7 +152,9 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
     let mut rounds = 0u32;
     let mut nap = Duration::from_micros(50);
     while !latch.probe() {
-        if w.end() > base {
+        // (`len` first: once thieves took everything above `base`, a pop would take the
+        // deque's lock only to find it empty.)
+        if w.end() > base && w.len() > 0 {
             if let Some(j) = w.pop() {
                 // SAFETY: popped from our own deque: ours alone, unrun.
                 unsafe { j.execute() };
@@ -179,7 +181,7 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
         let idle_here = w.len() == 0
             && match thief {
                 Some(t) => !w.crew().slot(t).row.shows_tasks(),
-                None => !w.crew().tasks_hint(),
+                None => !w.others_show_tasks(),
             };
         if rounds < SPIN_ROUNDS || !idle_here {
             if rounds % 8 == 0 {
@@ -350,7 +352,7 @@ impl<'scope> Scope<'scope> {
     /// or the pool's common queue from a thread outside it.
     fn submit(&self, jr: JobRef) {
         match self.worker() {
-            Some(w) => w.push(jr),
+            Some(w) => w.push_public(jr),
             // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
             None => tasks::inject(unsafe { &*self.crew }, jr),
         }

@@ -6,12 +6,19 @@
 //!
 //! The deque is *split* (as in Lace's split deque, van Dijk and van de Pol, 2014): tasks at
 //! positions `[front, split)` are public, thieves take them; tasks at `[split, end)` are
-//! private, the owner pops them with plain loads and stores, no fence. A push makes every task
-//! public when no public task is left (so the first task of a join is stealable at once, even
-//! while its owner runs a long leaf that forks nothing); otherwise the new task stays private
-//! until the public ones are gone. Only a pop of a public task pays the protocol's fence: in a
-//! divide-and-conquer tree that is a pop per stolen or oldest task, not per join (a fence on
-//! every pop made a 1,023-node tree sum 25 % slower).
+//! private, the owner pops them with plain loads and stores, no fence. Only a pop of a public
+//! task pays the protocol's fence: in a divide-and-conquer tree that is a pop per stolen or
+//! oldest task, not per join (a fence on every pop made a 1,023-node tree sum 25 % slower).
+//! Every task becomes public (`split = end`) at a push that finds fewer public tasks than the
+//! caller wants (`want_public`, at least one): a join wants one per other worker, so that every
+//! thief finds one, and the first task of a join is stealable at once, even while its owner
+//! runs a long leaf that forks nothing; a scope's task wants all public. So on 2 workers one
+//! task is public at a time and the other pops are fence-free; with more workers more are
+//! public. A private task waits for its owner's next fork only when more thieves came at once
+//! than tasks were public (or the pool grew meanwhile). (Tried and dropped: a Lace-style split
+//! request, a thief asking the owner to publish at its next push or pop. It made every task
+//! public as soon as a thief was idle, for tasks the owner was about to pop itself: a 1,023-node
+//! tree sum 12 % slower.)
 //!
 //! Invariants:
 //! - `front <= split <= end` (but for a thief's claim in flight, below); position `p` lives in
@@ -25,8 +32,9 @@
 //!   SeqCst fence, loads `front`: it keeps the task only if `front <= e`, else it settles the
 //!   question under the lock (where no thief is mid-claim). Of the two fenced store-then-load
 //!   pairs one sees the other's store, so they never both keep the task (the loom model below).
-//!   Private positions are never claimed: a thief claims only below `split`, which the owner
-//!   published (Release) after writing those slots;
+//!   Private positions are never claimed: a thief claims only below `split`, and every store
+//!   of `split` is a Release after the slots below it were written (a thief's Acquire load
+//!   then sees them and the jobs they point to);
 //! - while a thief backs off, `front` may be one past `split`: lengths saturate at 0, and a push
 //!   keeps one slot spare so that a claimed slot is never overwritten;
 //! - the buffer grows only under the lock (by the owner), and thieves read it only under the
@@ -79,16 +87,29 @@ impl Buf {
 }
 
 /// A worker's task deque, in its row of the worker table (thieves reach it there). The
-/// owner's end and the thieves' end are on separate cache lines, so that thieves trying an
-/// empty deque do not take the line the owner writes on every fork.
+/// owner's end and the thieves' end are on separate cache lines, so that thieves trying the
+/// deque (the lock's CAS, the claim) do not take the line the owner writes on every fork.
 #[derive(Debug)]
 pub(crate) struct Deque {
+    owners: CachePadded<OwnerEnd>,
+    thieves: CachePadded<ThiefEnd>,
+}
+
+/// What the owner writes on every push and pop.
+#[derive(Debug)]
+struct OwnerEnd {
     /// The end of the public part (thieves read it; the owner writes it).
-    split: CachePadded<AtomicUsize>,
+    split: AtomicUsize,
     /// Past the newest task (the owner's end; only the owner reads it).
     end: AtomicUsize,
     buf: UnsafeCell<Buf>,
-    /// The oldest task's position (thieves' end).
+}
+
+/// What thieves write.
+#[derive(Debug)]
+struct ThiefEnd {
+    /// The oldest task's position (on a line of its own: the owner reads it at every join,
+    /// and thieves trying the lock must not take that line away each time).
     front: CachePadded<AtomicUsize>,
     /// The thieves' end (and what the owner does there: growing, settling a lost pop, leaving).
     lock: SpinLock,
@@ -105,12 +126,16 @@ unsafe impl Send for Deque {}
 impl Default for Deque {
     fn default() -> Self {
         Self {
-            split: CachePadded::new(AtomicUsize::new(0)),
-            end: AtomicUsize::new(0),
-            buf: UnsafeCell::new(Buf::new(INITIAL_CAPACITY)),
-            front: CachePadded::new(AtomicUsize::new(0)),
-            lock: SpinLock::new(),
-            running: UnsafeCell::new(Vec::new()),
+            owners: CachePadded::new(OwnerEnd {
+                split: AtomicUsize::new(0),
+                end: AtomicUsize::new(0),
+                buf: UnsafeCell::new(Buf::new(INITIAL_CAPACITY)),
+            }),
+            thieves: CachePadded::new(ThiefEnd {
+                front: CachePadded::new(AtomicUsize::new(0)),
+                lock: SpinLock::new(),
+                running: UnsafeCell::new(Vec::new()),
+            }),
         }
     }
 }
@@ -120,6 +145,7 @@ impl Deque {
     fn read(&self, pos: usize) -> JobRef {
         // SAFETY: the caller is the owner (nobody else writes `buf`) or holds the lock.
         let p = self
+            .owners
             .buf
             .with(|b| unsafe { (*b).slot(pos).load(Ordering::Relaxed) });
         debug_assert_ne!(p, 0, "a taken position holds a job");
@@ -129,51 +155,74 @@ impl Deque {
 
     // --- The owner's end ---
 
-    /// Tasks held, as the owner sees them (exact but for a steal in flight).
+    /// Tasks held, as the owner sees them. (A thief's claim in flight below `split` will
+    /// succeed: the owner is not popping meanwhile; one at `split` will back off, and is not
+    /// counted.)
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.end
+        let f = self.thieves.front.load(Ordering::Relaxed);
+        let s = self.owners.split.load(Ordering::Relaxed);
+        self.owners
+            .end
             .load(Ordering::Relaxed)
-            .saturating_sub(self.front.load(Ordering::Relaxed))
+            .saturating_sub(f.min(s))
+    }
+
+    /// Whether public tasks are left (a hint).
+    #[inline]
+    pub(crate) fn has_public(&self) -> bool {
+        self.thieves.front.load(Ordering::Relaxed) < self.owners.split.load(Ordering::Acquire)
     }
 
     /// The position the next push gets (owner only).
     #[inline]
     pub(crate) fn end(&self) -> usize {
-        self.end.load(Ordering::Relaxed)
+        self.owners.end.load(Ordering::Relaxed)
     }
 
     /// Pushes `job` at the owner's end (owner only). It is public (with every task below it)
-    /// if no public task is left, else private.
+    /// if fewer than `want_public` public tasks are left (at least one is wanted); else
+    /// private. Whether it published tasks.
     #[inline]
-    pub(crate) fn push(&self, job: JobRef) {
-        let e = self.end.load(Ordering::Relaxed);
-        let f = self.front.load(Ordering::Relaxed);
+    pub(crate) fn push(&self, job: JobRef, want_public: usize) -> bool {
+        let e = self.owners.end.load(Ordering::Relaxed);
+        let f = self.thieves.front.load(Ordering::Relaxed);
         // SAFETY: the owner reads the buffer it alone replaces.
-        let cap = self.buf.with(|b| unsafe { (*b).mask + 1 });
+        let cap = self.owners.buf.with(|b| unsafe { (*b).mask + 1 });
         // One slot spare: a thief backing off may have moved `front` one past its true value.
         if e.saturating_sub(f) + 2 > cap {
             self.grow();
         }
         // SAFETY: as above.
-        self.buf
+        self.owners
+            .buf
             .with(|b| unsafe { (*b).slot(e).store(job.as_ptr() as usize, Ordering::Relaxed) });
-        self.end.store(e + 1, Ordering::Relaxed);
-        // A stale `front` only delays publishing (it is re-read at every push).
-        if f >= self.split.load(Ordering::Relaxed) {
-            // Release: a thief that sees the new split (Acquire) sees the slots and the jobs.
-            self.split.store(e + 1, Ordering::Release);
+        self.owners.end.store(e + 1, Ordering::Relaxed);
+        // A stale `front` only delays publishing (it is re-read at every push); a speculative
+        // one (a thief backing off) only hastens it.
+        let public = self.owners.split.load(Ordering::Relaxed).saturating_sub(f);
+        if public < want_public.max(1) {
+            self.publish(e + 1);
+            return true;
         }
+        false
+    }
+
+    /// Makes every task below `end` public. Release: a thief that sees the new split
+    /// (Acquire) sees the slots and the jobs.
+    #[inline]
+    fn publish(&self, end: usize) {
+        self.owners.split.store(end, Ordering::Release);
     }
 
     /// Pops the owner's end: the newest task, unless thieves took every task (owner only).
     #[inline]
     pub(crate) fn pop(&self) -> Option<JobRef> {
-        let e = self.end.load(Ordering::Relaxed);
-        let s = self.split.load(Ordering::Relaxed);
+        let e = self.owners.end.load(Ordering::Relaxed);
+        let s = self.owners.split.load(Ordering::Relaxed);
         if e > s {
             // Private: nobody else may take it.
-            self.end.store(e - 1, Ordering::Relaxed);
+            self.owners.end.store(e - 1, Ordering::Relaxed);
             return Some(self.read(e - 1));
         }
         if e == 0 {
@@ -181,10 +230,11 @@ impl Deque {
         }
         // The top task is public (`split == end`): the THE protocol.
         let e = e - 1;
-        self.split.store(e, Ordering::Relaxed);
-        self.end.store(e, Ordering::Relaxed);
+        // Release, as every store of `split`: a thief that claims below it must see the slots.
+        self.owners.split.store(e, Ordering::Release);
+        self.owners.end.store(e, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        if self.front.load(Ordering::Relaxed) <= e {
+        if self.thieves.front.load(Ordering::Relaxed) <= e {
             return Some(self.read(e));
         }
         self.settle(e)
@@ -195,28 +245,29 @@ impl Deque {
     /// before the owner's next steps.
     #[cold]
     fn settle(&self, e: usize) -> Option<JobRef> {
-        let _g = self.lock.lock();
-        if self.front.load(Ordering::Relaxed) <= e {
+        let _g = self.thieves.lock.lock();
+        if self.thieves.front.load(Ordering::Relaxed) <= e {
             Some(self.read(e))
         } else {
             // Nothing at `e`: the deque ends where the tasks ended (empty).
-            self.end.store(e + 1, Ordering::Relaxed);
-            self.split.store(e + 1, Ordering::Relaxed);
+            self.owners.end.store(e + 1, Ordering::Relaxed);
+            self.owners.split.store(e + 1, Ordering::Release);
             None
         }
     }
 
     #[cold]
     fn grow(&self) {
-        let _g = self.lock.lock();
+        let _g = self.thieves.lock.lock();
         let (f, e) = (
-            self.front
+            self.thieves
+                .front
                 .load(Ordering::Relaxed)
-                .min(self.split.load(Ordering::Relaxed)),
-            self.end.load(Ordering::Relaxed),
+                .min(self.owners.split.load(Ordering::Relaxed)),
+            self.owners.end.load(Ordering::Relaxed),
         );
         // SAFETY: under the lock, by the owner: no thief reads the buffer meanwhile.
-        self.buf.with_mut(|b| unsafe {
+        self.owners.buf.with_mut(|b| unsafe {
             let old = &mut *b;
             let bigger = Buf::new(old.slots.len() * 2);
             for p in f..e {
@@ -230,45 +281,45 @@ impl Deque {
 
     /// Whether the deque is empty, exactly (owner only; takes the lock).
     pub(crate) fn is_empty_settled(&self) -> bool {
-        let _g = self.lock.lock();
-        self.front.load(Ordering::Relaxed) >= self.end.load(Ordering::Relaxed)
+        let _g = self.thieves.lock.lock();
+        self.thieves.front.load(Ordering::Relaxed) >= self.owners.end.load(Ordering::Relaxed)
     }
 
     /// Takes the oldest task, as a thief would (owner only: a worker leaving the pool).
     pub(crate) fn take_oldest(&self) -> Option<JobRef> {
-        let _g = self.lock.lock();
+        let _g = self.thieves.lock.lock();
         let (f, e) = (
-            self.front.load(Ordering::Relaxed),
-            self.end.load(Ordering::Relaxed),
+            self.thieves.front.load(Ordering::Relaxed),
+            self.owners.end.load(Ordering::Relaxed),
         );
         if f >= e {
             return None;
         }
-        self.split.store(e, Ordering::Relaxed);
+        self.owners.split.store(e, Ordering::Release);
         let job = self.read(f);
-        self.front.store(f + 1, Ordering::Relaxed);
+        self.thieves.front.store(f + 1, Ordering::Relaxed);
         Some(job)
     }
 
     /// The owner starts running a stolen job tagged `tag` (thieves asking for that tag may now
     /// take its tasks).
     pub(crate) fn enter_job(&self, tag: usize) {
-        let _g = self.lock.lock();
+        let _g = self.thieves.lock.lock();
         // SAFETY: written under the lock, by the owner.
-        self.running.with_mut(|r| unsafe { (*r).push(tag) });
+        self.thieves.running.with_mut(|r| unsafe { (*r).push(tag) });
     }
 
     /// The owner's stolen job ended.
     pub(crate) fn leave_job(&self) {
-        let _g = self.lock.lock();
+        let _g = self.thieves.lock.lock();
         // SAFETY: as in `enter_job`.
-        self.running.with_mut(|r| unsafe { (*r).pop() });
+        self.thieves.running.with_mut(|r| unsafe { (*r).pop() });
     }
 
     /// Whether the owner runs a stolen job (owner only).
     pub(crate) fn in_stolen_job(&self) -> bool {
         // SAFETY: the owner reads what only it writes.
-        self.running.with(|r| unsafe { !(*r).is_empty() })
+        self.thieves.running.with(|r| unsafe { !(*r).is_empty() })
     }
 
     // --- The thieves' end ---
@@ -277,19 +328,25 @@ impl Deque {
     /// stolen job tagged `wants`. `None` also when another thief holds the thieves' end.
     pub(crate) fn steal(&self, me: usize, wants: usize) -> Option<JobRef> {
         // A look first (loads only): most tries find a deque emptied meanwhile.
-        if self.front.load(Ordering::Relaxed) >= self.split.load(Ordering::Relaxed) {
+        let s = self.owners.split.load(Ordering::Relaxed);
+        if self.thieves.front.load(Ordering::Relaxed) >= s {
             return None;
         }
-        let _g = self.lock.try_lock()?;
+        let _g = self.thieves.lock.try_lock()?;
         // SAFETY: read under the lock, which the owner holds to write it.
-        if wants != 0 && !self.running.with(|r| unsafe { (*r).contains(&wants) }) {
+        if wants != 0
+            && !self
+                .thieves
+                .running
+                .with(|r| unsafe { (*r).contains(&wants) })
+        {
             return None;
         }
-        let h = self.front.load(Ordering::Relaxed);
-        self.front.store(h + 1, Ordering::Relaxed);
+        let h = self.thieves.front.load(Ordering::Relaxed);
+        self.thieves.front.store(h + 1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        if h >= self.split.load(Ordering::Acquire) {
-            self.front.store(h, Ordering::Relaxed);
+        if h >= self.owners.split.load(Ordering::Acquire) {
+            self.thieves.front.store(h, Ordering::Relaxed);
             return None;
         }
         let job = self.read(h);
@@ -323,7 +380,7 @@ mod tests {
                 // Pushes win, so the ring grows past its first capacity.
                 0..=2 => {
                     let j = refs[step % refs.len()];
-                    d.push(j);
+                    d.push(j, 1 + step % 3);
                     model.push_back(j);
                 }
                 3 => assert_eq!(d.pop(), model.pop_back()),
@@ -342,7 +399,7 @@ mod tests {
         assert!(taken > 1000, "steals took tasks");
         // SAFETY: read by the only thread.
         assert!(
-            d.buf.with(|b| unsafe { (*b).mask + 1 }) > 64,
+            d.owners.buf.with(|b| unsafe { (*b).mask + 1 }) > 64,
             "the ring grew"
         );
     }
@@ -353,7 +410,7 @@ mod tests {
         // SAFETY: never executed; the header outlives the ref.
         let j = unsafe { JobRef::new(&h) };
         let d = Deque::default();
-        d.push(j);
+        d.push(j, 1);
         assert_eq!(d.steal(1, 77), None);
         d.enter_job(77);
         assert_eq!(d.steal(1, 77), Some(j));
@@ -397,7 +454,7 @@ mod tests {
             for _ in 0..3 {
                 if next < N {
                     // SAFETY: never executed; the headers outlive the refs.
-                    d.push(unsafe { JobRef::new(&headers[next]) });
+                    d.push(unsafe { JobRef::new(&headers[next]) }, 1);
                     next += 1;
                 }
             }
@@ -444,36 +501,40 @@ mod loom_tests {
 
     unsafe fn nothing(_: *const JobHeader) {}
 
+    /// With one public task (the other private) and with both public (two pops through the
+    /// protocol).
     #[test]
     fn owner_and_thief_never_take_the_same_task() {
-        loom::model(|| {
-            let headers: Arc<[JobHeader; 2]> =
-                Arc::new([JobHeader::new(nothing, 1), JobHeader::new(nothing, 1)]);
-            let d = Arc::new(Deque::default());
-            // SAFETY: never executed; the headers outlive the refs (held by the Arc below).
-            let jobs = unsafe { [JobRef::new(&headers[0]), JobRef::new(&headers[1])] };
-            d.push(jobs[0]);
-            d.push(jobs[1]);
-            let (d2, h2) = (d.clone(), headers.clone());
-            let thief = thread::spawn(move || {
-                let _keep = h2;
-                d2.steal(1, 0).map(|j| j.as_ptr() as usize)
+        for want_public in [1, 2] {
+            loom::model(move || {
+                let headers: Arc<[JobHeader; 2]> =
+                    Arc::new([JobHeader::new(nothing, 1), JobHeader::new(nothing, 1)]);
+                let d = Arc::new(Deque::default());
+                // SAFETY: never executed; the headers outlive the refs (held by the Arc).
+                let jobs = unsafe { [JobRef::new(&headers[0]), JobRef::new(&headers[1])] };
+                d.push(jobs[0], want_public);
+                d.push(jobs[1], want_public);
+                let (d2, h2) = (d.clone(), headers.clone());
+                let thief = thread::spawn(move || {
+                    let _keep = h2;
+                    d2.steal(1, 0).map(|j| j.as_ptr() as usize)
+                });
+                let mut mine = Vec::new();
+                while let Some(j) = d.pop() {
+                    mine.push(j.as_ptr() as usize);
+                }
+                let stolen = thief.join().unwrap();
+                let mut all = mine.clone();
+                all.extend(stolen);
+                all.sort_unstable();
+                let mut want: Vec<usize> = jobs.iter().map(|j| j.as_ptr() as usize).collect();
+                want.sort_unstable();
+                assert_eq!(all, want, "owner took {mine:?}, thief {stolen:?}");
+                if stolen.is_some() {
+                    // The thief takes the oldest, FIFO.
+                    assert_eq!(stolen, Some(jobs[0].as_ptr() as usize));
+                }
             });
-            let mut mine = Vec::new();
-            while let Some(j) = d.pop() {
-                mine.push(j.as_ptr() as usize);
-            }
-            let stolen = thief.join().unwrap();
-            let mut all = mine.clone();
-            all.extend(stolen);
-            all.sort_unstable();
-            let mut want: Vec<usize> = jobs.iter().map(|j| j.as_ptr() as usize).collect();
-            want.sort_unstable();
-            assert_eq!(all, want, "owner took {mine:?}, thief {stolen:?}");
-            if stolen.is_some() {
-                // The thief takes the oldest, FIFO.
-                assert_eq!(stolen, Some(jobs[0].as_ptr() as usize));
-            }
-        });
+        }
     }
 }

@@ -10,9 +10,10 @@
 //! seed says.
 //!
 //! The owner's end takes no lock and the thieves' end a spinlock (the seed's "two ends
-//! protected by different locking mechanisms"); they meet over the last task through Cilk-5's
-//! THE protocol (`deque.rs`). A thief takes a task at once, even while its owner runs a long
-//! leaf.
+//! protected by different locking mechanisms"); they meet over the last public task through
+//! Cilk-5's THE protocol, and tasks beyond what thieves need are private to the owner, popped
+//! with no fence (`deque.rs`). A thief takes a public task at once, even while its owner runs a
+//! long leaf.
 //!
 //! Pieces: [`job`] (what a task is to the runtime: a type-erased pointer), `deque` (the deque
 //! and its protocol), [`row`] (a worker's row of fork/join state: its deque, whether it
@@ -148,11 +149,24 @@ impl<'c> TaskWorker<'c> {
         self.deque().end()
     }
 
-    /// Forks: pushes `job` on the owner's end. The first task of a deque that shows none is
-    /// published to thieves, and wakes an idle worker if there is one (idle sleep, seed 003).
+    /// Forks: pushes `job` on the owner's end, public if fewer tasks are public than there
+    /// are other workers (`deque.rs`). The first task of a deque that shows none is published
+    /// to thieves, and wakes an idle worker if there is one (idle sleep, seed 003).
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        self.deque().push(job);
+        self.push_wanting(job, self.crew.len().saturating_sub(1));
+    }
+
+    /// [`Self::push`], making every task of the deque public (a scope's tasks: they come in
+    /// bursts, and each is worth a steal).
+    #[inline]
+    pub(crate) fn push_public(&self, job: JobRef) {
+        self.push_wanting(job, usize::MAX);
+    }
+
+    #[inline]
+    fn push_wanting(&self, job: JobRef, want_public: usize) {
+        self.deque().push(job, want_public);
         if !self.showing.get() {
             self.published();
         }
@@ -265,11 +279,34 @@ impl<'c> TaskWorker<'c> {
         if let Some(c) = self.crew.counters(self.index) {
             c.steal_attempts.bump(1);
         }
-        let job = self.crew.slot(victim).row.deque.steal(self.index, wants)?;
+        let deque = &self.crew.slot(victim).row.deque;
+        let job = deque.steal(self.index, wants)?;
         if let Some(c) = self.crew.counters(self.index) {
             c.steals.bump(1);
         }
+        // More public tasks there and workers asleep: wake one for them (the owner woke only
+        // one when it began to show tasks). On 2 workers nobody else can sleep. Out of line:
+        // inlined here, even behind that check, it made fib(32) 12 % slower (code layout).
+        if self.crew.len() > 2 {
+            self.wake_for_more(deque);
+        }
         Some(job)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_for_more(&self, deque: &Deque) {
+        if deque.has_public() && self.crew.has_idle() {
+            self.crew.notify_any();
+        }
+    }
+
+    /// Whether another worker shows tasks or the common queue holds one (a hint: the count
+    /// of showing workers, less this one, which keeps showing inside a stolen job while its
+    /// deque is momentarily empty).
+    #[inline]
+    pub(crate) fn others_show_tasks(&self) -> bool {
+        self.crew.shown_count() > usize::from(self.showing.get())
     }
 
     /// Whether a task may be waiting for this worker to find (a hint: a load or two).
