@@ -152,9 +152,9 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
     let mut rounds = 0u32;
     let mut nap = Duration::from_micros(50);
     while !latch.probe() {
-        // (`len` first: once thieves took everything above `base`, a pop would take the
+        // (Not when empty: once thieves took everything above `base`, a pop would take the
         // deque's lock only to find it empty.)
-        if w.end() > base && w.len() > 0 {
+        if w.end() > base && !w.surely_empty() {
             if let Some(j) = w.pop() {
                 // SAFETY: popped from our own deque: ours alone, unrun.
                 unsafe { j.execute() };
@@ -162,7 +162,7 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
                 continue;
             }
         }
-        if w.len() == 0 {
+        if w.surely_empty() {
             let got = match thief {
                 Some(t) => w.steal_from(t, tag),
                 None => ask_any(w, tag),
@@ -178,7 +178,7 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
         // Park only when there is nothing to help with and nothing in the own deque (older
         // tasks there may be private, which thieves cannot take from a parked owner), and the
         // thief shows no tasks (its next public one is ours to take).
-        let idle_here = w.len() == 0
+        let idle_here = w.surely_empty()
             && match thief {
                 Some(t) => !w.crew().slot(t).row.shows_tasks(),
                 None => !w.others_show_tasks(),

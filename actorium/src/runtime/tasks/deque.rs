@@ -155,9 +155,10 @@ impl Deque {
 
     // --- The owner's end ---
 
-    /// Tasks held, as the owner sees them. (A thief's claim in flight below `split` will
-    /// succeed: the owner is not popping meanwhile; one at `split` will back off, and is not
-    /// counted.)
+    /// Tasks held, as the owner sees them: exact but for a thief's claim in flight, which is
+    /// counted as taken even when the thief will back off (it read an older `split`). So 0 may
+    /// mean one task left: a caller that must know the deque is empty asks
+    /// [`Self::is_empty_settled`].
     #[inline]
     pub(crate) fn len(&self) -> usize {
         let f = self.thieves.front.load(Ordering::Relaxed);

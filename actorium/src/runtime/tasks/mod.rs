@@ -56,6 +56,8 @@ pub(crate) struct TaskWorker<'c> {
     /// Whether this worker shows tasks (`has_tasks` in its row). Inside a stolen job it keeps
     /// showing while its deque is briefly empty (see [`Self::emptied`]).
     showing: Cell<bool>,
+    /// A position at which the deque was found empty under its lock ([`Self::surely_empty`]).
+    settled_end: Cell<usize>,
     /// After steals shorter than [`TINY_STEAL`], how long this idle worker waits before it
     /// asks again, and until when.
     backoff: Cell<Duration>,
@@ -85,6 +87,7 @@ impl<'c> TaskWorker<'c> {
             index,
             row: &crew.slot(index).row,
             showing: Cell::new(false),
+            settled_end: Cell::new(usize::MAX),
             backoff: Cell::new(Duration::ZERO),
             resume: Cell::new(None),
             rng: Cell::new(XorShift::for_worker(index ^ 0x5A5A)),
@@ -166,10 +169,40 @@ impl<'c> TaskWorker<'c> {
 
     #[inline]
     fn push_wanting(&self, job: JobRef, want_public: usize) {
-        self.deque().push(job, want_public);
+        let more = self.deque().push(job, want_public);
         if !self.showing.get() {
             self.published();
+        } else if more && self.crew.len() > 2 {
+            // Tasks made public while showing already: a sleeper may be wanted for them (the
+            // owner woke one when it began to show). On 2 workers nobody else sleeps.
+            self.wake_one();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_one(&self) {
+        if self.crew.has_idle() {
+            self.crew.notify_any();
+        }
+    }
+
+    /// Whether the deque is empty, surely: [`Self::len`] can read 0 during a thief's claim
+    /// that will back off, so an empty-looking deque is confirmed under its lock, once per
+    /// position (the end comes back to a position where the deque was empty only by the
+    /// owner's own pops, and thieves add nothing). What a worker checks before it takes work
+    /// from elsewhere: a stolen job starts on an empty deque (the helping rule).
+    #[inline]
+    pub(crate) fn surely_empty(&self) -> bool {
+        let e = self.end();
+        if e == self.settled_end.get() {
+            return true;
+        }
+        if self.len() > 0 || !self.deque().is_empty_settled() {
+            return false;
+        }
+        self.settled_end.set(e);
+        true
     }
 
     #[cold]
@@ -239,7 +272,7 @@ impl<'c> TaskWorker<'c> {
     /// # Safety
     /// `job` was handed to this worker (and to nobody else), and has not run.
     pub(crate) unsafe fn run_stolen(&self, job: JobRef) {
-        debug_assert_eq!(self.deque().len(), 0);
+        debug_assert!(self.surely_empty());
         self.deque().enter_job(job.header().tag());
         // SAFETY: the caller's contract.
         unsafe { job.execute() };
@@ -250,6 +283,9 @@ impl<'c> TaskWorker<'c> {
     /// An idle worker's steal: [`Self::find`], unless its recent steals were too small to pay
     /// (see [`TINY_STEAL`]), then [`Self::run_stolen`], timed. Whether it ran one.
     pub(crate) fn steal_and_run(&self) -> bool {
+        if !self.surely_empty() {
+            return false; // (a thief backing off made `len` read 0: the caller pops next)
+        }
         if let Some(t) = self.resume.get() {
             if Instant::now() < t {
                 return false;
@@ -275,7 +311,7 @@ impl<'c> TaskWorker<'c> {
     /// Takes a task from worker `victim`'s deque (its oldest), wanting `wants` (0: any task;
     /// else only while `victim` runs a stolen job with that tag: the helping rule).
     pub(crate) fn steal_from(&self, victim: usize, wants: usize) -> Option<JobRef> {
-        debug_assert_eq!(self.deque().len(), 0, "a thief's deque is empty");
+        debug_assert!(self.surely_empty(), "a thief's deque is empty");
         if let Some(c) = self.crew.counters(self.index) {
             c.steal_attempts.bump(1);
         }
