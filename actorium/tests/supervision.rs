@@ -381,7 +381,9 @@ fn supervisor_decisions_and_panics_are_events() {
                 "panic cannot start",
                 "restarted",
                 "panic cannot start",
-                "gave up after 1"
+                "gave up after 1",
+                // The supervisor ended for good: its child ends with it.
+                "ended stopped by its system's shutdown"
             ]
         );
     });
@@ -501,5 +503,70 @@ fn a_restart_decided_during_graceful_shutdown_does_not_happen() {
             "restarted during shutdown"
         );
         assert_eq!(down.try_get(), Some(Ok(ExitReason::Shutdown)));
+    });
+}
+
+/// A child that ends (normally) on any `u32`.
+struct Quiet;
+impl Actor for Quiet {}
+impl Receive<u32> for Quiet {
+    fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Delete
+    }
+}
+
+/// Every end of a child is an event, also when its supervisor ends (the children end with
+/// it); a hook may call into the supervisor (here it supervises a replacement for a child that
+/// ended), and the replacement ends with the supervisor too.
+#[test]
+fn children_that_end_with_their_supervisor_are_events_and_hooks_may_call_it() {
+    watchdog(60, || {
+        let ended = Arc::new(Mutex::new(Vec::<String>::new()));
+        let slot: Arc<Mutex<Option<Addr<Supervisor>>>> = Arc::new(Mutex::new(None));
+        let replaced = Arc::new(Mutex::new(None::<Addr<Quiet>>));
+        let (log, sup_slot, repl) = (ended.clone(), slot.clone(), replaced.clone());
+        let system = ActorSystem::builder()
+            .workers(2)
+            .on_event(move |e| {
+                if let Event::ChildEnded { reason, .. } = e {
+                    log.lock().unwrap().push(reason.to_string());
+                    let sup = sup_slot.lock().unwrap().clone();
+                    let mut r = repl.lock().unwrap();
+                    if let (Some(sup), None) = (sup, r.as_ref()) {
+                        // On the supervisor's worker, inside its behaviour.
+                        *r = Some(sup.supervise(Restart::Temporary, || Quiet).unwrap());
+                    }
+                }
+            })
+            .build()
+            .unwrap();
+        let sup = system.spawn(Supervisor::new(Strategy::OneForOne));
+        *slot.lock().unwrap() = Some(sup.clone());
+        let a = sup.supervise(Restart::Temporary, || Quiet).unwrap();
+        let _b = sup.supervise(Restart::Temporary, || Quiet).unwrap();
+        let down = a.monitor();
+        a.send(1).unwrap();
+        assert_eq!(down.wait(), Ok(ExitReason::Normal));
+        // The hook's replacement exists once the event was handled.
+        while replaced.lock().unwrap().is_none() {
+            std::thread::yield_now();
+        }
+        assert_eq!(*ended.lock().unwrap(), ["ended normally"]);
+        // The supervisor ends for good: `_b` and the replacement end with it, as events.
+        *slot.lock().unwrap() = None;
+        let sup_down = sup.monitor();
+        sup.send(DeleteMsg).unwrap();
+        assert_eq!(sup_down.wait(), Ok(ExitReason::PoisonPill));
+        system.stop();
+        let ended = ended.lock().unwrap().clone();
+        assert_eq!(
+            ended,
+            [
+                "ended normally",
+                "stopped by its system's shutdown",
+                "stopped by its system's shutdown"
+            ]
+        );
+        assert!(!replaced.lock().unwrap().as_ref().unwrap().is_alive());
     });
 }

@@ -29,11 +29,11 @@
 use super::addr::{Addr, WeakAddr};
 use super::cell::{self, ChildOps, Notify};
 use super::{Actor, Allocation, Cause, Context, Receive};
-use crate::core::{Event, ExitReason, Status};
+use crate::core::{Event, ExecRef, ExitReason, Status};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Which children a supervisor restarts when one of them is to be restarted (Erlang's
@@ -118,6 +118,9 @@ struct Core {
     children: Mutex<Vec<Child>>,
     /// How many incarnations have started (a restarted supervisor restarts its children).
     incarnations: AtomicU64,
+    /// The system's executor, set when the first incarnation starts: where the children's
+    /// ends are reported when the supervisor ends for good (the cell holds it as long).
+    exec: OnceLock<ExecRef>,
 }
 
 struct Child {
@@ -140,6 +143,7 @@ impl Supervisor {
                 period: Duration::from_secs(5),
                 children: Mutex::new(Vec::new()),
                 incarnations: AtomicU64::new(0),
+                exec: OnceLock::new(),
             }),
             restarts: VecDeque::new(),
             orphans: Vec::new(),
@@ -200,23 +204,37 @@ impl Drop for Core {
         let children = std::mem::take(self.children.get_mut().unwrap_or_else(|e| e.into_inner()));
         for c in children {
             c.ops.settle(Status::Deleted, ExitReason::Shutdown);
+            if let Some(exec) = self.exec.get() {
+                exec.shared().report(&Event::ChildEnded {
+                    child: c.type_name,
+                    reason: &ExitReason::Shutdown,
+                });
+            }
         }
     }
 }
 
 impl Actor for Supervisor {
-    fn started(&mut self, _: &mut Context<'_, Self>) {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        let _ = self.core.exec.set(ctx.cell.header.exec.clone());
         if self.core.incarnations.fetch_add(1, Ordering::Relaxed) > 0 {
             // Restarted by its own supervisor: every child starts afresh.
+            let mut ended = Vec::new();
             let mut children = self.children();
             children.retain_mut(|c| {
                 if c.restart == Restart::Temporary {
                     c.ops.settle(Status::Deleted, ExitReason::Shutdown);
+                    ended.push(c.type_name);
                     return false;
                 }
                 c.requested += 1;
                 c.ops.restart(c.requested)
             });
+            drop(children);
+            for child in ended {
+                let reason = &ExitReason::Shutdown;
+                report(ctx, Event::ChildEnded { child, reason });
+            }
         }
     }
 }
@@ -305,6 +323,7 @@ impl Supervisor {
         };
         if !restart {
             let c = children.remove(i);
+            drop(children); // (a hook may call into this supervisor: report without the lock)
             report(
                 ctx,
                 Event::ChildEnded {
@@ -325,10 +344,12 @@ impl Supervisor {
         }
         self.restarts.push_back(now);
         if self.restarts.len() > core.max_restarts as usize {
+            let child = children[i].type_name;
+            drop(children);
             report(
                 ctx,
                 Event::SupervisorGaveUp {
-                    child: children[i].type_name,
+                    child,
                     reason: &n.reason,
                     restarts: core.max_restarts,
                     period: core.period,
@@ -337,13 +358,7 @@ impl Supervisor {
             ctx.cause = Cause::Escalated;
             return Allocation::Delete;
         }
-        report(
-            ctx,
-            Event::ChildRestarted {
-                child: children[i].type_name,
-                reason: &n.reason,
-            },
-        );
+        let restarted = children[i].type_name;
         let range = match core.strategy {
             Strategy::OneForOne => i..i + 1,
             Strategy::OneForAll => 0..children.len(),
@@ -352,17 +367,12 @@ impl Supervisor {
         // In order of supervision; a temporary sibling ends instead, and a child that has
         // ended for good meanwhile is forgotten.
         let (mut j, mut end, mut failed) = (range.start, range.end, i);
+        let mut ended = Vec::new();
         while j < end {
             let c = &mut children[j];
             let keep = if j != failed && c.restart == Restart::Temporary {
                 c.ops.settle(Status::Deleted, ExitReason::Shutdown);
-                report(
-                    ctx,
-                    Event::ChildEnded {
-                        child: c.type_name,
-                        reason: &ExitReason::Shutdown,
-                    },
-                );
+                ended.push(c.type_name);
                 false
             } else {
                 c.requested += 1;
@@ -377,6 +387,18 @@ impl Supervisor {
                 }
                 end -= 1;
             }
+        }
+        drop(children);
+        report(
+            ctx,
+            Event::ChildRestarted {
+                child: restarted,
+                reason: &n.reason,
+            },
+        );
+        for child in ended {
+            let reason = &ExitReason::Shutdown;
+            report(ctx, Event::ChildEnded { child, reason });
         }
         Allocation::Nodelete
     }

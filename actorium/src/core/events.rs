@@ -41,7 +41,9 @@ pub enum Event<'a> {
         /// How its incarnation ended.
         reason: &'a ExitReason,
     },
-    /// A supervisor lets a child end for good (its restart type says so).
+    /// A child of a supervisor ends for good: its restart type says so, a restart strategy
+    /// ends it (a temporary sibling), or its supervisor ended for good (then `Shutdown`).
+    /// Events are reported without the supervisor's locks held: a hook may call into it.
     ChildEnded {
         /// The child's type.
         child: &'static str,
