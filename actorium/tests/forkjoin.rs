@@ -112,33 +112,36 @@ fn tasks_really_run_on_several_workers() {
     });
 }
 
+/// Counts the caller as started, then waits (up to 10 s) until `k` have: true if they all
+/// ran at once.
+fn all_started(started: &AtomicU64, k: u64) -> bool {
+    use std::time::{Duration, Instant};
+    started.fetch_add(1, Ordering::SeqCst);
+    let t0 = Instant::now();
+    while started.load(Ordering::SeqCst) < k {
+        if t0.elapsed() > Duration::from_secs(10) {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
+}
+
 /// A half that forks nothing (a long sequential leaf) does not keep its sibling from being
 /// stolen: each half waits until the other has started, so the join completes only if they run
 /// at once, on two workers. (With thieves that had to ask the owner, who answered only at its
 /// next fork or join, both halves ran one after the other and the first waited out its 10 s.)
 #[test]
 fn the_halves_of_a_join_of_two_leaves_run_at_once() {
-    use std::sync::atomic::AtomicBool;
-    use std::time::{Duration, Instant};
-    fn leaf(mine: &AtomicBool, other: &AtomicBool) -> bool {
-        mine.store(true, Ordering::SeqCst);
-        let t0 = Instant::now();
-        while !other.load(Ordering::SeqCst) {
-            if t0.elapsed() > Duration::from_secs(10) {
-                return false;
-            }
-            std::hint::spin_loop();
-        }
-        true
-    }
     watchdog(120, || {
         for (name, system) in systems(2) {
             if name.contains("sharing") || name.contains("testing") {
                 continue; // their idle workers take no tasks
             }
             for _ in 0..20 {
-                let (a, b) = (AtomicBool::new(false), AtomicBool::new(false));
-                let (ra, rb) = system.join(|| leaf(&a, &b), || leaf(&b, &a));
+                let started = AtomicU64::new(0);
+                let (ra, rb) =
+                    system.join(|| all_started(&started, 2), || all_started(&started, 2));
                 assert!(
                     ra && rb,
                     "{name}: the second half did not start while the first ran"
@@ -155,18 +158,6 @@ fn the_halves_of_a_join_of_two_leaves_run_at_once() {
 /// join run on a worker too).
 #[test]
 fn siblings_of_long_leaves_are_stolen_too() {
-    use std::time::{Duration, Instant};
-    fn barrier(started: &AtomicU64, k: u64) -> bool {
-        started.fetch_add(1, Ordering::SeqCst);
-        let t0 = Instant::now();
-        while started.load(Ordering::SeqCst) < k {
-            if t0.elapsed() > Duration::from_secs(10) {
-                return false;
-            }
-            std::thread::yield_now();
-        }
-        true
-    }
     watchdog(180, || {
         for (name, system) in systems(4) {
             if name.contains("sharing") || name.contains("testing") {
@@ -179,7 +170,7 @@ fn siblings_of_long_leaves_are_stolen_too() {
                     for _ in 0..3 {
                         let (started, ok) = (&started, &ok);
                         s.spawn(move |_| {
-                            if barrier(started, 3) {
+                            if all_started(started, 3) {
                                 ok.fetch_add(1, Ordering::Relaxed);
                             }
                         });
@@ -191,7 +182,7 @@ fn siblings_of_long_leaves_are_stolen_too() {
                     "{name}, round {round}: scope tasks ran apart"
                 );
                 let started = AtomicU64::new(0);
-                let leaf = || barrier(&started, 4);
+                let leaf = || all_started(&started, 4);
                 let ((a, b), (c, d)) =
                     system.join(|| actorium::join(leaf, leaf), || actorium::join(leaf, leaf));
                 assert!(

@@ -143,11 +143,9 @@ impl Default for Deque {
 impl Deque {
     #[inline]
     fn read(&self, pos: usize) -> JobRef {
+        let buf = &self.owners.buf;
         // SAFETY: the caller is the owner (nobody else writes `buf`) or holds the lock.
-        let p = self
-            .owners
-            .buf
-            .with(|b| unsafe { (*b).slot(pos).load(Ordering::Relaxed) });
+        let p = buf.with(|b| unsafe { (*b).slot(pos).load(Ordering::Relaxed) });
         debug_assert_ne!(p, 0, "a taken position holds a job");
         // SAFETY: a non-zero slot inside `[front, end)` holds a job pointer pushed by the owner.
         unsafe { JobRef::from_ptr(NonNull::new_unchecked(p as *mut _).as_ptr()) }
@@ -334,13 +332,9 @@ impl Deque {
             return None;
         }
         let _g = self.thieves.lock.try_lock()?;
+        let running = &self.thieves.running;
         // SAFETY: read under the lock, which the owner holds to write it.
-        if wants != 0
-            && !self
-                .thieves
-                .running
-                .with(|r| unsafe { (*r).contains(&wants) })
-        {
+        if wants != 0 && !running.with(|r| unsafe { (*r).contains(&wants) }) {
             return None;
         }
         let h = self.thieves.front.load(Ordering::Relaxed);

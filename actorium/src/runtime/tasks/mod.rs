@@ -332,8 +332,8 @@ impl<'c> TaskWorker<'c> {
     #[cold]
     #[inline(never)]
     fn wake_for_more(&self, deque: &Deque) {
-        if deque.has_public() && self.crew.has_idle() {
-            self.crew.notify_any();
+        if deque.has_public() {
+            self.wake_one();
         }
     }
 
