@@ -19,9 +19,9 @@
 //!
 //! The same workers run fork/join tasks (seed 004): [`join`] and [`scope`] on a worker (in a
 //! behaviour, [`Context::join`] and [`Context::scope`]), [`SystemHandle::join`] and
-//! [`SystemHandle::scope`] from any thread. Each worker owns a private task deque (its own end
-//! LIFO, the oldest task to a thief); a joiner whose half was taken helps only with that half's
-//! own subtasks.
+//! [`SystemHandle::scope`] from any thread. Each worker owns a task deque (its own end LIFO;
+//! thieves take the oldest public task directly, even while the owner runs a long leaf); a
+//! joiner whose half was taken helps only with that half's own subtasks.
 //!
 //! The workers can be added and removed while everything runs (seed 003, "Manual Resizing"):
 //! [`SystemHandle::add_workers`], [`SystemHandle::remove_workers`], and the guard of
