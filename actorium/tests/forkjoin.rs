@@ -59,6 +59,12 @@ fn systems(workers: usize) -> impl Iterator<Item = (&'static str, ActorSystem)> 
         })
 }
 
+/// [`systems`] whose idle workers take tasks (not work sharing, not the caller-driven testing
+/// policy): where a task can be stolen.
+fn stealing_systems(workers: usize) -> impl Iterator<Item = (&'static str, ActorSystem)> {
+    systems(workers).filter(|(name, _)| !name.contains("sharing") && !name.contains("testing"))
+}
+
 #[test]
 fn results_equal_sequential_on_every_executor_and_1_to_4_workers() {
     watchdog(120, || {
@@ -134,10 +140,7 @@ fn all_started(started: &AtomicU64, k: u64) -> bool {
 #[test]
 fn the_halves_of_a_join_of_two_leaves_run_at_once() {
     watchdog(120, || {
-        for (name, system) in systems(2) {
-            if name.contains("sharing") || name.contains("testing") {
-                continue; // their idle workers take no tasks
-            }
+        for (name, system) in stealing_systems(2) {
             for _ in 0..20 {
                 let started = AtomicU64::new(0);
                 let (ra, rb) =
@@ -159,10 +162,7 @@ fn the_halves_of_a_join_of_two_leaves_run_at_once() {
 #[test]
 fn siblings_of_long_leaves_are_stolen_too() {
     watchdog(180, || {
-        for (name, system) in systems(4) {
-            if name.contains("sharing") || name.contains("testing") {
-                continue; // their idle workers take no tasks
-            }
+        for (name, system) in stealing_systems(4) {
             for round in 0..10 {
                 let started = AtomicU64::new(0);
                 let ok = AtomicU64::new(0);
@@ -472,19 +472,16 @@ fn tasks_may_send_messages_to_actors() {
 /// Made to happen every time: three workers (one runs the scope's body, which waits for the
 /// plain thread); each outer item is spawned from a plain thread (so it waits in the common
 /// queue, where a worker that helps with anything finds it) only once the previous item's inner
-/// second half has started (the first half forks nothing until then, so its worker answers the
-/// idle worker's request); that half then runs 5 ms, so the joiner, holding the lock, waits for
-/// it while the next outer item is queued. The plain thread waits for that start with no
+/// second half has started (the first half waits for that, and the second, public in the
+/// joiner's deque, is taken by the idle worker); that half then runs 5 ms, so the joiner,
+/// holding the lock, waits for it while the next outer item is queued. The plain thread waits for that start with no
 /// timeout: with one, a slow machine (CI) let two outer items overlap, one worker then blocked
 /// on the mutex and the other's second half had no thief (20 s of spinning, then run inline).
 #[test]
 fn rayon_592_join_inside_a_mutex_holding_task_completes() {
     use std::time::{Duration, Instant};
     watchdog(120, || {
-        for (name, system) in systems(3) {
-            if name.contains("sharing") || name.contains("testing") {
-                continue; // their workers never take tasks from the common queue
-            }
+        for (_, system) in stealing_systems(3) {
             let lock = Mutex::new(0u64);
             let items = 20u64;
             let stolen = AtomicU64::new(0);
@@ -502,10 +499,8 @@ fn rayon_592_join_inside_a_mutex_holding_task_completes() {
                                 let started = Mutex::new(None);
                                 let (a, b) = actorium::join(
                                     || {
-                                        // Until the other half runs elsewhere: forks of
-                                        // nothing meanwhile, at which this worker answers
-                                        // the idle worker's request (it gets `b`, the
-                                        // oldest task here).
+                                        // Until the other half has started (an idle
+                                        // worker takes `b`, the oldest task here).
                                         let t0 = Instant::now();
                                         while started.lock().unwrap().is_none()
                                             && t0.elapsed() < Duration::from_secs(20)

@@ -57,7 +57,6 @@ use crate::runtime::loom::sync::atomic::{fence, AtomicUsize, Ordering};
 use crate::runtime::loom::UnsafeCell;
 use crate::runtime::spin::SpinLock;
 use crossbeam_utils::CachePadded;
-use std::ptr::NonNull;
 
 #[cfg(not(loom))]
 const INITIAL_CAPACITY: usize = 64;
@@ -148,7 +147,7 @@ impl Deque {
         let p = buf.with(|b| unsafe { (*b).slot(pos).load(Ordering::Relaxed) });
         debug_assert_ne!(p, 0, "a taken position holds a job");
         // SAFETY: a non-zero slot inside `[front, end)` holds a job pointer pushed by the owner.
-        unsafe { JobRef::from_ptr(NonNull::new_unchecked(p as *mut _).as_ptr()) }
+        unsafe { JobRef::from_ptr(p as *mut _) }
     }
 
     // --- The owner's end ---
@@ -201,17 +200,12 @@ impl Deque {
         // one (a thief backing off) only hastens it.
         let public = self.owners.split.load(Ordering::Relaxed).saturating_sub(f);
         if public < want_public.max(1) {
-            self.publish(e + 1);
+            // Every task public. Release: a thief that sees the new split (Acquire) sees the
+            // slots and the jobs.
+            self.owners.split.store(e + 1, Ordering::Release);
             return true;
         }
         false
-    }
-
-    /// Makes every task below `end` public. Release: a thief that sees the new split
-    /// (Acquire) sees the slots and the jobs.
-    #[inline]
-    fn publish(&self, end: usize) {
-        self.owners.split.store(end, Ordering::Release);
     }
 
     /// Pops the owner's end: the newest task, unless thieves took every task (owner only).
