@@ -3,10 +3,12 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Context, FinishedMsg, QueueStealing};
+use actorium::policy::WorkStealing;
+use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, QueueStealing, Receive};
 use common::checked::{send_from_outside, Node, Shared, ACTORS, OUTSIDE_THREADS};
-use common::{settle, watchdog, EXECUTORS};
-use std::sync::atomic::Ordering;
+use common::{on_every_executor, settle, watchdog, EXECUTORS};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// 1,000,000 messages from outside threads, and as many again forwarded by behaviours.
 const MSGS_PER_THREAD: u64 = 250_000;
@@ -167,4 +169,98 @@ fn stolen_queues_keep_every_guarantee() {
             }
         }
     }
+}
+
+/// Sends itself numbered messages (two after every even one, none after an odd one, so some
+/// wait in its batch while it runs), checking that they arrive in order, until a message from
+/// outside stops it, or it has sent [`SELF_SEND_CAP`] (then the outside message was kept out).
+struct Looper {
+    next: u64,
+    sent: u64,
+    out_of_order: u64,
+    seen: Arc<AtomicU64>,
+}
+const SELF_SEND_CAP: u64 = 2_000_000;
+struct Seq(u64);
+struct Stop;
+impl Actor for Looper {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        ctx.address().send(Seq(0)).unwrap();
+        self.sent = 1;
+    }
+}
+impl Receive<Seq> for Looper {
+    fn receive(&mut self, Seq(k): Seq, ctx: &mut Context<'_, Self>) -> Allocation {
+        if k != self.next {
+            self.out_of_order += 1;
+        }
+        self.next = k + 1;
+        self.seen.store(self.next, Ordering::Relaxed);
+        if k % 2 == 0 && self.sent < SELF_SEND_CAP {
+            for _ in 0..2 {
+                ctx.address().send(Seq(self.sent)).unwrap();
+                self.sent += 1;
+            }
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<Stop> for Looper {
+    fn receive(&mut self, _: Stop, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Finished
+    }
+}
+
+/// An actor that keeps sending itself messages gets them in order, and still gets the mail of
+/// other senders: a send from the thread running an actor to that actor may skip its inbox
+/// (the actor-centric executor's local sends, like the message-centric executor's), but only
+/// within a budget renewed when the inbox is gulped. Many budgets' worth of self-sends run
+/// before the outside message is sent; without the budget it would never arrive.
+#[test]
+fn self_sends_keep_their_order_and_let_other_mail_in() {
+    let run = |name: &str, b: actorium::ActorSystemBuilder| {
+        eprintln!("--- {name}");
+        let name = name.to_string();
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            let seen = Arc::new(AtomicU64::new(0));
+            let (a, h) = system.spawn_joinable(Looper {
+                next: 0,
+                sent: 0,
+                out_of_order: 0,
+                seen: seen.clone(),
+            });
+            settle(&system, 60, "10,000 self-sends", || {
+                seen.load(Ordering::Relaxed) >= 10_000
+            });
+            a.send(Stop).unwrap();
+            let end = h.join().expect("stopped by the outside message");
+            assert_eq!(
+                end.out_of_order, 0,
+                "{name}: self-sends overtook each other"
+            );
+            assert!(end.next >= 10_000);
+            assert!(
+                end.sent < SELF_SEND_CAP,
+                "{name}: the outside message waited behind {SELF_SEND_CAP} self-sends"
+            );
+            system.stop();
+        });
+    };
+    on_every_executor(|name, choose| {
+        for workers in [1, 2] {
+            run(
+                &format!("{name}, {workers} workers"),
+                choose(ActorSystem::builder().workers(workers)),
+            );
+        }
+    });
+    // Jobs cut short by a small throughput limit resume with their batch half run.
+    run(
+        "actor-centric work stealing, max_throughput 7",
+        ActorSystem::builder()
+            .workers(2)
+            .max_throughput(7)
+            .policy(WorkStealing::default()),
+    );
 }

@@ -26,7 +26,9 @@ use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
 use crate::core::{run_batch, ExecRef, Header, Shared, Status, WorkerRef};
 use crate::runtime::stats::Counters;
+use std::cell::Cell;
 use std::fmt;
+use std::ptr;
 
 /// A job calls its policy's `during_resume` once it has run this many messages in one resume,
 /// and again after each further `LONG_JOB_CHECK` or more (the check falls on a chunk or gulp
@@ -215,6 +217,9 @@ fn count(
 #[inline(always)]
 pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
     let mb = mailbox_of(hdr);
+    if local_send(mb) {
+        return push_local(exec, hdr, mb, env);
+    }
     let schedule = {
         let g = mb.lock();
         if hdr.status() != Status::Alive {
@@ -230,6 +235,97 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
     }
     count(exec, hdr, |c| &c.messages_sent);
     Ok(())
+}
+
+/// Sends a job's thread may append straight to its batch between two gulps (as the
+/// message-centric executor's local sends per visit, `VISIT_BUDGET`): past it, sends to the
+/// actor take the lock and wait in the inbox behind the other senders' mail, so an actor that
+/// keeps sending itself messages cannot keep the others' (a poison pill, a shutdown request)
+/// out of its batch for ever.
+const LOCAL_BUDGET: u32 = 1024;
+
+/// The job running on a thread: its mailbox, and the local sends it may still make.
+#[derive(Clone, Copy)]
+struct Running {
+    mb: *const Mailbox,
+    left: u32,
+}
+
+thread_local! {
+    /// The job this thread is running (a null mailbox: none).
+    static RUNNING: Cell<Running> = const {
+        Cell::new(Running { mb: ptr::null(), left: 0 })
+    };
+}
+
+/// Whether this thread runs `mb`'s job right now and may append to its batch (a send from the
+/// actor to itself, or from code its behaviour runs inline).
+#[inline(always)]
+fn local_send(mb: &Mailbox) -> bool {
+    let r = RUNNING.with(Cell::get);
+    ptr::eq(r.mb, mb) && r.left > 0
+}
+
+/// A send from the thread running the actor's job, within its budget: appended to the job's
+/// batch, without the lock. Order per pair holds: every earlier send from this thread to the
+/// actor went to the batch (this path), or to the inbox before the last gulp (which took the
+/// whole inbox into the batch, ahead of this), and the budget is renewed only at a gulp, so
+/// once it is spent no send can overtake one waiting in the inbox. The job keeps running
+/// until its batch is empty: no job needs scheduling. Inlined, as the rest of the send, so
+/// that the envelope is built where it is stored (passed on by reference, it was copied through
+/// the stack with wider loads than the stores that wrote it: a stalled store forwarding on
+/// every self-send).
+#[inline(always)]
+fn push_local(
+    exec: &impl JobScheduler,
+    hdr: &Header,
+    mb: &Mailbox,
+    env: Envelope,
+) -> Result<(), Envelope> {
+    // The status of a running actor changes only on this thread (it ends, under the lock, in
+    // `retire`; a revive needs it `Destroyed`, when no behaviour of it runs).
+    if hdr.status() != Status::Alive {
+        return Err(env);
+    }
+    RUNNING.with(|r| {
+        let cur = r.get();
+        r.set(Running {
+            left: cur.left - 1,
+            ..cur
+        })
+    });
+    // SAFETY: this thread runs the actor's job (`RUNNING`), and no reference to the batch is
+    // alive: `drain` borrows it only inside `pop`, and behaviours run between pops.
+    unsafe { mb.batch() }.push(env);
+    count(exec, hdr, |c| &c.messages_sent);
+    Ok(())
+}
+
+/// Marks the calling thread as running `mb`'s job until dropped (restoring what it ran before:
+/// a behaviour may drive a caller-driven system, whose jobs then run nested on this thread).
+struct RunningHere(Running);
+
+impl RunningHere {
+    /// The job starts with its first gulp ahead (the budget is renewed there).
+    fn enter(mb: &Mailbox) -> Self {
+        RunningHere(RUNNING.with(|r| r.replace(Running { mb, left: 0 })))
+    }
+
+    /// A gulp took the whole inbox into the batch: local sends may go on.
+    fn gulped(&self, mb: &Mailbox) {
+        RUNNING.with(|r| {
+            r.set(Running {
+                mb,
+                left: LOCAL_BUDGET,
+            })
+        });
+    }
+}
+
+impl Drop for RunningHere {
+    fn drop(&mut self) {
+        RUNNING.with(|r| r.set(self.0));
+    }
 }
 
 /// The actor was idle: hand a job to whoever runs it (kept out of the inlined send path).
@@ -346,6 +442,7 @@ pub(crate) unsafe fn resume(
 ) -> (Resumable, bool) {
     let hdr = job.header().expect("an actor job");
     let mb = mailbox_of(hdr);
+    let running = RunningHere::enter(mb);
     let counters = runner.worker.counters;
     let mut n = 0usize;
     let mut next_check = LONG_JOB_CHECK;
@@ -381,6 +478,7 @@ pub(crate) unsafe fn resume(
         });
         if gulped {
             drop(g);
+            running.gulped(mb);
             if let Some(c) = counters {
                 let messages = batch.messages() as u64;
                 if messages > 0 {
@@ -439,8 +537,8 @@ fn take_burst_arrays(inbox: &mut CopyQueue, batch: &mut CopyQueue) -> [Option<Co
 
 /// Runs up to `max` envelopes of the batch; returns how many ran.
 fn drain(mb: &Mailbox, w: WorkerRef<'_>, max: usize) -> usize {
-    // SAFETY: the borrow of the batch ends with `pop`; behaviours may not touch it (sends go
-    // to the inbox).
+    // SAFETY: the borrow of the batch ends with `pop`; behaviours run between pops (a send from
+    // this thread to the actor may append to the batch: `push_local`).
     let pop = || unsafe { mb.batch() }.pop();
     run_batch(pop, w, max)
 }
