@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 mkdir -p build
-g++ -O2 -std=c++17 tbb_bench.cpp -o build/tbb-bench -ltbb -lpthread
+g++ -O3 -march=native -std=c++17 tbb_bench.cpp -o build/tbb-bench -ltbb -lpthread
