@@ -54,6 +54,10 @@ struct Cli {
     /// Seconds one run may take before it is killed and reported as failed.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
+    /// Also run every actorium system on 1 thread, and report its time on `--threads` against
+    /// its time on 1 (parallelism that pays for itself: at most 1.1× on every workload).
+    #[arg(long)]
+    sweep: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -307,7 +311,15 @@ fn suite_main(cli: &Cli) -> i32 {
         .iter()
         .map(|b| systems.iter().filter(|s| s.runs(b)).count())
         .sum::<usize>();
-    let total = (pairs * runs) as u64;
+    // The sweep's second thread count: actorium's systems on 1 thread (nothing to sweep when
+    // the main count is 1 already).
+    let sweep = cli.sweep && threads > 1;
+    let swept = |s: &suite::System| sweep && s.name.starts_with("actorium");
+    let sweep_pairs = benches
+        .iter()
+        .map(|b| systems.iter().filter(|s| s.runs(b) && swept(s)).count())
+        .sum::<usize>();
+    let total = ((pairs + sweep_pairs) * runs) as u64;
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
@@ -315,41 +327,30 @@ fn suite_main(cli: &Cli) -> i32 {
             .progress_chars("=> "),
     );
     let started = Instant::now();
+    // `records` at `threads`; `singles`, the sweep's actorium runs on 1 thread.
     let mut records = Vec::new();
+    let mut singles = Vec::new();
     for b in &benches {
         let params = b.params(cli.quick);
         for (s, ready) in systems.iter().zip(&ready) {
             if !s.runs(b) {
                 continue;
             }
-            if let Err(why) = ready {
-                records.push(Record::unavailable(b, s.name, threads, &params, why));
-                bar.inc(runs as u64);
-                continue;
-            }
-            let mut results = Vec::with_capacity(runs);
-            for i in 0..runs {
-                bar.set_message(format!("{} on {} (run {}/{runs})", b.name, s.name, i + 1));
-                let r = harness::run_once(s, b, threads, &params, timeout);
-                let stop = r.is_err();
-                results.push(r);
-                bar.inc(1);
-                if stop {
-                    bar.inc((runs - i - 1) as u64);
-                    break;
+            let counts: &[usize] = if swept(s) { &[threads, 1] } else { &[threads] };
+            for &t in counts {
+                let rec = match ready {
+                    Err(why) => {
+                        bar.inc(runs as u64);
+                        Record::unavailable(b, s.name, t, &params, why)
+                    }
+                    Ok(()) => measure(&bar, s, b, t, &params, runs, timeout),
+                };
+                if t == threads {
+                    records.push(rec);
+                } else {
+                    singles.push(rec);
                 }
             }
-            let rec = Record::from_runs(b, s.name, threads, &params, &results);
-            if rec.status != "ok" {
-                bar.println(format!(
-                    "{} on {}: {} {}",
-                    b.name,
-                    s.name,
-                    rec.status,
-                    rec.note.as_deref().unwrap_or("")
-                ));
-            }
-            records.push(rec);
         }
     }
     bar.finish_and_clear();
@@ -378,6 +379,12 @@ fn suite_main(cli: &Cli) -> i32 {
         .collect();
     for g in &groups {
         println!("## {}\n\n{}", g.group.title(), g.table);
+        if sweep {
+            println!(
+                "### actorium on {threads} threads against 1\n\n{}",
+                report::markdown_scaling(&records, &singles, &g.benches, &g.systems, threads)
+            );
+        }
     }
     println!(
         "{} benchmarks × {} systems × {runs} runs, {threads} threads{} in {:.0} s",
@@ -386,11 +393,15 @@ fn suite_main(cli: &Cli) -> i32 {
         if cli.quick { ", --quick" } else { "" },
         started.elapsed().as_secs_f64()
     );
-    if let Err(e) = write_outputs(cli, &records, &groups, threads, runs) {
+    if let Err(e) = write_outputs(cli, &records, &singles, &groups, threads, runs) {
         eprintln!("actorium-bench: {e}");
         return 1;
     }
-    let errors: Vec<_> = records.iter().filter(|r| r.is_error()).collect();
+    let errors: Vec<_> = records
+        .iter()
+        .chain(&singles)
+        .filter(|r| r.is_error())
+        .collect();
     for r in &errors {
         eprintln!(
             "error: {} on {}: {} {}",
@@ -411,9 +422,51 @@ struct GroupTable {
     table: String,
 }
 
+/// All `runs` of benchmark `b` on system `s` at `threads` threads, as one record (a failed run
+/// ends the series); a record that is not `ok` is also printed above the progress bar.
+fn measure(
+    bar: &ProgressBar,
+    s: &suite::System,
+    b: &suite::Bench,
+    threads: usize,
+    params: &suite::Params,
+    runs: usize,
+    timeout: Duration,
+) -> Record {
+    let mut results = Vec::with_capacity(runs);
+    for i in 0..runs {
+        bar.set_message(format!(
+            "{} on {}, {threads} threads (run {}/{runs})",
+            b.name,
+            s.name,
+            i + 1
+        ));
+        let r = harness::run_once(s, b, threads, params, timeout);
+        let stop = r.is_err();
+        results.push(r);
+        bar.inc(1);
+        if stop {
+            bar.inc((runs - i - 1) as u64);
+            break;
+        }
+    }
+    let rec = Record::from_runs(b, s.name, threads, params, &results);
+    if rec.status != "ok" {
+        bar.println(format!(
+            "{} on {}, {threads} threads: {} {}",
+            b.name,
+            s.name,
+            rec.status,
+            rec.note.as_deref().unwrap_or("")
+        ));
+    }
+    rec
+}
+
 fn write_outputs(
     cli: &Cli,
     records: &[Record],
+    singles: &[Record],
     groups: &[GroupTable],
     threads: usize,
     runs: usize,
@@ -447,13 +500,21 @@ fn write_outputs(
             suite::Group::Actors => "ratios.svg",
             suite::Group::ForkJoin => "ratios-forkjoin.svg",
         });
+        if !singles.is_empty() {
+            md.push_str(&format!(
+                "\n### actorium on {threads} threads against 1\n\n{}",
+                report::markdown_scaling(records, singles, &g.benches, &g.systems, threads)
+            ));
+        }
         report::chart(records, &g.benches, &g.systems, &svg)?;
         charts.push(svg.display().to_string());
     }
     let md_path = cli.out.join("results.md");
     std::fs::write(&md_path, md).map_err(|e| format!("{}: {e}", md_path.display()))?;
     if let Some(path) = &cli.json {
-        let json = serde_json::to_string_pretty(records).map_err(|e| e.to_string())?;
+        // Every record, the sweep's 1-thread ones too (each names its thread count).
+        let all: Vec<&Record> = records.iter().chain(singles).collect();
+        let json = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
         std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     eprintln!("wrote {} and {}", md_path.display(), charts.join(", "));

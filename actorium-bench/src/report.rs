@@ -273,6 +273,45 @@ pub fn markdown_best(
     s
 }
 
+/// Markdown table of what `threads` threads buy each actorium system: per benchmark, its
+/// median on 1 thread (from `singles`), on `threads` (from `records`), and their ratio (below
+/// 1×: the threads pay for themselves; the goal is at most 1.1× everywhere).
+pub fn markdown_scaling(
+    records: &[Record],
+    singles: &[Record],
+    benches: &[String],
+    systems: &[String],
+    threads: usize,
+) -> String {
+    let actorium: Vec<String> = systems
+        .iter()
+        .filter(|s| s.starts_with("actorium"))
+        .cloned()
+        .collect();
+    let mut s = grid(
+        singles,
+        benches,
+        &actorium,
+        "benchmark",
+        |b, sys, one| match (one.and_then(|r| r.median_s), find(records, b, sys)) {
+            (
+                Some(t1),
+                Some(Record {
+                    median_s: Some(tn), ..
+                }),
+            ) => format!("{} → {} ({:.2}×)", fmt_time(t1), fmt_time(*tn), tn / t1),
+            (_, Some(r)) if r.median_s.is_none() => r.status.clone(),
+            (None, _) => one.map_or_else(|| "—".to_string(), |r| r.status.clone()),
+            _ => "—".to_string(),
+        },
+    );
+    s.push_str(&format!(
+        "\nCells: median time on 1 thread → on {threads} threads (their ratio: below 1× the \
+         threads pay for themselves).\n"
+    ));
+    s
+}
+
 /// Markdown table of peak RSS (the memory high-water mark of the thesis) per run, MiB.
 pub fn markdown_rss(records: &[Record], benches: &[String], systems: &[String]) -> String {
     grid(
@@ -500,6 +539,25 @@ mod tests {
         assert!(t.contains("| ping-pong | 10.0 ms |"), "{t}");
         assert!(t.contains("8.0 ms (0.80×, actorium-b)"), "{t}");
         assert!(t.contains("20.0 ms (2.00×, actix-1)"), "{t}");
+    }
+
+    #[test]
+    fn the_scaling_table_divides_n_threads_by_one() {
+        let b = bench("static-send").unwrap();
+        let p = b.params(true);
+        let n = p.get("n");
+        let at2 = Record::from_runs(b, "actorium-inverted", 2, &p, &[ok(0.3, n)]);
+        let at1 = Record::from_runs(b, "actorium-inverted", 1, &p, &[ok(0.2, n)]);
+        let peer = Record::from_runs(b, "actix", 2, &p, &[ok(0.1, n)]);
+        let table = markdown_scaling(
+            &[at2, peer],
+            &[at1],
+            &["static-send".into()],
+            &["actorium-inverted".into(), "actix".into()],
+            2,
+        );
+        assert!(table.contains("200.0 ms → 300.0 ms (1.50×)"), "{table}");
+        assert!(!table.contains("actix"), "peers get no column: {table}");
     }
 
     #[test]
