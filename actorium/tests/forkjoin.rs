@@ -204,10 +204,22 @@ fn nested_joins_30_levels_deep() {
         let (a, b) = actorium::join(|| deep(level + 1), || u64::from(level));
         a + b
     }
+    // Beyond a few queued tasks the lazy rule runs a join's halves in turn, so most levels
+    // above are not tasks: here each level is one, a scope's (scopes' spawns are always
+    // queued), spawning the next level and waiting for it at the scope's end.
+    fn deep_scopes(level: u32, sum: &AtomicU64) {
+        sum.fetch_add(u64::from(level), Ordering::Relaxed);
+        if level < 30 {
+            actorium::scope(|s| s.spawn(move |_| deep_scopes(level + 1, sum)));
+        }
+    }
     watchdog(60, || {
         for (_, system) in systems(2) {
             let expected = 1 + (0..30u64).sum::<u64>();
             assert_eq!(system.join(|| deep(0), || ()).0, expected);
+            let sum = AtomicU64::new(0);
+            system.scope(|s| s.spawn(|_| deep_scopes(0, &sum)));
+            assert_eq!(sum.load(Ordering::Relaxed), (0..=30u64).sum::<u64>());
             system.stop();
         }
     });
@@ -260,6 +272,14 @@ fn fork_handles_join_in_any_order() {
     watchdog(60, || {
         for (_, system) in systems(3) {
             assert_eq!(system.scope(|_| fib_forked(16)), fib_seq(16));
+            // Newest first: `b` is on top of the deque (popped back, or taken by a thief).
+            let (x, y) = system.scope(|s| {
+                let a = s.fork(|| fib(14));
+                let b = s.fork(|| fib(13));
+                let y = b.join();
+                (a.join(), y)
+            });
+            assert_eq!((x, y), (fib_seq(14), fib_seq(13)));
             // A handle never joined still runs before the scope ends.
             let ran = AtomicBool::new(false);
             system.scope(|s| {
@@ -338,7 +358,17 @@ struct Forker {
 impl Actor for Forker {}
 impl Receive<u64> for Forker {
     fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
-        let (a, b) = ctx.join(|| fib(n), || fib(n - 1));
+        // Odd sizes through a scope's fork handles, joined newest first; even ones by a join.
+        let (a, b) = if n % 2 == 1 {
+            ctx.scope(|s| {
+                let a = s.fork(|| fib(n));
+                let b = s.fork(|| fib(n - 1));
+                let rb = b.join();
+                (a.join(), rb)
+            })
+        } else {
+            ctx.join(|| fib(n), || fib(n - 1))
+        };
         self.results.send(a + b).unwrap();
         Allocation::Nodelete
     }
@@ -579,20 +609,24 @@ fn join_from_a_detached_actor_and_from_another_thread() {
 #[test]
 fn idle_workers_sleep_after_tasks() {
     watchdog(60, || {
-        let system = ActorSystem::builder()
-            .workers(2)
-            .stats(true)
-            .build()
-            .unwrap();
-        let before = system.stats().unwrap().sleeps;
-        assert_eq!(system.join(|| fib(20), || fib(20)).0, fib_seq(20));
-        // With nothing queued, the workers that ran the tasks go back to sleep.
-        common::wait_for(10, "workers asleep after the tasks", || {
-            system.stats().unwrap().sleeps > before
-        });
-        // And a task submitted now wakes one.
-        assert_eq!(system.join(|| fib(15), || 1).0, fib_seq(15));
-        system.stop();
+        // The executors whose idle workers look for tasks (and sleep in the runtime's idle
+        // sleep): message-centric, and actor-centric with work stealing.
+        let builders = [
+            ActorSystem::builder(),
+            ActorSystem::builder().policy(actorium::policy::WorkStealing::default()),
+        ];
+        for b in builders {
+            let system = b.workers(2).stats(true).build().unwrap();
+            let before = system.stats().unwrap().sleeps;
+            assert_eq!(system.join(|| fib(20), || fib(20)).0, fib_seq(20));
+            // With nothing queued, the workers that ran the tasks go back to sleep.
+            common::wait_for(10, "workers asleep after the tasks", || {
+                system.stats().unwrap().sleeps > before
+            });
+            // And a task submitted now wakes one.
+            assert_eq!(system.join(|| fib(15), || 1).0, fib_seq(15));
+            system.stop();
+        }
     });
 }
 

@@ -137,6 +137,20 @@ public class ForkJoinBench {
         }
     }
 
+    // The tree summed `reps` times in one task, so that the repetitions run inside the pool,
+    // as the Rust systems' loop runs on a worker and TBB's inside its arena (one outside
+    // `invoke` per repetition paid a submission, a wake-up and a park each time).
+    static final class Reps extends RecursiveTask<Long> {
+        final Node tree;
+        final long reps;
+        Reps(Node tree, long reps) { this.tree = tree; this.reps = reps; }
+        protected Long compute() {
+            long sum = 0;
+            for (long i = 0; i < reps; i++) sum += new TreeSum(tree).compute();
+            return sum;
+        }
+    }
+
     static long xs;
     static long below(long bound) { // xorshift64, as common::XorShift (bound a power of two here)
         xs ^= xs << 13; xs ^= xs >>> 7; xs ^= xs << 17;
@@ -206,8 +220,7 @@ public class ForkJoinBench {
                     long reps = small ? p.get("reps") : 1;
                     Node t = build(0, nodes);
                     t0 = System.nanoTime();
-                    sum = 0;
-                    for (long i = 0; i < reps; i++) sum += pool.invoke(new TreeSum(t));
+                    sum = pool.invoke(new Reps(t, reps));
                     break;
                 }
                 default:

@@ -217,7 +217,9 @@ fn count(
 #[inline(always)]
 pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
     let mb = mailbox_of(hdr);
-    if local_send(mb) {
+    // (`installed` is read only on the job's thread, the one that writes it: `&&` orders it
+    // after the test that this thread runs the job.)
+    if local_send(mb) && hdr.installed() {
         return push_local(exec, hdr, mb, env);
     }
     let schedule = {
@@ -283,7 +285,10 @@ fn push_local(
     env: Envelope,
 ) -> Result<(), Envelope> {
     // The status of a running actor changes only on this thread (it ends, under the lock, in
-    // `retire`; a revive needs it `Destroyed`, when no behaviour of it runs).
+    // `retire`), except that a revive makes a `Destroyed` one `Alive` again from any thread,
+    // while this job may still run user code (dead letters' drops, event hooks); but then its
+    // state is not installed until the revive's `Install` envelope runs here, and the caller
+    // checked `installed`: a send from such code takes the lock and queues behind `Install`.
     if hdr.status() != Status::Alive {
         return Err(env);
     }
@@ -520,6 +525,8 @@ pub(crate) unsafe fn resume(
         if !release {
             return (Resumable::AwaitingMessage, false);
         }
+        // The mailbox may be freed with the reference: this thread no longer runs its job.
+        drop(running);
         // SAFETY: releases the system reference this mailbox held (`sys_ref`).
         unsafe { Header::release(hdr) };
         return (Resumable::Done, destroyed);
