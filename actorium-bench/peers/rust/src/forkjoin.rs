@@ -5,7 +5,6 @@
 
 use crate::common::{matrices, param, positive, XorShift};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// A fork/join context: runs two closures, possibly in parallel. The closures get the context
@@ -80,8 +79,9 @@ pub enum Work {
     },
     MatMul {
         n: usize,
-        x: Arc<Vec<u64>>,
-        y: Arc<Vec<u64>>,
+        x: Placed,
+        y: Placed,
+        z: Placed,
         threshold: usize,
     },
     TreeSum {
@@ -121,8 +121,9 @@ impl Work {
                 let (x, y) = matrices(n);
                 Work::MatMul {
                     n,
-                    x,
-                    y,
+                    x: Placed::copy(&x, 0),
+                    y: Placed::copy(&y, 1),
+                    z: Placed::zeroed(n * n, 2),
                     threshold: positive(p, "threshold")? as usize,
                 }
             }
@@ -166,31 +167,27 @@ impl Work {
                 let r = queens(c, n, 0, 0, 0, 0);
                 (t.elapsed().as_secs_f64(), r)
             }
-            Work::MatMul { n, x, y, threshold } => {
-                // Written before the clock starts, as the TBB and Java peers' zeroed arrays are:
-                // `vec![0; ..]` gets lazily zeroed pages from the kernel, and their first-touch
-                // faults inside the timed part, taken by two workers at once, cost the Rust
-                // systems 20 ms of 117 on 2 threads (the kernel's page-fault path, not the
-                // runtime: pre-faulted, they scale from 194 ms on one thread to 97).
-                let mut z = vec![0u64; n * n];
-                for v in z.iter_mut() {
-                    // SAFETY: a valid, exclusive reference; volatile so the zeroing stays.
-                    unsafe { std::ptr::write_volatile(v, 0) };
-                }
+            Work::MatMul {
+                n,
+                x,
+                y,
+                mut z,
+                threshold,
+            } => {
                 let t = Instant::now();
                 // SAFETY: three n×n row-major matrices, `z` written only through this view.
                 unsafe {
                     matmul(
                         c,
-                        View::new(x.as_ptr(), n),
-                        View::new(y.as_ptr(), n),
-                        View::new(z.as_mut_ptr(), n),
+                        View::new(x.slice().as_ptr(), n),
+                        View::new(y.slice().as_ptr(), n),
+                        View::new(z.slice_mut().as_mut_ptr(), n),
                         n,
                         threshold,
                     )
                 };
                 let secs = t.elapsed().as_secs_f64();
-                (secs, z.iter().fold(0u64, |a, &v| a.wrapping_add(v)))
+                (secs, z.slice().iter().fold(0u64, |a, &v| a.wrapping_add(v)))
             }
             Work::TreeSum { tree, reps } => {
                 let t = Instant::now();
@@ -380,6 +377,50 @@ pub unsafe fn matmul<C: Ctx>(c: &mut C, x: View, y: View, z: View, n: usize, thr
             |c| c.join(|c| product(c, a), |c| product(c, b)),
             |c| c.join(|c| product(c, cc), |c| product(c, d)),
         );
+    }
+}
+
+/// A matrix of the matmul workload where every Rust system has it: written before the clock
+/// (its pages faulted in: `vec![0; ..]` gets lazily zeroed pages from the kernel, whose
+/// first-touch faults, taken inside the timed part by two workers at once, had cost 20 ms of
+/// 117 on 2 threads), and starting `slot` × 33 cache lines past a 2 MiB boundary. The rows are
+/// 8 KiB apart, so which cache sets a matrix's rows use depends on its address: left to the
+/// allocator, that depended on what the system had allocated before, and moved one executor's
+/// time by 9 % between two builds with the same fork/join code. Placed alike, every system
+/// meets the same cache behaviour.
+pub struct Placed {
+    buf: Vec<u64>,
+    start: usize,
+    len: usize,
+}
+
+impl Placed {
+    const ALIGN: usize = 2 << 20;
+
+    fn zeroed(len: usize, slot: usize) -> Self {
+        let offset = slot * 33 * 64;
+        let mut buf = vec![0u64; len + (Self::ALIGN + offset) / 8];
+        for v in buf.iter_mut() {
+            // SAFETY: a valid, exclusive reference; volatile so that the pages are written.
+            unsafe { std::ptr::write_volatile(v, 0) };
+        }
+        let addr = buf.as_ptr() as usize;
+        let start = ((Self::ALIGN - addr % Self::ALIGN) % Self::ALIGN + offset) / 8;
+        Placed { buf, start, len }
+    }
+
+    fn copy(from: &[u64], slot: usize) -> Self {
+        let mut p = Self::zeroed(from.len(), slot);
+        p.slice_mut().copy_from_slice(from);
+        p
+    }
+
+    fn slice(&self) -> &[u64] {
+        &self.buf[self.start..self.start + self.len]
+    }
+
+    fn slice_mut(&mut self) -> &mut [u64] {
+        &mut self.buf[self.start..self.start + self.len]
     }
 }
 
