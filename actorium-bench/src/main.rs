@@ -314,6 +314,9 @@ fn suite_main(cli: &Cli) -> i32 {
     // The sweep's second thread count: actorium's systems on 1 thread (nothing to sweep when
     // the main count is 1 already).
     let sweep = cli.sweep && threads > 1;
+    if cli.sweep && !sweep {
+        eprintln!("actorium-bench: --sweep with 1 thread: nothing to compare, no sweep");
+    }
     let swept = |s: &suite::System| sweep && s.name.starts_with("actorium");
     let sweep_pairs = benches
         .iter()
@@ -379,7 +382,7 @@ fn suite_main(cli: &Cli) -> i32 {
         .collect();
     for g in &groups {
         println!("## {}\n\n{}", g.group.title(), g.table);
-        if sweep {
+        if sweep && g.systems.iter().any(|s| s.starts_with("actorium")) {
             println!(
                 "### actorium on {threads} threads against 1\n\n{}",
                 report::markdown_scaling(&records, &singles, &g.benches, &g.systems, threads)
@@ -404,9 +407,10 @@ fn suite_main(cli: &Cli) -> i32 {
         .collect();
     for r in &errors {
         eprintln!(
-            "error: {} on {}: {} {}",
+            "error: {} on {}, {} threads: {} {}",
             r.benchmark,
             r.system,
+            r.threads,
             r.status,
             r.note.as_deref().unwrap_or("")
         );
@@ -500,7 +504,7 @@ fn write_outputs(
             suite::Group::Actors => "ratios.svg",
             suite::Group::ForkJoin => "ratios-forkjoin.svg",
         });
-        if !singles.is_empty() {
+        if !singles.is_empty() && g.systems.iter().any(|s| s.starts_with("actorium")) {
             md.push_str(&format!(
                 "\n### actorium on {threads} threads against 1\n\n{}",
                 report::markdown_scaling(records, singles, &g.benches, &g.systems, threads)

@@ -383,11 +383,11 @@ pub unsafe fn matmul<C: Ctx>(c: &mut C, x: View, y: View, z: View, n: usize, thr
 /// A matrix of the matmul workload where every Rust system has it: written before the clock
 /// (its pages faulted in: `vec![0; ..]` gets lazily zeroed pages from the kernel, whose
 /// first-touch faults, taken inside the timed part by two workers at once, had cost 20 ms of
-/// 117 on 2 threads), and starting `slot` × 33 cache lines past a 2 MiB boundary. The rows are
-/// 8 KiB apart, so which cache sets a matrix's rows use depends on its address: left to the
-/// allocator, that depended on what the system had allocated before, and moved one executor's
-/// time by 9 % between two builds with the same fork/join code. Placed alike, every system
-/// meets the same cache behaviour.
+/// 117 on 2 threads), and starting `slot` × 33 cache lines past a 2 MiB boundary, so that its
+/// offset within a page is fixed: rows start on cache lines (a large `Vec` from `mmap` starts 16
+/// bytes past a page, and its rows straddled lines) and use the same level-1 cache sets in every
+/// system. Left to the allocator, that depended on what the system had allocated before, and
+/// moved one executor's time by 9 % between two builds with the same fork/join code.
 pub struct Placed {
     buf: Vec<u64>,
     start: usize,
