@@ -8,7 +8,8 @@ use actorium::{Actor, ActorSystem, Allocation, Context, FinishedMsg, QueueSteali
 use common::checked::{send_from_outside, Node, Shared, ACTORS, OUTSIDE_THREADS};
 use common::{on_every_executor, settle, watchdog, EXECUTORS};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 /// 1,000,000 messages from outside threads, and as many again forwarded by behaviours.
 const MSGS_PER_THREAD: u64 = 250_000;
@@ -180,6 +181,20 @@ struct Looper {
     sent: u64,
     out_of_order: u64,
     seen: Arc<AtomicU64>,
+    /// Where it reports `(out_of_order, next)` when stopped, if anywhere.
+    report: Option<mpsc::Sender<(u64, u64)>>,
+}
+
+impl Looper {
+    fn new(seen: Arc<AtomicU64>, report: Option<mpsc::Sender<(u64, u64)>>) -> Self {
+        Looper {
+            next: 0,
+            sent: 0,
+            out_of_order: 0,
+            seen,
+            report,
+        }
+    }
 }
 const SELF_SEND_CAP: u64 = 5_000_000;
 struct Seq(u64);
@@ -208,6 +223,9 @@ impl Receive<Seq> for Looper {
 }
 impl Receive<Stop> for Looper {
     fn receive(&mut self, _: Stop, _: &mut Context<'_, Self>) -> Allocation {
+        if let Some(r) = &self.report {
+            r.send((self.out_of_order, self.next)).unwrap();
+        }
         Allocation::Finished
     }
 }
@@ -225,12 +243,7 @@ fn self_sends_keep_their_order_and_let_other_mail_in() {
         watchdog(120, move || {
             let system = b.build().unwrap();
             let seen = Arc::new(AtomicU64::new(0));
-            let (a, h) = system.spawn_joinable(Looper {
-                next: 0,
-                sent: 0,
-                out_of_order: 0,
-                seen: seen.clone(),
-            });
+            let (a, h) = system.spawn_joinable(Looper::new(seen.clone(), None));
             settle(&system, 60, "10,000 self-sends", || {
                 seen.load(Ordering::Relaxed) >= 10_000
             });
@@ -243,14 +256,7 @@ fn self_sends_keep_their_order_and_let_other_mail_in() {
                 "{name}: self-sends overtook each other"
             );
             assert!(end.next >= 10_000);
-            // Before `Stop` runs: the rest of the budget of local sends (1,024 at most, renewed
-            // only by the gulp that takes `Stop`) and the few self-messages pending (two at
-            // most); the bound leaves room for a budget up to four times as large.
-            let after = end.next - queued_at;
-            assert!(
-                after <= 4 * 1024 + 16,
-                "{name}: {after} self-sends ran while the outside message waited"
-            );
+            assert_bounded(&name, end.next - queued_at);
             system.stop();
         });
     };
@@ -270,4 +276,41 @@ fn self_sends_keep_their_order_and_let_other_mail_in() {
             .max_throughput(7)
             .policy(WorkStealing::default()),
     );
+}
+
+/// Before `Stop` runs: the rest of the budget of local sends (1,024 at most, renewed only by
+/// the gulp that takes `Stop`) and the few self-messages pending (two at most); the bound
+/// leaves room for a budget up to four times as large.
+fn assert_bounded(name: &str, after: u64) {
+    assert!(
+        after <= 4 * 1024 + 16,
+        "{name}: {after} self-sends ran while the outside message waited"
+    );
+}
+
+/// The same on an actor of its own thread (a detached actor runs the mailbox protocol too).
+#[test]
+fn a_detached_actors_self_sends_keep_their_order_and_let_other_mail_in() {
+    for (name, choose) in &EXECUTORS[..2] {
+        eprintln!("--- {name}");
+        let name = name.to_string();
+        let choose = *choose;
+        watchdog(120, move || {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let seen = Arc::new(AtomicU64::new(0));
+            let (tx, rx) = mpsc::channel();
+            let a = system.spawn_detached(Looper::new(seen.clone(), Some(tx)));
+            common::wait_for(60, "10,000 self-sends", || {
+                seen.load(Ordering::Relaxed) >= 10_000
+            });
+            a.send(Stop).unwrap();
+            let queued_at = seen.load(Ordering::Relaxed);
+            let (out_of_order, next) = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("stopped by the outside message");
+            assert_eq!(out_of_order, 0, "{name}: self-sends overtook each other");
+            assert_bounded(&name, next - queued_at);
+            system.stop();
+        });
+    }
 }
