@@ -382,11 +382,10 @@ fn suite_main(cli: &Cli) -> i32 {
         .collect();
     for g in &groups {
         println!("## {}\n\n{}", g.group.title(), g.table);
-        if sweep && g.systems.iter().any(|s| s.starts_with("actorium")) {
-            println!(
-                "### actorium on {threads} threads against 1\n\n{}",
-                report::markdown_scaling(&records, &singles, &g.benches, &g.systems, threads)
-            );
+        if let Some(t) =
+            report::markdown_scaling(&records, &singles, &g.benches, &g.systems, threads)
+        {
+            println!("{t}");
         }
     }
     println!(
@@ -504,11 +503,9 @@ fn write_outputs(
             suite::Group::Actors => "ratios.svg",
             suite::Group::ForkJoin => "ratios-forkjoin.svg",
         });
-        if !singles.is_empty() && g.systems.iter().any(|s| s.starts_with("actorium")) {
-            md.push_str(&format!(
-                "\n### actorium on {threads} threads against 1\n\n{}",
-                report::markdown_scaling(records, singles, &g.benches, &g.systems, threads)
-            ));
+        if let Some(t) = report::markdown_scaling(records, singles, &g.benches, &g.systems, threads)
+        {
+            md.push_str(&format!("\n{t}"));
         }
         report::chart(records, &g.benches, &g.systems, &svg)?;
         charts.push(svg.display().to_string());

@@ -273,22 +273,27 @@ pub fn markdown_best(
     s
 }
 
-/// Markdown table of what `threads` threads buy each actorium system: per benchmark, its
-/// median on 1 thread (from `singles`), on `threads` (from `records`), and their ratio (below
-/// 1×: the threads pay for themselves; the goal is at most 1.1× everywhere).
+/// Markdown section (heading and table) of what `threads` threads buy each actorium system:
+/// per benchmark, its median on 1 thread (from `singles`), on `threads` (from `records`), and
+/// their ratio (below 1×: the threads pay for themselves; the goal is at most 1.1×
+/// everywhere). `None` when there is nothing to compare: no sweep, or no actorium system.
 pub fn markdown_scaling(
     records: &[Record],
     singles: &[Record],
     benches: &[String],
     systems: &[String],
     threads: usize,
-) -> String {
+) -> Option<String> {
     let actorium: Vec<String> = systems
         .iter()
         .filter(|s| s.starts_with("actorium"))
         .cloned()
         .collect();
-    let mut s = grid(
+    if singles.is_empty() || actorium.is_empty() {
+        return None;
+    }
+    let mut s = format!("### actorium on {threads} threads against 1\n\n");
+    s += &grid(
         singles,
         benches,
         &actorium,
@@ -309,7 +314,7 @@ pub fn markdown_scaling(
         "\nCells: median time on 1 thread → on {threads} threads (their ratio: below 1× the \
          threads pay for themselves).\n"
     ));
-    s
+    Some(s)
 }
 
 /// Markdown table of peak RSS (the memory high-water mark of the thesis) per run, MiB.
@@ -555,7 +560,8 @@ mod tests {
             &["static-send".into()],
             &["actorium-inverted".into(), "actix".into()],
             2,
-        );
+        )
+        .expect("an actorium system and a 1-thread record");
         assert!(table.contains("200.0 ms → 300.0 ms (1.50×)"), "{table}");
         assert!(!table.contains("actix"), "peers get no column: {table}");
     }
