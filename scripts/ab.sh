@@ -9,7 +9,7 @@
 set -euo pipefail
 old=$1 new=$2 runs=$3 benches=$4 systems=$5
 shift 5
-secs() { { "$1" exec "$2" "$3" 2 "${@:4}" 2>/dev/null || true; } | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'; }
+secs() { { "$1" exec "$2" "$3" "${THREADS:-2}" "${@:4}" 2>/dev/null || true; } | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'; }
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 for b in $benches; do
     for s in $systems; do

@@ -370,9 +370,10 @@ pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> 
     // table). Every other executor's send is out of line: inlined here too, its branch made
     // this function large enough to slow the default executor's (balance-one 1.23-1.35x).
     if exec.is(&inverted::OPS) {
-        let env = Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
+        let env = || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
         // SAFETY: the table is the message-centric executor's, so the executor is one.
-        match unsafe { exec.get_unchecked::<inverted::Executor>() }.push_envelope(&cell.header, env)
+        match unsafe { exec.get_unchecked::<inverted::Executor>() }
+            .push_envelope_with(&cell.header, env)
         {
             Ok(()) => Ok(()),
             // SAFETY: the envelope was packed from an `M` just above.

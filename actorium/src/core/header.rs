@@ -14,7 +14,7 @@ use super::envelope::{Envelope, EnvelopeVTable, Payload};
 use super::mailbox::Mailbox;
 use super::ExecRef;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 /// Life-cycle status of an actor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,7 @@ pub(crate) struct Header {
     mbox: Option<Box<Mailbox>>,
     /// The ticket: index of the queue that carries all of this actor's messages (message
     /// queues), or of its registry shard (mailbox actors). See [`Header::queue`].
-    ticket: u32,
+    ticket: AtomicU32,
     status: AtomicU8,
     /// Whether the state is present so behaviours may run. Written only by the thread that holds
     /// the actor's queue (or before the cell is published).
@@ -91,6 +91,7 @@ pub(crate) struct Header {
     stats: bool,
     /// [`HANDLE`] and [`KEPT`]: who drops a `Finished` actor's final state.
     join: AtomicU8,
+
     vtable: &'static CellVTable,
     /// On its queue's or registry shard's list of live actors ([`Header::from_link`]).
     pub(crate) link: Link,
@@ -103,9 +104,22 @@ pub(crate) const HOT_END: usize = std::mem::offset_of!(Header, stats) + 1;
 impl Header {
     /// The ticket: index of the queue that carries all of this actor's messages (message
     /// queues), or of its registry shard (mailbox actors).
+    ///
+    /// Fixed for mailbox actors. The message-centric executor may move an actor to another
+    /// queue while nothing is queued for it and none of its behaviours runs, changing the
+    /// ticket under the old queue's lock ([`Header::move_to_queue`]): a sender that read the
+    /// old ticket checks it again under that lock.
     #[inline]
     pub(crate) fn queue(&self) -> usize {
-        self.ticket as usize
+        self.ticket.load(Ordering::Relaxed) as usize
+    }
+
+    /// Gives the actor queue `q` (message-centric executor). Only under the lock of its
+    /// current queue, while that queue is empty and not being processed, and under `q`'s
+    /// lock (`executor/inverted/README.md`, "Placement").
+    #[inline]
+    pub(crate) fn move_to_queue(&self, q: usize) {
+        self.ticket.store(q as u32, Ordering::Relaxed);
     }
 }
 
@@ -134,7 +148,9 @@ impl Header {
         Self {
             link: Link::new(),
             exec,
-            ticket: u32::try_from(queue).expect("fewer than 2^32 queues and registry shards"),
+            ticket: AtomicU32::new(
+                u32::try_from(queue).expect("fewer than 2^32 queues and registry shards"),
+            ),
             mbox,
             status: AtomicU8::new(if alive {
                 Status::Alive

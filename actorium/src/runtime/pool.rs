@@ -711,12 +711,19 @@ impl Crew {
     }
 
     /// Idle side, step two: nothing found, block until notified (at once if a notifier came
-    /// by since [`Self::announce`]).
-    pub(crate) fn sleep(&self, i: usize) {
+    /// by since [`Self::announce`]), or until `limit` has passed if one is given. Returns
+    /// whether it was notified (false: the time ran out).
+    pub(crate) fn sleep(&self, i: usize, limit: Option<Duration>) -> bool {
         if let Some(c) = self.counters(i) {
             c.sleeps.bump(1);
         }
-        self.table[i].sleep.sleep();
+        match limit {
+            None => {
+                self.table[i].sleep.sleep();
+                true
+            }
+            Some(limit) => self.table[i].sleep.sleep_timeout(limit),
+        }
     }
 
     /// Idle side, last step: worker `i` runs again.

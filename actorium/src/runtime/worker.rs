@@ -75,6 +75,8 @@ pub(crate) struct Idleness {
     budget: SpinBudget,
     /// Woken from sleep, and no work found since.
     woken: bool,
+    /// That sleep ended on its time limit, not on a notification.
+    timed_out: bool,
 }
 
 impl Idleness {
@@ -84,6 +86,7 @@ impl Idleness {
             since: None,
             budget,
             woken: false,
+            timed_out: false,
         }
     }
 
@@ -95,22 +98,35 @@ impl Idleness {
         self.passes = 0;
         self.since = None;
         self.woken = false;
+        self.timed_out = false;
     }
 
-    /// Woken after sleeping for `slept`.
-    fn woke(&mut self, slept: Duration) {
-        self.budget.slept(slept);
+    /// Woken after sleeping for `slept`; `notified` false: the sleep's time limit ran out.
+    fn woke(&mut self, slept: Duration, notified: bool) {
+        // A time-out says nothing about when work comes back: the window is not learned
+        // from it, and the worker does not spin (it looks once, then sleeps again).
+        if notified {
+            self.budget.slept(slept);
+        }
         self.passes = 0;
         self.since = None;
         self.woken = true;
+        self.timed_out = !notified;
+    }
+
+    /// Whether the worker spins no more before sleeping again: its learned window is zero, or
+    /// it woke because its sleep timed out.
+    fn no_spin(&self) -> bool {
+        self.budget.window().is_zero() || self.timed_out
     }
 
     /// Whether this is the last idle turn of a worker that will not spin: its learned window
-    /// is zero and it was woken with nothing of its own to do (most likely so that it steals).
+    /// is zero, or its sleep timed out, and it was woken with nothing of its own to do (most
+    /// likely so that it steals, or rescues work stuck behind a long behaviour).
     /// Such a worker gets two idle turns before it sleeps again (a worker that just ran work
     /// sleeps after one: spinning, even a few µs, delays its next wake-up).
     pub(crate) fn last_chance(&self) -> bool {
-        self.woken && self.budget.window().is_zero()
+        self.woken && self.no_spin()
     }
 
     /// Whether the worker has been idle for at least `d`.
@@ -150,6 +166,13 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
 
     /// Called when `me` is about to block in idle sleep.
     fn sleeping(&self, _me: &Worker<'_, Self>) {}
+
+    /// Called right before `me` blocks in idle sleep (after [`Self::sleeping`]): the longest
+    /// it may sleep without being notified, or `None` (until notified). A unit bounds the
+    /// sleep when work it can see elsewhere may need rescuing without anyone notifying it.
+    fn sleep_limit(&self, _me: &Worker<'_, Self>) -> Option<Duration> {
+        None
+    }
 
     /// Called when `me` woke from idle sleep.
     fn woke(&self, _me: &Worker<'_, Self>) {}
@@ -283,7 +306,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         let window = idle.budget.window();
         // With no window left, a worker woken with nothing of its own to do gets one more
         // pass: the unit's last chance to steal (it was most likely woken for that).
-        let spin = if window.is_zero() {
+        let spin = if idle.no_spin() {
             idle.woken && idle.passes < 2
         } else {
             idle.passes % CLOCK_EVERY != 0 || since.elapsed() < window
@@ -311,11 +334,12 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             continue;
         }
         unit.sleeping(me);
+        let limit = unit.sleep_limit(me);
         let slept = Instant::now();
-        pool.sleep(index);
+        let notified = pool.sleep(index, limit);
         pool.retire(index);
         unit.woke(me);
-        idle.woke(slept.elapsed());
+        idle.woke(slept.elapsed(), notified);
     }
 }
 

@@ -254,7 +254,7 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
             pool.retire(self.index);
             return None;
         }
-        pool.sleep(self.index);
+        let _ = pool.sleep(self.index, None);
         pool.retire(self.index);
         None
     }

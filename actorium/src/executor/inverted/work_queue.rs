@@ -90,6 +90,15 @@ impl WorkQueue {
         }
     }
 
+    /// The lock, if it is free now.
+    #[inline]
+    pub(crate) fn try_lock(&self) -> Option<Locked<'_>> {
+        Some(Locked {
+            q: self,
+            _guard: self.lock.try_lock()?,
+        })
+    }
+
     /// The non-atomic "test" of test-and-gulp: may be stale, never takes the lock.
     #[inline]
     pub(crate) fn looks_empty(&self) -> bool {
@@ -107,7 +116,8 @@ impl WorkQueue {
         self.owner.store(w, Ordering::Relaxed);
     }
 
-    /// Hint for thieves: a worker is processing this queue's batch.
+    /// Hint for thieves (and exact under the lock): a worker is processing this queue's
+    /// batch.
     #[inline]
     pub(crate) fn looks_processed(&self) -> bool {
         self.being_processed.load(Ordering::Relaxed)
@@ -176,7 +186,13 @@ impl WorkQueue {
     }
 }
 
-impl Locked<'_> {
+impl<'a> Locked<'a> {
+    /// The queue this is the lock of.
+    #[inline]
+    pub(crate) fn queue(&self) -> &'a WorkQueue {
+        self.q
+    }
+
     /// Appends an envelope.
     #[inline]
     pub(crate) fn push(&self, e: Envelope) {
@@ -314,6 +330,74 @@ mod loom_tests {
                 q.done_processing();
             }
             assert_eq!(got, vec![1, 2]);
+        });
+    }
+
+    /// Moving an actor to another queue (`Executor::move_here`, placement) racing a sender.
+    /// The mover changes the actor's ticket only
+    /// under the old queue's lock, when that queue is empty and not being processed, and only
+    /// while it also holds the new queue's lock (taken with `try_lock`); the sender reads the
+    /// ticket, locks that queue, and reads the ticket again under the lock, retrying if it
+    /// changed (`Executor::push_shared`). No message for the actor may land in its old queue
+    /// after the move (the old queue's worker would run it, possibly at the same time as, or
+    /// after, later messages in the new queue). Removing the sender's second read fails it.
+    #[test]
+    fn a_moved_actor_gets_no_message_in_its_old_queue() {
+        use crate::runtime::loom::sync::atomic::AtomicUsize;
+        loom::model(|| {
+            let qs = Arc::new([WorkQueue::new(0, 0), WorkQueue::new(1, 0)]);
+            let ticket = Arc::new(AtomicUsize::new(1));
+            let mover = {
+                let (qs, ticket) = (qs.clone(), ticket.clone());
+                thread::spawn(move || {
+                    let old = qs[1].lock();
+                    if old.len() == 0 && !qs[1].looks_processed() {
+                        if let Some(new) = qs[0].try_lock() {
+                            ticket.store(0, Ordering::Relaxed);
+                            new.push(env(100));
+                            return true;
+                        }
+                    }
+                    false
+                })
+            };
+            for v in 1..=2 {
+                loop {
+                    let t = ticket.load(Ordering::Relaxed);
+                    let g = qs[t].lock();
+                    if ticket.load(Ordering::Relaxed) != t {
+                        continue;
+                    }
+                    g.push(env(v));
+                    break;
+                }
+            }
+            let moved = mover.join().unwrap();
+            let mut local = CopyQueue::new();
+            let (mut old_rest, mut new_all) = (Vec::new(), Vec::new());
+            if let Gulp::Got(_) = qs[1].gulp(&mut local) {
+                drain(&mut local, &mut old_rest);
+            }
+            if let Gulp::Got(_) = qs[0].gulp(&mut local) {
+                drain(&mut local, &mut new_all);
+            }
+            if moved {
+                assert!(
+                    old_rest.is_empty(),
+                    "a message went to the old queue after the move"
+                );
+            }
+            // Every message once, each queue in send order.
+            let mut sent = old_rest.clone();
+            assert!(
+                sent.windows(2).all(|w| w[0] < w[1]),
+                "out of order: {sent:?}"
+            );
+            let new_sent: Vec<u64> = new_all.iter().copied().filter(|&v| v != 100).collect();
+            assert!(new_sent.windows(2).all(|w| w[0] < w[1]), "out of order");
+            sent.extend(new_sent);
+            sent.sort_unstable();
+            assert_eq!(sent, vec![1, 2], "lost or duplicated");
         });
     }
 

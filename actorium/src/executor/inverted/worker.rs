@@ -37,7 +37,7 @@ use crate::runtime::pool::Pool;
 use crate::runtime::rng::XorShift;
 use crate::runtime::worker::{self as rt, Idleness, Turn, Unit, Worker};
 use std::cell::{Cell, UnsafeCell};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Envelopes a worker may run in one visit of a queue before moving on, and local sends it
 /// may append to the batch during that visit.
@@ -66,6 +66,31 @@ const MIN_STEAL: usize = 4;
 /// system call and finds nothing worth stealing.
 const WAKE_THIEF_BACKLOG: usize = 16;
 
+/// How long a worker must have been in one visit (one long behaviour, or a huge batch) before
+/// an idle worker may take any of its other queues that hold mail, not only those with
+/// [`MIN_STEAL`] envelopes: the rescue of work placed behind it (a child spawned next to its
+/// parent; see `README.md`, "Placement"). A few hand-offs' worth (waking a worker costs about
+/// 12 µs here), so a conversation that runs fine on one worker is not split for a hiccup.
+const STUCK_AFTER: Duration = Duration::from_micros(50);
+
+/// The first time limit of an idle worker's sleep while another worker's queues hold mail
+/// behind a visit (so that it looks for a stuck visit again); doubled after each such sleep
+/// that did not lead to work, up to [`RESCUE_WAIT_MAX`].
+const RESCUE_WAIT_FIRST: Duration = Duration::from_micros(100);
+
+/// The longest such time limit: the longest a queue can wait behind a long behaviour while
+/// another worker sleeps (≤ 1,000 time-outs a second while one worker runs a conversation
+/// the other cannot help with).
+const RESCUE_WAIT_MAX: Duration = Duration::from_millis(1);
+
+/// Sends in a row from one queue's actors, each finding the receiver with nothing queued,
+/// after which the receiver moves to where they run (`follows` in `mod.rs`; `README.md`,
+/// "Placement").
+pub(crate) const FOLLOW_AFTER: u32 = 8;
+
+/// Entries of a worker's table of such runs (4 KiB).
+const FOLLOW_SLOTS: usize = 256;
+
 /// A worker of this executor, as the runtime runs it.
 pub(crate) type InvWorker<'a> = Worker<'a, Executor>;
 
@@ -81,6 +106,19 @@ pub(crate) struct Local {
     rng: Cell<XorShift>,
     /// The steal timestamp to restore when waking (see `Executor::stamp_asleep`).
     stamp: Cell<u64>,
+    /// Spawns made on this worker, for the round-robin over its own range.
+    spawns: Cell<usize>,
+    /// This worker's visit count as published in its slot (odd: in a visit).
+    visits: Cell<u64>,
+    /// Per other worker: its visit count when this worker last saw it change, and when.
+    seen: Box<[Cell<(u64, Instant)>]>,
+    /// The time limit of the next rescue watch (see [`RESCUE_WAIT_FIRST`]).
+    rescue_wait: Cell<Duration>,
+    /// Runs of sends to one actor from one queue (see `follows` in `mod.rs`): receiver
+    /// address, sending queue, sends in a row; indexed by the receiver's address.
+    follow: Box<[Cell<(usize, usize, u32)>]>,
+    /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
+    watching: Cell<bool>,
 }
 
 /// The worker of `exec` running on this thread, if any.
@@ -133,6 +171,35 @@ impl Local {
         unsafe { (*self.batch.get()).push(env) };
     }
 
+    /// Counts a send to the actor at address `to` from queue `from` into its empty queue:
+    /// returns the sends in a row so far from `from` (a send from another queue starts a new
+    /// run), and forgets the run once it returns [`FOLLOW_AFTER`] or more (the actor then
+    /// moves).
+    #[inline]
+    pub(crate) fn follow_run(&self, to: usize, from: usize) -> u32 {
+        let slot = &self.follow[(to >> 6) % FOLLOW_SLOTS];
+        let (a, f, run) = slot.get();
+        let run = if a == to && f == from { run + 1 } else { 1 };
+        slot.set(if run >= FOLLOW_AFTER {
+            (0, 0, 0)
+        } else {
+            (to, from, run)
+        });
+        run
+    }
+
+    /// The queue whose batch this worker is processing, or `usize::MAX` (above every queue).
+    #[inline]
+    pub(crate) fn current_or_max(&self) -> usize {
+        self.current.get()
+    }
+
+    /// The queue whose batch this worker is processing, if any.
+    #[inline]
+    pub(crate) fn current(&self) -> Option<usize> {
+        Some(self.current.get()).filter(|&q| q != NO_QUEUE)
+    }
+
     /// Whether this worker is processing queue `ticket`'s batch right now.
     #[inline]
     pub(crate) fn is_current(&self, ticket: usize) -> bool {
@@ -148,6 +215,27 @@ impl Local {
     pub(crate) unsafe fn push_local_unbudgeted(&self, env: Envelope) {
         // SAFETY: as for `push_local`.
         unsafe { (*self.batch.get()).push(env) };
+    }
+
+    /// A queue of worker `index`'s own range for a new actor (round-robin), or `None` if the
+    /// range is empty (a removed worker) or the slot is being swapped. Never the queue being
+    /// processed while the range has another: a child there would wait behind its parent's
+    /// whole batch, where no other worker can take it. The range is read without the resize
+    /// lock: a stale one only places the actor elsewhere.
+    #[inline]
+    pub(crate) fn next_own_queue(&self, exec: &Executor, index: usize) -> Option<usize> {
+        let r = exec.range(index);
+        if r.is_empty() {
+            return None;
+        }
+        let mut k = self.spawns.get();
+        let mut q = exec.slot(r.start + k % r.len())?.id;
+        if q == self.current.get() && r.len() > 1 {
+            k += 1;
+            q = exec.slot(r.start + k % r.len())?.id;
+        }
+        self.spawns.set(k.wrapping_add(1));
+        Some(q)
     }
 
     fn random(&self, pick: impl FnOnce(&mut XorShift) -> usize) -> usize {
@@ -177,6 +265,14 @@ impl Unit for Executor {
             budget: Cell::new(0),
             rng: Cell::new(XorShift::for_worker(index)),
             stamp: Cell::new(0),
+            spawns: Cell::new(0),
+            visits: Cell::new(0),
+            seen: (0..self.pool.capacity())
+                .map(|_| Cell::new((u64::MAX, Instant::now())))
+                .collect(),
+            rescue_wait: Cell::new(RESCUE_WAIT_FIRST),
+            watching: Cell::new(false),
+            follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0))).collect(),
         }
     }
 
@@ -225,6 +321,8 @@ impl Unit for Executor {
             && self.pool.len() > 1
             && self.steal(me)
         {
+            me.local.rescue_wait.set(RESCUE_WAIT_FIRST);
+            self.stop_watching(&me.local);
             return Turn::Worked;
         }
         Turn::Idle
@@ -268,8 +366,45 @@ impl Unit for Executor {
         me.local.stamp.set(self.stamp_asleep(me.index));
     }
 
+    /// Rescue watch: if another worker is in a visit while some of its other queues hold
+    /// mail, that mail may be stuck behind a long behaviour, and nobody would notify this
+    /// worker about it (a send to a queue its owner holds notifies nobody). Sleep at most the
+    /// rescue wait then, and look again (see `README.md`, "Placement"). The queues are
+    /// looked at under their locks, so a send or spawn published before is seen; one
+    /// published after sees this worker announced idle and no watch up, and wakes it
+    /// (`Executor::pushed_own`).
+    fn sleep_limit(&self, me: &InvWorker<'_>) -> Option<Duration> {
+        if self.stealing == QueueStealing::None {
+            return None;
+        }
+        let l = &me.local;
+        // Counted as watching from before the look (so a sender that finds a queue of its own
+        // looked at and passed does not wake this worker for nothing) until the worker works
+        // again or decides not to watch, which it decides by a second look after leaving the
+        // count (so a sender that comes after that look sees no watcher).
+        if !l.watching.replace(true) {
+            self.watching.fetch_add(1, Ordering::SeqCst);
+        }
+        if !self.mail_elsewhere(me) {
+            self.stop_watching(l);
+            if !self.mail_elsewhere(me) {
+                return None;
+            }
+            l.watching.set(true);
+            self.watching.fetch_add(1, Ordering::SeqCst);
+        }
+        let wait = l.rescue_wait.get();
+        l.rescue_wait.set((wait * 2).min(RESCUE_WAIT_MAX));
+        Some(wait)
+    }
+
     fn woke(&self, me: &InvWorker<'_>) {
         self.stamp_awake(me.index, me.local.stamp.get());
+    }
+
+    /// A removed worker no longer watches.
+    fn leave(&self, me: &InvWorker<'_>) {
+        self.stop_watching(&me.local);
     }
 
     /// Each worker needs a queue: at most M workers (M stays fixed: every actor keeps the
@@ -383,13 +518,15 @@ impl Executor {
             QueueStealing::LongestVictim => self.longest_victim(thief),
             _ => l.random(|r| r.other_than(thief, workers)),
         };
+        // A victim stuck in one visit for STUCK_AFTER gives up any queue with mail (rescue).
+        let min = if self.stuck(l, victim) { 1 } else { MIN_STEAL };
         let vr = self.range(victim);
         let start = l.random(|r| r.below(vr.len()));
         let candidate = (0..vr.len())
             .map(|k| vr.start + (start + k) % vr.len())
             .find(|&s| {
                 self.slot(s)
-                    .is_some_and(|q| !q.looks_processed() && q.len_hint() >= MIN_STEAL)
+                    .is_some_and(|q| !q.looks_processed() && q.len_hint() >= min)
             });
         let Some(candidate) = candidate else {
             self.shared.count(counters, |c| &c.steal_fail_no_candidate);
@@ -401,6 +538,9 @@ impl Executor {
             self.shared.count(counters, |c| &c.steal_fail_swap);
             return false;
         };
+        if min < MIN_STEAL && counters.is_some() {
+            self.pool.data(thief).busy.rescues.bump(1);
+        }
         if let Some(c) = counters {
             c.steals.bump(1);
             c.messages_stolen.bump(stolen as u64);
@@ -409,6 +549,79 @@ impl Executor {
             }
         }
         true
+    }
+
+    /// Whether another worker's queues hold mail that is not being processed: looked at
+    /// under each queue's lock (also those of a worker between visits: the look must
+    /// synchronize with any send made after it, see `Executor::pushed_own`). Notes, for each
+    /// such worker, when its visit count last changed (for `stuck`).
+    fn mail_elsewhere(&self, me: &InvWorker<'_>) -> bool {
+        let l = &me.local;
+        let mut pending = false;
+        for w in (0..self.pool.len()).filter(|&w| w != me.index) {
+            let mut waiting = false;
+            for s in self.range(w) {
+                if let Some(q) = self.slot(s) {
+                    waiting |= q.lock().len() > 0 && !q.looks_processed();
+                }
+            }
+            if waiting {
+                let v = self.pool.data(w).busy.visits.load(Ordering::Relaxed);
+                let seen = &l.seen[w];
+                if seen.get().0 != v {
+                    seen.set((v, Instant::now()));
+                }
+                pending = true;
+            }
+        }
+        pending
+    }
+
+    /// The worker leaves the count of rescue watchers (it works again, or decided not to
+    /// watch, or is removed).
+    #[inline]
+    fn stop_watching(&self, l: &Local) {
+        if l.watching.replace(false) {
+            self.watching.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether `victim` has been in the same visit for at least [`STUCK_AFTER`], as far as
+    /// this worker has watched it (it notes when the victim's visit count last changed).
+    fn stuck(&self, l: &Local, victim: usize) -> bool {
+        let v = self.pool.data(victim).busy.visits.load(Ordering::Relaxed);
+        let seen = &l.seen[victim];
+        let (was, since) = seen.get();
+        if v != was {
+            seen.set((v, Instant::now()));
+            return false;
+        }
+        v % 2 == 1 && since.elapsed() >= STUCK_AFTER
+    }
+
+    /// A visit begins: published for thieves watching for stuck visits.
+    #[inline]
+    fn begin_visit(&self, me: &InvWorker<'_>) {
+        let v = me.local.visits.get() + 1;
+        me.local.visits.set(v);
+        self.pool
+            .data(me.index)
+            .busy
+            .visits
+            .store(v, Ordering::Relaxed);
+    }
+
+    /// A visit ended: published for thieves watching for stuck visits.
+    #[inline]
+    fn end_visit(&self, me: &InvWorker<'_>) {
+        let l = &me.local;
+        let v = l.visits.get() + 1;
+        l.visits.set(v);
+        self.pool
+            .data(me.index)
+            .busy
+            .visits
+            .store(v, Ordering::Relaxed);
     }
 
     /// Swaps the thief's slot `mine` with the victim's slot `theirs`, moving each queue's owner
@@ -457,6 +670,7 @@ impl Executor {
             }
             Gulp::Got(n) => (n, messages_in(l, me)),
         };
+        self.begin_visit(me);
         l.current.set(q.id);
         l.budget.set(VISIT_BUDGET);
         let mut gulps = u64::from(messages > 0);
@@ -487,6 +701,7 @@ impl Executor {
         }
         l.current.set(NO_QUEUE);
         q.done_processing();
+        self.end_visit(me);
         if let Some(c) = me.counters() {
             c.gulps.bump(gulps);
             c.gulped.bump(gulped);

@@ -11,6 +11,11 @@
 //!
 //! So a notify that lands while the worker is still searching costs no system call on either side,
 //! and each `SLEEP` → `AWAKE` transition pairs exactly one `unpark` with one `park`.
+//!
+//! A sleep may also be bounded ([`Benaphore::sleep_timeout`], the message-centric executor's
+//! rescue of work stuck behind a long behaviour): on a time-out the worker itself takes
+//! `SLEEP` → `AWAKE` with a compare-exchange, and when that fails a notifier made the
+//! transition and its `unpark` is owed, so the worker parks once more to take it.
 
 use super::parker::Parker;
 use crate::runtime::loom::sync::atomic::{AtomicU8, Ordering};
@@ -74,6 +79,39 @@ impl Benaphore {
         {
             self.parker.park();
         }
+    }
+
+    /// [`Self::sleep`] for at most `limit`. On a time-out the worker takes itself back from
+    /// `SLEEP` to `AWAKE`; if a notifier got there first (it swapped in `AWAKE` and owes the
+    /// parker one `unpark`), it parks once more to take that token, which is on its way, so
+    /// that every `SLEEP` → `AWAKE` transition by a notifier is still paired with one `park`.
+    /// Returns whether a notifier woke the worker (false: the time ran out).
+    pub(crate) fn sleep_timeout(&self, limit: std::time::Duration) -> bool {
+        if self
+            .state
+            .compare_exchange(SEARCH, SLEEP, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return true;
+        }
+        if self.parker.park_timeout(limit) {
+            return true;
+        }
+        if self
+            .state
+            .compare_exchange(SLEEP, AWAKE, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return false;
+        }
+        self.parker.park();
+        true
+    }
+
+    /// Whether an `unpark` is waiting for a `park` (the loom models check none is left).
+    #[cfg(all(test, loom))]
+    pub(crate) fn token_pending(&self) -> bool {
+        self.parker.token_pending()
     }
 
     /// Releases the parker's resources (the pool shut down and this worker has exited).

@@ -275,6 +275,55 @@ mod loom_tests {
         }
     }
 
+    /// A bounded sleep (the message-centric executor's rescue watch) racing a notifier.
+    /// Under loom a bounded sleep times out at once whenever no token is there, so every
+    /// interleaving of the worker taking itself back (SLEEP -> AWAKE) with the notifier's swap
+    /// is explored. A token owed by a notifier that won the race must be taken by the worker
+    /// (left over, it would make a later sleep return at once: checked at the end), and one
+    /// never sent must not be waited for (loom reports the deadlock).
+    #[test]
+    fn a_timed_sleep_racing_a_notify_keeps_parks_and_unparks_paired() {
+        loom::model(|| {
+            let idle = Arc::new(Idle::new(1));
+            let q = Arc::new(Queue(Mutex::new(0)));
+            let sender = {
+                let (idle, q) = (idle.clone(), q.clone());
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        *q.0.lock().unwrap() += 1;
+                        idle.notify(0);
+                    }
+                })
+            };
+            let mut got = 0;
+            let mut sleeps = 0;
+            while got < 2 {
+                got += q.take();
+                if got == 2 {
+                    break;
+                }
+                idle.announce(0);
+                let found = q.take();
+                if found > 0 {
+                    got += found;
+                    idle.retire(0);
+                    continue;
+                }
+                // The first sleep is bounded, the next ones are not.
+                if sleeps == 0 {
+                    idle.b[0].sleep_timeout(std::time::Duration::from_millis(1));
+                } else {
+                    idle.sleep(0);
+                }
+                sleeps += 1;
+                idle.retire(0);
+            }
+            sender.join().unwrap();
+            assert_eq!(got, 2, "a message was stranded");
+            assert!(!idle.b[0].token_pending(), "an unpark was left over");
+        });
+    }
+
     #[test]
     fn general_notify_wakes_someone() {
         loom::model(|| {

@@ -90,6 +90,40 @@ mod eventfd {
             }
         }
 
+        /// Blocks until `unpark` has been called (possibly before this call) or `limit` has
+        /// passed. Returns whether the token was taken (false: timed out, no token taken).
+        pub(crate) fn park_timeout(&self, limit: std::time::Duration) -> bool {
+            let fd = self.fd();
+            let ts = libc::timespec {
+                tv_sec: limit.as_secs() as libc::time_t,
+                tv_nsec: limit.subsec_nanos() as libc::c_long,
+            };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: `pfd` is one valid pollfd and `ts` a valid timespec, both alive for the
+            // call; a null signal mask leaves the thread's mask as it is.
+            let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+            if n == 0 {
+                return false;
+            }
+            // Readable (or interrupted by a signal: then `park` decides, blocking only if no
+            // token is there, which the caller's benaphore protocol then accounts for).
+            if n < 0 {
+                let err = io::Error::last_os_error();
+                assert_eq!(
+                    err.kind(),
+                    io::ErrorKind::Interrupted,
+                    "eventfd poll failed: {err}"
+                );
+                return false;
+            }
+            self.park();
+            true
+        }
+
         pub(crate) fn unpark(&self) {
             let fd = self.fd();
             let value: u64 = 1;
@@ -160,6 +194,20 @@ mod portable {
             *token = false;
         }
 
+        /// Blocks until `unpark` has been called or `limit` has passed; returns whether the
+        /// token was taken. Under loom the time-out is taken at once when no token is there,
+        /// so the models explore a time-out racing every step of a notifier.
+        pub(crate) fn park_timeout(&self, limit: std::time::Duration) -> bool {
+            let mut token = self.token.lock().unwrap();
+            #[cfg(not(loom))]
+            if !*token {
+                token = self.cv.wait_timeout(token, limit).unwrap().0;
+            }
+            #[cfg(loom)]
+            let _ = limit;
+            std::mem::replace(&mut *token, false)
+        }
+
         pub(crate) fn unpark(&self) {
             *self.token.lock().unwrap() = true;
             self.cv.notify_one();
@@ -167,5 +215,11 @@ mod portable {
 
         /// Nothing to release early here.
         pub(crate) fn close(&self) {}
+
+        /// Whether an `unpark` is waiting for a `park` (the models check none is left over).
+        #[cfg(all(test, loom))]
+        pub(crate) fn token_pending(&self) -> bool {
+            *self.token.lock().unwrap()
+        }
     }
 }

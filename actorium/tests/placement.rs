@@ -1,0 +1,325 @@
+//! Placement on the message-centric executor (`executor/inverted/README.md`, "Placement"):
+//! an actor spawned by a behaviour starts on its spawner's worker, and mail that waits there
+//! behind a long behaviour is taken by an idle worker (the rescue), whichever stealing
+//! heuristic is on. Each test waits for something only another worker can make happen while
+//! the spawner's worker is busy, under a watchdog: without the rescue they hang.
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
+use common::watchdog;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// How long a behaviour may wait for another worker before the test gives up (a failure,
+/// never a time the test relies on).
+const GIVE_UP: Duration = Duration::from_secs(20);
+
+/// Spins until `done()` or `GIVE_UP`; returns whether `done()` became true.
+fn wait_for(done: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while !done() {
+        if start.elapsed() > GIVE_UP {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+struct Child {
+    ran: Arc<AtomicUsize>,
+}
+impl Actor for Child {}
+impl Receive<()> for Child {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        self.ran.fetch_add(1, Ordering::SeqCst);
+        Allocation::Delete
+    }
+}
+
+/// Spawns children one at a time, each time waiting in the same behaviour for the child to
+/// run: the parent's worker never gets to its queues, so another worker must take them.
+struct Parent {
+    children: usize,
+    report: mpsc::Sender<Result<(), String>>,
+}
+impl Actor for Parent {}
+impl Receive<()> for Parent {
+    fn receive(&mut self, (): (), ctx: &mut Context<'_, Self>) -> Allocation {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let mut outcome = Ok(());
+        for k in 0..self.children {
+            let child: Addr<Child> = ctx.spawn(Child { ran: ran.clone() });
+            child.send(()).unwrap();
+            if !wait_for(|| ran.load(Ordering::SeqCst) > k) {
+                outcome = Err(format!("child {k} never ran while its parent waited"));
+                break;
+            }
+        }
+        self.report.send(outcome).unwrap();
+        Allocation::Delete
+    }
+}
+
+fn stealing_heuristics() -> [QueueStealing; 2] {
+    [QueueStealing::LongestVictim, QueueStealing::Random]
+}
+
+#[test]
+fn children_waiting_behind_their_busy_parent_are_taken_by_another_worker() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            for workers in [2, 3] {
+                let system = ActorSystem::builder()
+                    .workers(workers)
+                    .queue_stealing(stealing)
+                    .build()
+                    .unwrap();
+                let (tx, rx) = mpsc::channel();
+                let parent = system.spawn(Parent {
+                    children: 5,
+                    report: tx,
+                });
+                parent.send(()).unwrap();
+                let outcome = rx.recv().unwrap();
+                system.stop();
+                assert_eq!(outcome, Ok(()), "{stealing:?}, {workers} workers");
+            }
+        }
+    });
+}
+
+/// Two siblings that can only finish together: each spins until the other has started.
+struct Sibling {
+    started: Arc<AtomicUsize>,
+    report: mpsc::Sender<bool>,
+}
+impl Actor for Sibling {}
+impl Receive<()> for Sibling {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let both = wait_for(|| self.started.load(Ordering::SeqCst) >= 2);
+        self.report.send(both).unwrap();
+        Allocation::Delete
+    }
+}
+
+struct Spawner {
+    report: mpsc::Sender<bool>,
+}
+impl Actor for Spawner {}
+impl Receive<()> for Spawner {
+    fn receive(&mut self, (): (), ctx: &mut Context<'_, Self>) -> Allocation {
+        let started = Arc::new(AtomicUsize::new(0));
+        for _ in 0..2 {
+            let s = ctx.spawn(Sibling {
+                started: started.clone(),
+                report: self.report.clone(),
+            });
+            s.send(()).unwrap();
+        }
+        Allocation::Delete
+    }
+}
+
+#[test]
+fn siblings_spawned_by_a_behaviour_run_in_parallel() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            for round in 0..3 {
+                let system = ActorSystem::builder()
+                    .workers(2)
+                    .queue_stealing(stealing)
+                    .build()
+                    .unwrap();
+                let (tx, rx) = mpsc::channel();
+                system.spawn(Spawner { report: tx }).send(()).unwrap();
+                let both = [rx.recv().unwrap(), rx.recv().unwrap()];
+                system.stop();
+                assert_eq!(both, [true, true], "{stealing:?}, round {round}");
+            }
+        }
+    });
+}
+
+/// As the first test, but the other workers are asleep when the parent spawns (each worker
+/// slept once, nothing woke them): the spawn, which notifies nobody for its own worker's
+/// queue, must wake one so that it watches for the stuck parent.
+#[test]
+fn a_sleeping_worker_is_woken_to_rescue_children_behind_a_busy_parent() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            for workers in [2, 3] {
+                let system = ActorSystem::builder()
+                    .workers(workers)
+                    .queue_stealing(stealing)
+                    .stats(true)
+                    .build()
+                    .unwrap();
+                // Every worker found nothing to do and went to sleep (nothing wakes an idle
+                // system's workers, so each sleeps once).
+                while system.stats().unwrap().sleeps < workers as u64 {
+                    std::thread::yield_now();
+                }
+                let (tx, rx) = mpsc::channel();
+                let parent = system.spawn(Parent {
+                    children: 3,
+                    report: tx,
+                });
+                parent.send(()).unwrap();
+                let outcome = rx.recv().unwrap();
+                system.stop();
+                assert_eq!(outcome, Ok(()), "{stealing:?}, {workers} workers");
+            }
+        }
+    });
+}
+
+// ---- Actors that move keep every guarantee ------------------------------------------------
+
+/// A pair member: plays ping-pong with its partner and checks what an outside thread sends it.
+struct Player {
+    partner: Option<Addr<Player>>,
+    /// 0 for the player that gets the first ball: it gets the even balls, its partner the odd.
+    parity: u64,
+    /// Balls received.
+    balls: u64,
+    rounds: u64,
+    /// The next probe number it expects from the outside sender.
+    next_probe: u64,
+    probes: u64,
+    /// Set while a behaviour of this actor runs (two at once is a failure).
+    running: Arc<std::sync::atomic::AtomicBool>,
+    report: mpsc::Sender<(u64, u64)>,
+}
+impl Actor for Player {}
+struct Partner(Addr<Player>);
+struct Ball(u64);
+struct Probe(u64);
+
+impl Player {
+    fn enter(&self) {
+        assert!(
+            !self.running.swap(true, Ordering::SeqCst),
+            "two behaviours of one actor at once"
+        );
+    }
+    fn leave(&self) {
+        self.running.store(false, Ordering::SeqCst);
+    }
+    fn maybe_done(&self) {
+        if self.balls == self.rounds && self.next_probe == self.probes {
+            self.report.send((self.balls, self.next_probe)).unwrap();
+        }
+    }
+}
+impl Receive<Partner> for Player {
+    fn receive(&mut self, Partner(p): Partner, _: &mut Context<'_, Self>) -> Allocation {
+        self.enter();
+        self.partner = Some(p);
+        self.leave();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Ball> for Player {
+    fn receive(&mut self, Ball(n): Ball, _: &mut Context<'_, Self>) -> Allocation {
+        self.enter();
+        assert_eq!(
+            n,
+            2 * self.balls + self.parity,
+            "a ball lost or out of order"
+        );
+        self.balls += 1;
+        if n + 1 < self.rounds * 2 {
+            self.partner.as_ref().unwrap().send(Ball(n + 1)).unwrap();
+        }
+        self.leave();
+        self.maybe_done();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Probe> for Player {
+    fn receive(&mut self, Probe(n): Probe, _: &mut Context<'_, Self>) -> Allocation {
+        self.enter();
+        assert_eq!(n, self.next_probe, "probes out of order (per-pair FIFO)");
+        self.next_probe += 1;
+        self.leave();
+        self.maybe_done();
+        Allocation::Nodelete
+    }
+}
+
+/// Pairs of actors rally a ball back and forth (so one follows the other's queue and moves:
+/// the test asserts that moves happened) while an outside thread sends every actor numbered
+/// probes: every ball and probe arrives once and in order, and no actor runs two behaviours at
+/// once, on every stealing heuristic, with 2 and 3 workers.
+#[test]
+fn actors_that_move_keep_order_and_exclusion() {
+    watchdog(300, || {
+        for stealing in stealing_heuristics() {
+            for workers in [2, 3] {
+                const PAIRS: usize = 8;
+                const ROUNDS: u64 = 3_000;
+                const PROBES: u64 = 500;
+                let system = ActorSystem::builder()
+                    .workers(workers)
+                    .queue_stealing(stealing)
+                    .stats(true)
+                    .build()
+                    .unwrap();
+                let (tx, rx) = mpsc::channel();
+                let new_player = |parity: u64| Player {
+                    partner: None,
+                    parity,
+                    balls: 0,
+                    rounds: ROUNDS,
+                    next_probe: 0,
+                    probes: PROBES,
+                    running: Arc::default(),
+                    report: tx.clone(),
+                };
+                let mut players = Vec::new();
+                for _ in 0..PAIRS {
+                    let a = system.spawn(new_player(0));
+                    let b = system.spawn(new_player(1));
+                    a.send(Partner(b.clone())).unwrap();
+                    b.send(Partner(a.clone())).unwrap();
+                    players.push((a, b));
+                }
+                let targets: Vec<Addr<Player>> = players
+                    .iter()
+                    .flat_map(|(a, b)| [a.clone(), b.clone()])
+                    .collect();
+                let prober = {
+                    let targets = targets.clone();
+                    std::thread::spawn(move || {
+                        for n in 0..PROBES {
+                            for t in &targets {
+                                t.send(Probe(n)).unwrap();
+                            }
+                        }
+                    })
+                };
+                for (a, _) in &players {
+                    a.send(Ball(0)).unwrap();
+                }
+                prober.join().unwrap();
+                for _ in 0..targets.len() {
+                    assert_eq!(rx.recv().unwrap(), (ROUNDS, PROBES));
+                }
+                let stats = system.stats().unwrap();
+                for t in &targets {
+                    t.send(actorium::DeleteMsg).unwrap();
+                }
+                system.stop();
+                assert!(
+                    stats.moves > 0,
+                    "no actor moved ({stealing:?}, {workers} workers): the test no longer \
+                     exercises moves"
+                );
+            }
+        }
+    });
+}
