@@ -6,8 +6,10 @@
 //!
 //! - the **message-centric ("inverted") executor** of the Cforall actor system (seed 002), the
 //!   default: `workers × 16` over-sharded message queues; each actor's messages go to the one
-//!   queue its round-robin *ticket* names; workers *gulp* whole queues in O(1) and process the
-//!   batch with no atomic operation per message; idle workers steal whole queues;
+//!   queue its *ticket* names (round-robin, or next to its spawner; an actor that other actors
+//!   keep handing messages one at a time moves into their queue); workers *gulp* whole queues
+//!   in O(1) and process the batch with no atomic operation per message; idle workers steal
+//!   whole queues, and take mail that waits behind a long behaviour;
 //! - the **actor-centric executor** of CAF (seed 000), with
 //!   [`ActorSystemBuilder::policy`]: each actor has a mailbox, an actor with mail is a *job*,
 //!   and a scheduling [`policy::Policy`] (work stealing, work sharing, deterministic testing,

@@ -116,10 +116,15 @@ impl<A: Actor> Addr<A> {
     }
 
     /// The actor's queue ticket: the index of the message queue that carries all its messages.
-    /// Tickets are handed out round-robin over all queues in spawn order, so the `k`-th actor
-    /// spawned on a system gets queue `k % queues` (when nothing else spawns concurrently).
-    /// With [`crate::SystemHandle::worker_of_queue`] this lets a program place actors on
-    /// workers, as the seed's balance benchmarks do.
+    /// Actors spawned from outside the workers get tickets round-robin over all queues in
+    /// spawn order, so the `k`-th actor spawned on a system gets queue `k % queues` (when
+    /// nothing else spawns concurrently). With [`crate::SystemHandle::worker_of_queue`] this
+    /// lets a program place actors on workers, as the seed's balance benchmarks do.
+    ///
+    /// With queue stealing on (the default) the executor places actors too: an actor spawned
+    /// by a behaviour gets a queue of its spawner's worker, and an actor that other actors keep
+    /// handing messages one at a time moves into their queue (its ticket changes, while
+    /// nothing is queued for it). The value is then a snapshot.
     ///
     /// ```
     /// use actorium::{Actor, ActorSystem};

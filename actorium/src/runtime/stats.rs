@@ -56,7 +56,7 @@ pub struct Stats {
     pub messages_stolen: u64,
     /// Steals of a queue with fewer envelopes than a steal normally needs, taken from a worker
     /// stuck in one visit (message-centric executor: the rescue of mail behind a long
-    /// behaviour; counted in `steals` too). Kept by that executor, not in [`Counters`].
+    /// behaviour; counted in `steals` too).
     pub rescues: u64,
     /// Actors moved to a queue of the worker whose actors kept handing them messages one at
     /// a time across cores (message-centric executor: placement that follows the

@@ -1,8 +1,10 @@
 //! The message-centric ("inverted") executor (seed 002, "CFA Executor", "Envelopes").
 //!
-//! M = workers × queues-per-worker message queues; every actor gets a queue *ticket* round-robin
-//! when spawned, and all its messages go to that queue, so messages between a pair of actors
-//! keep their order and an actor never runs two behaviours at once. Worker `i` owns a contiguous
+//! M = workers × queues-per-worker message queues; every actor gets a queue *ticket* when
+//! spawned (round-robin, or a queue of its spawner's worker), and all its messages go to that
+//! queue, so messages between a pair of actors keep their order and an actor never runs two
+//! behaviours at once. The ticket changes only when the actor moves, while its queue holds
+//! nothing for it and none of its behaviours runs (placement: `README.md`, "Placement"). Worker `i` owns a contiguous
 //! range of the queue-pointer array and cycles through it, gulping queues (`README.md` here
 //! explains the gulp and why it is safe).
 //!
@@ -613,9 +615,16 @@ impl Exec for Executor {
     /// mail (which is therefore dropped as dead letters, never delivered to the new state).
     /// The new system reference is released by the actor's eventual reclaim (or shutdown).
     unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope> {
-        let q = &self.queues[hdr.queue()];
+        let mut q: &WorkQueue = &self.queues[hdr.queue()];
         {
-            let g = q.lock();
+            let mut g = q.lock();
+            // The actor may have moved (placement) between the ticket's read and the lock,
+            // before it was destroyed: follow it (a destroyed actor moves no more).
+            while hdr.queue() != q.id {
+                drop(g);
+                q = &self.queues[hdr.queue()];
+                g = q.lock();
+            }
             if self.shared.life.closed() || hdr.status() != Status::Destroyed {
                 return Err(install);
             }
@@ -759,7 +768,7 @@ enum Moved<'q> {
 
 /// Notes a send from worker `w` to the actor of `hdr`, whose queue is locked as `g`, before
 /// its message is queued. Returns true when the actor should move to where the sender runs:
-/// [`FOLLOW_AFTER`] sends in a row that this worker made to it while the actor's queue was
+/// [`FOLLOW_AFTER`] sends (with none from another queue in between) that this worker made to it while the actor's queue was
 /// empty and not being processed came from actors of the queue it is processing now (sends
 /// into a backlog are not counted: the receiver is busy, which is parallel work). The actor
 /// was then waiting for the sender's actors, message by message: each message crossed from
@@ -779,7 +788,9 @@ enum Moved<'q> {
 /// actor's queue is empty.
 #[inline]
 fn follows(g: &work_queue::Locked<'_>, hdr: &Header, w: &InvWorker<'_>, from: usize) -> bool {
-    if g.queue().looks_processed() {
+    // (Acquire: if the actor moves, everything its last behaviour did happens before the
+    // move, and before this worker reads its `installed` flag or runs it.)
+    if g.queue().processed_locked(g) {
         return false;
     }
     w.local.follow_run(hdr as *const Header as usize, from) >= FOLLOW_AFTER

@@ -123,6 +123,14 @@ impl WorkQueue {
         self.being_processed.load(Ordering::Relaxed)
     }
 
+    /// Whether a worker is processing this queue's batch, exactly, for a caller holding the
+    /// lock (the flag is set under it); `false` is ordered after everything the last batch
+    /// did (the Acquire pairs with [`Self::done_processing`]'s Release), as in a gulp.
+    #[inline]
+    pub(crate) fn processed_locked(&self, _: &Locked<'_>) -> bool {
+        self.being_processed.load(Ordering::Acquire)
+    }
+
     /// Hint: envelopes waiting (may be stale).
     #[inline]
     pub(crate) fn len_hint(&self) -> usize {
