@@ -177,6 +177,92 @@ fn a_sleeping_worker_is_woken_to_rescue_children_behind_a_busy_parent() {
     });
 }
 
+/// Waits, inside one behaviour, until `want` children (spawned from outside) have run.
+struct Waiter {
+    started: Arc<AtomicUsize>,
+    ran: Arc<AtomicUsize>,
+    want: usize,
+    report: mpsc::Sender<Result<(), String>>,
+}
+impl Actor for Waiter {}
+impl Receive<()> for Waiter {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        self.started.store(1, Ordering::SeqCst);
+        let outcome = if wait_for(|| self.ran.load(Ordering::SeqCst) >= self.want) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} of {} children ran while the waiter's worker was busy",
+                self.ran.load(Ordering::SeqCst),
+                self.want
+            ))
+        };
+        self.report.send(outcome).unwrap();
+        Allocation::Delete
+    }
+}
+
+/// Mail sent from outside into queues of a worker that runs a long behaviour: the notification
+/// finds that worker awake and does nothing, so another worker must be woken to watch for it
+/// and take it. The children are spawned (and started) first, all on the waiter's worker, and
+/// the workers go back to sleep; then the waiter starts and the children get their messages.
+/// Without the wake-up the other workers sleep on and the waiter gives up, unless one happened
+/// to be awake and to look after the messages.
+#[test]
+fn mail_sent_from_outside_behind_a_busy_worker_is_rescued() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            for workers in [2, 3] {
+                let system = ActorSystem::builder()
+                    .workers(workers)
+                    .queue_stealing(stealing)
+                    .stats(true)
+                    .build()
+                    .unwrap();
+                let sleeps = || system.stats().unwrap().sleeps;
+                // Every worker found nothing to do and slept (nothing wakes an idle system).
+                while sleeps() < workers as u64 {
+                    std::thread::yield_now();
+                }
+                let before = sleeps();
+                let (tx, rx) = mpsc::channel();
+                let started = Arc::new(AtomicUsize::new(0));
+                let ran = Arc::new(AtomicUsize::new(0));
+                const CHILDREN: usize = 8;
+                let waiter = system.spawn(Waiter {
+                    started: started.clone(),
+                    ran: ran.clone(),
+                    want: CHILDREN,
+                    report: tx,
+                });
+                let busy = system.worker_of_queue(waiter.queue());
+                let mut children = Vec::new();
+                while children.len() < CHILDREN {
+                    let c = system.spawn(Child { ran: ran.clone() });
+                    if system.worker_of_queue(c.queue()) == busy && c.queue() != waiter.queue() {
+                        children.push(c);
+                    }
+                }
+                // The busy worker started them and slept again (a gate: the test passes either
+                // way; it fails without the fix only when the others are asleep by now).
+                while sleeps() <= before {
+                    std::thread::yield_now();
+                }
+                waiter.send(()).unwrap();
+                while started.load(Ordering::SeqCst) == 0 {
+                    std::thread::yield_now();
+                }
+                for c in &children {
+                    c.send(()).unwrap();
+                }
+                let outcome = rx.recv().unwrap();
+                system.stop();
+                assert_eq!(outcome, Ok(()), "{stealing:?}, {workers} workers");
+            }
+        }
+    });
+}
+
 // ---- Actors that move keep every guarantee ------------------------------------------------
 
 /// A pair member: plays ping-pong with its partner and checks what an outside thread sends it.

@@ -174,6 +174,9 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
         None
     }
 
+    /// Called before `me` looks for fork/join tasks to run (and may run one, for long).
+    fn before_tasks(&self, _me: &Worker<'_, Self>) {}
+
     /// Called when `me` woke from idle sleep.
     fn woke(&self, _me: &Worker<'_, Self>) {}
 
@@ -286,9 +289,12 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         // Fork/join tasks, when some worker shows tasks or the common queue holds one (one
         // load when there are none).
-        if tasks.hinted() && run_tasks(tasks) {
-            idle.reset();
-            continue;
+        if tasks.hinted() {
+            unit.before_tasks(me);
+            if run_tasks(tasks) {
+                idle.reset();
+                continue;
+            }
         }
         if turn != Turn::Idle {
             idle.reset();

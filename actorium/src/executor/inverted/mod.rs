@@ -447,8 +447,9 @@ impl Executor {
     /// published under `q`'s lock: wake `q`'s owner unless it is the calling worker (which is
     /// running, and will reach `q` before it could sleep).
     ///
-    /// A send or spawn by the owner itself notifies nobody, but the owner may be in a long
-    /// behaviour: see [`Self::pushed_own`].
+    /// A send or spawn by the owner itself notifies nobody, and a notification finds a busy
+    /// owner awake and does nothing; either way the owner may be in a long behaviour: see
+    /// [`Self::pushed_own`].
     #[inline(always)]
     fn notify_owner(&self, q: &WorkQueue, me: Option<&InvWorker<'_>>) {
         let owner = q.owner();
@@ -461,15 +462,18 @@ impl Executor {
             _ => {
                 if self.pool.notify(owner) {
                     self.count(me, |c| &c.wakeups);
+                } else if self.placing {
+                    self.pushed_own()
                 }
             }
         }
     }
 
-    /// Worker `w` published mail in its own queue `q`. Unless `q` is the one it is
-    /// processing, the mail waits behind whatever `w` runs now, which may be a long behaviour:
-    /// if some worker is idle and none is watching for that (a rescue watch, `worker.rs`),
-    /// wake one so that it does. Two loads when no worker is idle. No mail is missed: an idle
+    /// Mail was published in a queue whose owner is running: the caller itself (a send or
+    /// spawn into one of its own queues but the one it processes), or a worker the
+    /// notification found awake. The mail waits behind whatever the owner runs now, which may
+    /// be a long behaviour: if some worker is idle and none is watching for that (a rescue
+    /// watch, `worker.rs`), wake one so that it does. Two loads when no worker is idle. No mail is missed: an idle
     /// worker's look before a watch takes every queue's lock; if it took `q`'s after this
     /// push it saw the mail, and if before, this push (its lock acquired after that release)
     /// sees the worker announced idle and its watch count.
@@ -548,15 +552,25 @@ impl Exec for Executor {
     fn next_ticket(&self) -> usize {
         // (Without queue stealing nothing could move the children elsewhere: the seed's
         // round-robin then.)
+        // SAFETY: used during this call only.
+        let me = unsafe { worker::current_of(self) };
         if self.placing {
-            // SAFETY: used during this call only.
-            if let Some(w) = unsafe { worker::current_of(self) } {
+            if let Some(w) = me {
                 if let Some(q) = w.local.next_own_queue(self, w.index) {
                     return q;
                 }
             }
         }
-        self.ticket.fetch_add(1, Ordering::Relaxed) % self.queues.len()
+        let m = self.queues.len();
+        let t = self.ticket.fetch_add(1, Ordering::Relaxed) % m;
+        // Never the queue this worker is processing (when there is another): a child there
+        // would wait behind its parent's whole batch, where no other worker can take it.
+        match me {
+            Some(w) if m > 1 && w.local.is_current(t) => {
+                self.ticket.fetch_add(1, Ordering::Relaxed) % m
+            }
+            _ => t,
+        }
     }
 
     fn new_mailbox(&self) -> Option<Box<Mailbox>> {

@@ -359,7 +359,7 @@ mod loom_tests {
                 let (qs, ticket) = (qs.clone(), ticket.clone());
                 thread::spawn(move || {
                     let old = qs[1].lock();
-                    if old.len() == 0 && !qs[1].looks_processed() {
+                    if old.len() == 0 && !qs[1].processed_locked(&old) {
                         if let Some(new) = qs[0].try_lock() {
                             ticket.store(0, Ordering::Relaxed);
                             new.push(env(100));

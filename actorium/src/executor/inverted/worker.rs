@@ -88,7 +88,7 @@ const RESCUE_WAIT_MAX: Duration = Duration::from_millis(1);
 /// "Placement").
 pub(crate) const FOLLOW_AFTER: u32 = 8;
 
-/// Entries of a worker's table of such runs (4 KiB).
+/// Entries of a worker's table of such runs (6 KiB).
 const FOLLOW_SLOTS: usize = 256;
 
 /// A worker of this executor, as the runtime runs it.
@@ -412,6 +412,12 @@ impl Unit for Executor {
 
     /// A removed worker no longer watches.
     fn leave(&self, me: &InvWorker<'_>) {
+        self.stop_watching(&me.local);
+    }
+
+    /// A worker about to run a fork/join task (which may be long) no longer watches, as at the
+    /// start of a visit (`begin_visit`).
+    fn before_tasks(&self, me: &InvWorker<'_>) {
         self.stop_watching(&me.local);
     }
 
