@@ -63,6 +63,24 @@ impl Receive<()> for Parent {
     }
 }
 
+/// A system on `workers` workers with the given heuristic, statistics on.
+fn system(workers: usize, stealing: QueueStealing) -> ActorSystem {
+    ActorSystem::builder()
+        .workers(workers)
+        .queue_stealing(stealing)
+        .stats(true)
+        .build()
+        .unwrap()
+}
+
+/// Waits until the (new, idle) system's workers have each found nothing to do and slept:
+/// nothing wakes an idle system, so each sleeps once.
+fn all_asleep(system: &ActorSystem, workers: usize) {
+    while system.stats().unwrap().sleeps < workers as u64 {
+        std::thread::yield_now();
+    }
+}
+
 fn stealing_heuristics() -> [QueueStealing; 2] {
     [QueueStealing::LongestVictim, QueueStealing::Random]
 }
@@ -72,11 +90,7 @@ fn children_waiting_behind_their_busy_parent_are_taken_by_another_worker() {
     watchdog(120, || {
         for stealing in stealing_heuristics() {
             for workers in [2, 3] {
-                let system = ActorSystem::builder()
-                    .workers(workers)
-                    .queue_stealing(stealing)
-                    .build()
-                    .unwrap();
+                let system = system(workers, stealing);
                 let (tx, rx) = mpsc::channel();
                 let parent = system.spawn(Parent {
                     children: 5,
@@ -129,11 +143,7 @@ fn siblings_spawned_by_a_behaviour_run_in_parallel() {
     watchdog(120, || {
         for stealing in stealing_heuristics() {
             for round in 0..3 {
-                let system = ActorSystem::builder()
-                    .workers(2)
-                    .queue_stealing(stealing)
-                    .build()
-                    .unwrap();
+                let system = system(2, stealing);
                 let (tx, rx) = mpsc::channel();
                 system.spawn(Spawner { report: tx }).send(()).unwrap();
                 let both = [rx.recv().unwrap(), rx.recv().unwrap()];
@@ -152,17 +162,8 @@ fn a_sleeping_worker_is_woken_to_rescue_children_behind_a_busy_parent() {
     watchdog(120, || {
         for stealing in stealing_heuristics() {
             for workers in [2, 3] {
-                let system = ActorSystem::builder()
-                    .workers(workers)
-                    .queue_stealing(stealing)
-                    .stats(true)
-                    .build()
-                    .unwrap();
-                // Every worker found nothing to do and went to sleep (nothing wakes an idle
-                // system's workers, so each sleeps once).
-                while system.stats().unwrap().sleeps < workers as u64 {
-                    std::thread::yield_now();
-                }
+                let system = system(workers, stealing);
+                all_asleep(&system, workers);
                 let (tx, rx) = mpsc::channel();
                 let parent = system.spawn(Parent {
                     children: 3,
@@ -213,17 +214,9 @@ fn mail_sent_from_outside_behind_a_busy_worker_is_rescued() {
     watchdog(120, || {
         for stealing in stealing_heuristics() {
             for workers in [2, 3] {
-                let system = ActorSystem::builder()
-                    .workers(workers)
-                    .queue_stealing(stealing)
-                    .stats(true)
-                    .build()
-                    .unwrap();
+                let system = system(workers, stealing);
                 let sleeps = || system.stats().unwrap().sleeps;
-                // Every worker found nothing to do and slept (nothing wakes an idle system).
-                while sleeps() < workers as u64 {
-                    std::thread::yield_now();
-                }
+                all_asleep(&system, workers);
                 let before = sleeps();
                 let (tx, rx) = mpsc::channel();
                 let started = Arc::new(AtomicUsize::new(0));
@@ -363,12 +356,7 @@ fn actors_that_move_keep_order_and_exclusion() {
                     const PAIRS: usize = 8;
                     const ROUNDS: u64 = 3_000;
                     const PROBES: u64 = 500;
-                    let system = ActorSystem::builder()
-                        .workers(workers)
-                        .queue_stealing(stealing)
-                        .stats(true)
-                        .build()
-                        .unwrap();
+                    let system = system(workers, stealing);
                     let (tx, rx) = mpsc::channel();
                     let new_player = |parity: u64| Player {
                         partner: None,

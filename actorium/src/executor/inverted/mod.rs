@@ -128,7 +128,7 @@ pub(crate) struct Executor {
     /// `stealing` is on: so are the placement rules built on it (children next to their
     /// parent, actors following their senders, the rescue of stuck mail). A flag of its own,
     /// read on the send path.
-    placing: bool,
+    pub(crate) placing: bool,
     epoch: Instant,
     /// The system's executor for detached actors (set once, right after start).
     detached: DetachedLink,

@@ -379,7 +379,7 @@ impl Unit for Executor {
     /// published after sees this worker announced idle and no watch up, and wakes it
     /// (`Executor::pushed_own`).
     fn sleep_limit(&self, me: &InvWorker<'_>) -> Option<Duration> {
-        if self.stealing == QueueStealing::None {
+        if !self.placing {
             return None;
         }
         let l = &me.local;
@@ -580,11 +580,7 @@ impl Executor {
                 }
             }
             if waiting {
-                let v = self.pool.data(w).busy.visits.load(Ordering::Relaxed);
-                let seen = &l.seen[w];
-                if seen.get().0 != v {
-                    seen.set((v, Instant::now()));
-                }
+                self.note_visits(l, w);
                 pending = true;
             }
         }
@@ -603,14 +599,22 @@ impl Executor {
     /// Whether `victim` has been in the same visit for at least [`STUCK_AFTER`], as far as
     /// this worker has watched it (it notes when the victim's visit count last changed).
     fn stuck(&self, l: &Local, victim: usize) -> bool {
-        let v = self.pool.data(victim).busy.visits.load(Ordering::Relaxed);
-        let seen = &l.seen[victim];
-        let (was, since) = seen.get();
-        if v != was {
-            seen.set((v, Instant::now()));
-            return false;
-        }
+        let (v, since) = self.note_visits(l, victim);
         v % 2 == 1 && since.elapsed() >= STUCK_AFTER
+    }
+
+    /// Worker `w`'s visit count now, and since when this worker has seen it unchanged.
+    fn note_visits(&self, l: &Local, w: usize) -> (u64, Instant) {
+        let v = self.pool.data(w).busy.visits.load(Ordering::Relaxed);
+        let seen = &l.seen[w];
+        match seen.get() {
+            (was, since) if was == v => (v, since),
+            _ => {
+                let now = Instant::now();
+                seen.set((v, now));
+                (v, now)
+            }
+        }
     }
 
     /// A visit begins: published for thieves watching for stuck visits. The worker is no
