@@ -106,6 +106,7 @@ pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f6
         "thread-ring" => thread_ring(&system, p.get("actors"), p.get("passes")),
         "chameneos" => chameneos(&system, p.get("creatures"), p.get("meetings")),
         "big" => big(&system, p.get("actors"), p.get("pings")),
+        "dictionary" => dictionary(&system, p.get("workers"), p.get("msgs"), p.get("write")),
         other => return Err(format!("unknown benchmark `{other}`")),
     };
     let secs = t0.elapsed().as_secs_f64();
@@ -774,5 +775,96 @@ fn big(s: &ActorSystem, actors: u64, pings: u64) -> u64 {
     for a in &all {
         a.send(actorium::DeleteMsg).unwrap();
     }
+    total
+}
+
+// ---- dictionary (Savina's concurrent dictionary) ---------------------------------------------
+struct Dictionary(std::collections::HashMap<u64, u64>);
+struct DictWorker {
+    dict: Addr<Dictionary>,
+    id: u64,
+    msgs: u64,
+    write: u64,
+    sent: u64,
+    last: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+/// A request: the key, the value to write (`None`: read), and whom to answer.
+struct DictOp(u64, Option<u64>, Addr<DictWorker>);
+struct DictReply(u64);
+impl Actor for Dictionary {}
+impl Actor for DictWorker {}
+impl Receive<DictOp> for Dictionary {
+    fn receive(
+        &mut self,
+        DictOp(key, value, from): DictOp,
+        _: &mut Context<'_, Self>,
+    ) -> Allocation {
+        let reply = match value {
+            Some(v) => {
+                self.0.insert(key, v);
+                0
+            }
+            None => self.0.get(&key).copied().unwrap_or(0),
+        };
+        from.send(DictReply(reply)).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl DictWorker {
+    fn request(&mut self, ctx: &mut Context<'_, Self>) {
+        let (key, value) = actorium_peers::common::dict_request(
+            self.id,
+            self.msgs,
+            self.sent,
+            self.write,
+            &mut self.last,
+        );
+        self.sent += 1;
+        self.dict.send(DictOp(key, value, ctx.address())).unwrap();
+    }
+}
+impl Receive<Start> for DictWorker {
+    fn receive(&mut self, _: Start, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.request(ctx);
+        Allocation::Nodelete
+    }
+}
+impl Receive<DictReply> for DictWorker {
+    fn receive(&mut self, DictReply(v): DictReply, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.sum += v;
+        if self.sent < self.msgs {
+            self.request(ctx);
+            Allocation::Nodelete
+        } else {
+            self.done.report(self.sum);
+            Allocation::Delete
+        }
+    }
+}
+
+fn dictionary(s: &ActorSystem, workers: u64, msgs: u64, write: u64) -> u64 {
+    let done = Done::new(workers);
+    let dict = s.spawn(Dictionary(std::collections::HashMap::new()));
+    let all: Vec<_> = (0..workers)
+        .map(|id| {
+            s.spawn(DictWorker {
+                dict: dict.clone(),
+                id,
+                msgs,
+                write,
+                sent: 0,
+                last: 0,
+                sum: 0,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    for w in &all {
+        w.send(Start).unwrap();
+    }
+    let total = done.wait();
+    dict.send(actorium::DeleteMsg).unwrap();
     total
 }

@@ -226,6 +226,15 @@ pub const BENCHES: &[Bench] = &[
         group: Group::Actors,
     },
     Bench {
+        name: "dictionary",
+        source: "Savina",
+        default: &[("workers", 20), ("msgs", 10_000), ("write", 10)],
+        quick: &[("workers", 20), ("msgs", 1_000), ("write", 10)],
+        op: "request",
+        ops: |p| p.get("workers") * p.get("msgs"),
+        group: Group::Actors,
+    },
+    Bench {
         name: "fib",
         source: "fork/join",
         default: &[("n", 32)],

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <thread>
 #include <mutex>
+#include <unordered_map>
 #include <sys/resource.h>
 // actorium-bench workloads on CAF 0.17 (the C++ Actor Framework).
 //
@@ -53,6 +54,8 @@ using paired_atom = caf::atom_constant<caf::atom("paired")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using ping_atom = caf::atom_constant<caf::atom("ping")>;
 using pong_atom = caf::atom_constant<caf::atom("pong")>;
+using dput_atom = caf::atom_constant<caf::atom("dput")>;
+using dget_atom = caf::atom_constant<caf::atom("dget")>;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -655,6 +658,80 @@ outcome run_big(caf::actor_system& sys, caf::scoped_actor& self, const params& p
   return {secs, total};
 }
 
+// ---- dictionary (workers, msgs, write): Savina's concurrent dictionary ----------------------
+struct dict_state {
+  std::unordered_map<u64, u64> map;
+};
+
+caf::behavior dictionary_actor(caf::stateful_actor<dict_state>* self) {
+  return {
+    [=](dput_atom, u64 key, u64 value, const caf::actor& from) {
+      self->state.map[key] = value;
+      self->send(from, rep_atom::value, u64{0});
+    },
+    [=](dget_atom, u64 key, const caf::actor& from) {
+      auto it = self->state.map.find(key);
+      self->send(from, rep_atom::value, it == self->state.map.end() ? u64{0} : it->second);
+    },
+  };
+}
+
+struct dict_worker_state {
+  u64 sent = 0;
+  u64 last = 0;
+  u64 sum = 0;
+};
+
+caf::behavior dict_worker(caf::stateful_actor<dict_worker_state>* self, caf::actor main,
+                          caf::actor dict, u64 id, u64 msgs, u64 write) {
+  // A worker's i-th request: `write` percent are writes (the first one included), the others
+  // read the key of the worker's last write (so the replies do not depend on interleaving).
+  auto request = [=] {
+    auto& s = self->state;
+    const u64 i = s.sent++;
+    if (i * write % 100 < write) {
+      s.last = i;
+      self->send(dict, dput_atom::value, id * msgs + i, i + 1, caf::actor_cast<caf::actor>(self));
+    } else {
+      self->send(dict, dget_atom::value, id * msgs + s.last, caf::actor_cast<caf::actor>(self));
+    }
+  };
+  return {
+    [=](start_atom) { request(); },
+    [=](rep_atom, u64 v) {
+      auto& s = self->state;
+      s.sum += v;
+      if (s.sent < msgs) {
+        request();
+      } else {
+        self->send(main, done_atom::value, s.sum);
+        self->quit();
+      }
+    },
+  };
+}
+
+outcome run_dictionary(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto workers = p.get("workers");
+  auto msgs = p.get("msgs");
+  auto write = p.get("write");
+  if (write < 1 || write > 100)
+    throw std::runtime_error("dictionary: `write` is a percentage, 1 to 100");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto dict = sys.spawn(dictionary_actor);
+  std::vector<caf::actor> all;
+  all.reserve(workers);
+  for (u64 id = 0; id < workers; ++id)
+    all.push_back(sys.spawn(dict_worker, main, dict, id, msgs, write));
+  for (auto& w : all)
+    self->send(w, start_atom::value);
+  auto total = collect(self, workers);
+  auto secs = since(t0);
+  shut({dict});
+  return {secs, total};
+}
+
 } // namespace bench
 
 namespace {
@@ -663,7 +740,7 @@ bool known_bench(const std::string& b) {
   static const char* names[] = {"static-send", "dynamic-send", "executor", "repeat",
                                 "matrix", "balance-one", "balance-multi", "ping-pong",
                                 "counting", "fork-join-throughput", "fork-join-creation",
-                                "thread-ring", "chameneos", "big"};
+                                "thread-ring", "chameneos", "big", "dictionary"};
   for (auto n : names)
     if (b == n)
       return true;
@@ -967,6 +1044,8 @@ int main(int argc, char** argv) {
           r = run_chameneos(sys, self, p);
         else if (name == "big")
           r = run_big(sys, self, p);
+        else if (name == "dictionary")
+          r = run_dictionary(sys, self, p);
       }
       // ~actor_system waits until every actor has terminated.
     }

@@ -68,6 +68,7 @@ bench_fun("fork-join-creation") -> fun fj_creation/1;
 bench_fun("thread-ring") -> fun thread_ring/1;
 bench_fun("chameneos") -> fun chameneos/1;
 bench_fun("big") -> fun big/1;
+bench_fun("dictionary") -> fun dictionary/1;
 bench_fun(_) -> unknown.
 
 %% name=value pairs of non-negative integers -> #{Name => Value}.
@@ -731,3 +732,65 @@ handle_cast(_, St) -> {noreply, St}.
 
 client_loop(_Srv, N, N, Sum) -> Sum;
 client_loop(Srv, X, N, Sum) -> client_loop(Srv, X + 1, N, Sum + gen_server:call(Srv, X, infinity)).
+
+%% ---- dictionary (workers, msgs, write): Savina's concurrent dictionary ----------------------
+dictionary(P) ->
+    Workers = param(P, "workers"),
+    Msgs = param(P, "msgs"),
+    Write = param(P, "write"),
+    Workers > 0 orelse fail("workers must be > 0", []),
+    (Write >= 1 andalso Write =< 100) orelse fail("write is a percentage, 1 to 100", []),
+    T0 = now_ns(),
+    Main = self(),
+    Dict = spawn(fun() -> dict_loop(#{}) end),
+    Ws = [spawn(fun() -> dict_worker_init(Dict, Id, Msgs, Write, Main) end)
+          || Id <- lists:seq(0, Workers - 1)],
+    [W ! start || W <- Ws],
+    Total = collect(Workers, 0),
+    Secs = seconds_since(T0),
+    Dict ! stop,
+    {Secs, Total}.
+
+dict_loop(Map) ->
+    receive
+        {put, Key, Value, From} ->
+            From ! {reply, 0},
+            dict_loop(Map#{Key => Value});
+        {get, Key, From} ->
+            From ! {reply, maps:get(Key, Map, 0)},
+            dict_loop(Map);
+        stop ->
+            ok
+    end.
+
+dict_worker_init(Dict, Id, Msgs, Write, Main) ->
+    receive
+        start ->
+            Last = dict_request(Dict, Id, Msgs, Write, 0, 0),
+            dict_worker(Dict, Id, Msgs, Write, 1, Last, 0, Main)
+    end.
+
+%% Sends the I-th request; returns the index of the worker's last write. `Write` percent are
+%% writes (the first one included), the others read the key of the last write.
+dict_request(Dict, Id, Msgs, Write, I, Last) ->
+    case I * Write rem 100 < Write of
+        true ->
+            Dict ! {put, Id * Msgs + I, I + 1, self()},
+            I;
+        false ->
+            Dict ! {get, Id * Msgs + Last, self()},
+            Last
+    end.
+
+dict_worker(Dict, Id, Msgs, Write, Sent, Last, Sum, Main) ->
+    receive
+        {reply, V} ->
+            Sum1 = Sum + V,
+            if
+                Sent < Msgs ->
+                    Last1 = dict_request(Dict, Id, Msgs, Write, Sent, Last),
+                    dict_worker(Dict, Id, Msgs, Write, Sent + 1, Last1, Sum1, Main);
+                true ->
+                    Main ! {done, Sum1}
+            end
+    end.

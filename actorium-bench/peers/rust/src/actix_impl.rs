@@ -48,6 +48,11 @@ pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(&p, creatures, meetings).await,
             Bench::Big { actors, pings } => big(&p, actors, pings).await,
+            Bench::Dictionary {
+                workers,
+                msgs,
+                write,
+            } => dictionary(&p, workers, msgs, write).await,
         }?;
         Ok((t0.elapsed().as_secs_f64(), sum))
     });
@@ -852,5 +857,105 @@ async fn big(p: &Placer, actors: u64, pings: u64) -> Result<u64, String> {
     for a in &all {
         a.do_send(Stop);
     }
+    Ok(total)
+}
+
+// ---- dictionary (Savina's concurrent dictionary) ----------------------------------------------
+struct Dictionary {
+    _me: Addr<Dictionary>,
+    map: std::collections::HashMap<u64, u64>,
+}
+struct DictWorker {
+    me: Addr<DictWorker>,
+    dict: Addr<Dictionary>,
+    id: u64,
+    msgs: u64,
+    write: u64,
+    sent: u64,
+    last: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+/// A request: the key, the value to write (`None`: read), and whom to answer.
+struct DictOp(u64, Option<u64>, Addr<DictWorker>);
+struct DictReply(u64);
+actor!(Dictionary, DictWorker);
+message!(DictOp, DictReply);
+stoppable!(Dictionary);
+
+impl Handler<DictOp> for Dictionary {
+    type Result = ();
+
+    fn handle(&mut self, DictOp(key, value, from): DictOp, _: &mut Context<Self>) {
+        let reply = match value {
+            Some(v) => {
+                self.map.insert(key, v);
+                0
+            }
+            None => self.map.get(&key).copied().unwrap_or(0),
+        };
+        from.do_send(DictReply(reply));
+    }
+}
+
+impl DictWorker {
+    fn request(&mut self) {
+        let (key, value) =
+            common::dict_request(self.id, self.msgs, self.sent, self.write, &mut self.last);
+        self.sent += 1;
+        self.dict.do_send(DictOp(key, value, self.me.clone()));
+    }
+}
+
+impl Handler<Start> for DictWorker {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        self.request();
+    }
+}
+
+impl Handler<DictReply> for DictWorker {
+    type Result = ();
+
+    fn handle(&mut self, DictReply(v): DictReply, ctx: &mut Context<Self>) {
+        self.sum += v;
+        if self.sent < self.msgs {
+            self.request();
+        } else {
+            self.done.report(self.sum);
+            ctx.stop();
+        }
+    }
+}
+
+async fn dictionary(p: &Placer, workers: u64, msgs: u64, write: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(workers);
+    let dict = p.start(|_me| Dictionary {
+        _me,
+        map: std::collections::HashMap::new(),
+    });
+    let all: Vec<_> = (0..workers)
+        .map(|id| {
+            let (dict, done) = (dict.clone(), done.clone());
+            p.start(move |me| DictWorker {
+                me,
+                dict,
+                id,
+                msgs,
+                write,
+                sent: 0,
+                last: 0,
+                sum: 0,
+                done,
+            })
+        })
+        .collect();
+    drop(done);
+    for w in &all {
+        w.do_send(Start);
+    }
+    let total = common::wait(rx).await?;
+    dict.do_send(Stop);
     Ok(total)
 }

@@ -55,6 +55,11 @@ pub enum Bench {
         creatures: u64,
         meetings: u64,
     },
+    Dictionary {
+        workers: u64,
+        msgs: u64,
+        write: u64,
+    },
     Big {
         actors: u64,
         pings: u64,
@@ -152,8 +157,46 @@ impl Bench {
                     pings: positive(p, "pings")?,
                 }
             }
+            "dictionary" => {
+                let write = param(p, "write")?;
+                if !(1..=100).contains(&write) {
+                    return Err("dictionary: `write` is a percentage, 1 to 100".into());
+                }
+                Bench::Dictionary {
+                    workers: positive(p, "workers")?,
+                    msgs: positive(p, "msgs")?,
+                    write,
+                }
+            }
             other => return Err(format!("unknown benchmark `{other}`")),
         })
+    }
+}
+
+/// The dictionary workload (Savina's concurrent dictionary): whether a worker's `i`-th request
+/// is a write (`write` percent of them, the first one included).
+#[inline]
+pub fn dict_is_write(i: u64, write: u64) -> bool {
+    i * write % 100 < write
+}
+
+/// A worker's `i`-th request of the dictionary workload: `(key, Some(value))` to write, or
+/// `(key, None)` to read the key of its last write (`last`, updated here). The reply to a
+/// write is 0; to a read, the value stored (`last + 1`), so the checksum does not depend on
+/// how the workers interleave (each worker reads only its own keys).
+#[inline]
+pub fn dict_request(
+    worker: u64,
+    msgs: u64,
+    i: u64,
+    write: u64,
+    last: &mut u64,
+) -> (u64, Option<u64>) {
+    if dict_is_write(i, write) {
+        *last = i;
+        (worker * msgs + i, Some(i + 1))
+    } else {
+        (worker * msgs + *last, None)
     }
 }
 
@@ -332,6 +375,17 @@ pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64
         "thread-ring" => g("passes"),
         "chameneos" => 2 * g("meetings"),
         "big" => g("actors") * g("pings"),
+        "dictionary" => {
+            let (msgs, write) = (g("msgs"), g("write"));
+            let mut last = 0;
+            let per_worker: u64 = (0..msgs)
+                .map(|i| match dict_request(0, msgs, i, write, &mut last) {
+                    (_, Some(_)) => 0,
+                    (_, None) => last + 1,
+                })
+                .sum();
+            g("workers") * per_worker
+        }
         other => crate::forkjoin::expected(other, p)
             .unwrap_or_else(|| panic!("no checksum formula for {other}")),
     }

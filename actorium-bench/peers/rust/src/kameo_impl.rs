@@ -39,6 +39,11 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::Dictionary {
+                workers,
+                msgs,
+                write,
+            } => dictionary(workers, msgs, write).await,
         }
     })
 }
@@ -746,5 +751,100 @@ async fn big(actors: u64, pings: u64) -> Result<u64, String> {
     for a in &all {
         stop(a).await;
     }
+    Ok(total)
+}
+
+// ---- dictionary (Savina's concurrent dictionary) ----------------------------------------------
+struct Dictionary {
+    map: std::collections::HashMap<u64, u64>,
+}
+struct DictWorker {
+    dict: ActorRef<Dictionary>,
+    id: u64,
+    msgs: u64,
+    write: u64,
+    sent: u64,
+    last: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+/// A request: the key, the value to write (`None`: read), and whom to answer.
+struct DictOp(u64, Option<u64>, ActorRef<DictWorker>);
+struct DictReply(u64);
+actor!(Dictionary, DictWorker);
+
+impl Message<DictOp> for Dictionary {
+    type Reply = ();
+
+    async fn handle(&mut self, DictOp(key, value, from): DictOp, _: &mut Context<Self, ()>) {
+        let reply = match value {
+            Some(v) => {
+                self.map.insert(key, v);
+                0
+            }
+            None => self.map.get(&key).copied().unwrap_or(0),
+        };
+        send(&from, DictReply(reply));
+    }
+}
+
+impl DictWorker {
+    fn request(&mut self, me: &ActorRef<DictWorker>) {
+        let (key, value) =
+            common::dict_request(self.id, self.msgs, self.sent, self.write, &mut self.last);
+        self.sent += 1;
+        send(&self.dict, DictOp(key, value, me.clone()));
+    }
+}
+
+impl Message<Start> for DictWorker {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, ctx: &mut Context<Self, ()>) {
+        self.request(ctx.actor_ref());
+    }
+}
+
+impl Message<DictReply> for DictWorker {
+    type Reply = ();
+
+    async fn handle(&mut self, DictReply(v): DictReply, ctx: &mut Context<Self, ()>) {
+        self.sum += v;
+        if self.sent < self.msgs {
+            self.request(ctx.actor_ref());
+        } else {
+            self.done.report(self.sum);
+        }
+    }
+}
+
+async fn dictionary(workers: u64, msgs: u64, write: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(workers);
+    let dict = spawn(Dictionary {
+        map: std::collections::HashMap::new(),
+    });
+    let all: Vec<_> = (0..workers)
+        .map(|id| {
+            spawn(DictWorker {
+                dict: dict.clone(),
+                id,
+                msgs,
+                write,
+                sent: 0,
+                last: 0,
+                sum: 0,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    drop(done);
+    for w in &all {
+        send(w, Start);
+    }
+    let total = common::wait(rx).await?;
+    for w in &all {
+        stop(w).await;
+    }
+    stop(&dict).await;
     Ok(total)
 }

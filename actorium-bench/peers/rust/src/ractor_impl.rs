@@ -32,6 +32,11 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::Dictionary {
+                workers,
+                msgs,
+                write,
+            } => dictionary(workers, msgs, write).await,
         }
     })
 }
@@ -834,5 +839,110 @@ async fn big(actors: u64, pings: u64) -> Result<u64, String> {
     for a in &all {
         a.stop(None);
     }
+    Ok(total)
+}
+
+// ---- dictionary (Savina's concurrent dictionary) ----------------------------------------------
+struct Dictionary;
+/// A request: the key, the value to write (`None`: read), and whom to answer.
+struct DictOp(u64, Option<u64>, ActorRef<WorkerMsg>);
+
+impl Actor for Dictionary {
+    type Msg = DictOp;
+    type State = std::collections::HashMap<u64, u64>;
+    type Arguments = ();
+
+    async fn pre_start(&self, _: ActorRef<DictOp>, _: ()) -> Started<Self::State> {
+        Ok(std::collections::HashMap::new())
+    }
+
+    async fn handle(&self, _: ActorRef<DictOp>, op: DictOp, map: &mut Self::State) -> Handled {
+        let DictOp(key, value, from) = op;
+        let reply = match value {
+            Some(v) => {
+                map.insert(key, v);
+                0
+            }
+            None => map.get(&key).copied().unwrap_or(0),
+        };
+        send(&from, WorkerMsg::Reply(reply));
+        Ok(())
+    }
+}
+
+struct DictWorker;
+enum WorkerMsg {
+    Start,
+    Reply(u64),
+}
+struct WorkerState {
+    dict: ActorRef<DictOp>,
+    id: u64,
+    msgs: u64,
+    write: u64,
+    sent: u64,
+    last: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+
+impl WorkerState {
+    fn request(&mut self, me: &ActorRef<WorkerMsg>) {
+        let (key, value) =
+            common::dict_request(self.id, self.msgs, self.sent, self.write, &mut self.last);
+        self.sent += 1;
+        send(&self.dict, DictOp(key, value, me.clone()));
+    }
+}
+
+impl Actor for DictWorker {
+    type Msg = WorkerMsg;
+    type State = WorkerState;
+    type Arguments = WorkerState;
+
+    async fn pre_start(&self, _: ActorRef<WorkerMsg>, args: WorkerState) -> Started<WorkerState> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<WorkerMsg>, m: WorkerMsg, st: &mut WorkerState) -> Handled {
+        match m {
+            WorkerMsg::Start => st.request(&me),
+            WorkerMsg::Reply(v) => {
+                st.sum += v;
+                if st.sent < st.msgs {
+                    st.request(&me);
+                } else {
+                    st.done.report(st.sum);
+                    me.stop(None);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn dictionary(workers: u64, msgs: u64, write: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(workers);
+    let dict = spawn(Dictionary, ()).await;
+    let mut all = Vec::with_capacity(workers as usize);
+    for id in 0..workers {
+        let state = WorkerState {
+            dict: dict.clone(),
+            id,
+            msgs,
+            write,
+            sent: 0,
+            last: 0,
+            sum: 0,
+            done: done.clone(),
+        };
+        all.push(spawn(DictWorker, state).await);
+    }
+    drop(done);
+    for w in &all {
+        send(w, WorkerMsg::Start);
+    }
+    let total = common::wait(rx).await?;
+    dict.stop(None);
     Ok(total)
 }

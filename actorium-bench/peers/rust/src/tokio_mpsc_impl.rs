@@ -53,6 +53,11 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::Dictionary {
+                workers,
+                msgs,
+                write,
+            } => dictionary(workers, msgs, write).await,
         }
     })
 }
@@ -565,4 +570,64 @@ async fn big(actors: u64, pings: u64) -> Result<u64, String> {
         send(a, BigMsg::Stop);
     }
     Ok(total)
+}
+
+// ---- dictionary (Savina's concurrent dictionary) ----------------------------------------------
+/// A request: the key, the value to write (`None`: read), and whom to answer.
+struct DictOp(u64, Option<u64>, Addr<u64>);
+
+async fn dictionary_actor(mut rx: Mailbox<DictOp>) {
+    let mut map = std::collections::HashMap::new();
+    while let Some(DictOp(key, value, from)) = rx.recv().await {
+        let reply = match value {
+            Some(v) => {
+                map.insert(key, v);
+                0
+            }
+            None => map.get(&key).copied().unwrap_or(0),
+        };
+        send(&from, reply);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn dict_worker(
+    mut rx: Mailbox<u64>,
+    me: Addr<u64>,
+    dict: Addr<DictOp>,
+    id: u64,
+    msgs: u64,
+    write: u64,
+    done: Arc<Done>,
+) {
+    let (mut last, mut sum) = (0, 0);
+    for i in 0..msgs {
+        let (key, value) = common::dict_request(id, msgs, i, write, &mut last);
+        send(&dict, DictOp(key, value, me.clone()));
+        match rx.recv().await {
+            Some(v) => sum += v,
+            None => return,
+        }
+    }
+    done.report(sum);
+}
+
+async fn dictionary(workers: u64, msgs: u64, write: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(workers);
+    let (dict, dict_rx) = unbounded_channel();
+    tokio::spawn(dictionary_actor(dict_rx));
+    for id in 0..workers {
+        let (me, mailbox) = unbounded_channel();
+        tokio::spawn(dict_worker(
+            mailbox,
+            me,
+            dict.clone(),
+            id,
+            msgs,
+            write,
+            done.clone(),
+        ));
+    }
+    drop((done, dict));
+    common::wait(rx).await
 }
