@@ -106,6 +106,7 @@ pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f6
         "thread-ring" => thread_ring(&system, p.get("actors"), p.get("passes")),
         "chameneos" => chameneos(&system, p.get("creatures"), p.get("meetings")),
         "big" => big(&system, p.get("actors"), p.get("pings")),
+        "banking" => banking(&system, p.get("accounts"), p.get("transactions")),
         "dictionary" => dictionary(&system, p.get("workers"), p.get("msgs"), p.get("write")),
         other => return Err(format!("unknown benchmark `{other}`")),
     };
@@ -866,5 +867,149 @@ fn dictionary(s: &ActorSystem, workers: u64, msgs: u64, write: u64) -> u64 {
     }
     let total = done.wait();
     dict.send(actorium::DeleteMsg).unwrap();
+    total
+}
+
+// ---- banking (Savina's bank transaction) -----------------------------------------------------
+type Accounts = Arc<OnceLock<Vec<Addr<Account>>>>;
+struct Teller {
+    accounts: Accounts,
+    transactions: u64,
+    completed: u64,
+    reported: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Account {
+    index: u64,
+    balance: u64,
+    accounts: Accounts,
+    teller: Addr<Teller>,
+}
+struct Transfer {
+    to: u64,
+    amount: u64,
+}
+struct Credit {
+    from: u64,
+    amount: u64,
+}
+struct Credited;
+struct Completed;
+struct Report;
+struct AccountBalance(u64, u64);
+impl Actor for Teller {}
+impl Actor for Account {}
+impl Teller {
+    fn ask_balances(&self) {
+        for a in self.accounts.get().unwrap() {
+            a.send(Report).unwrap();
+        }
+    }
+}
+impl Receive<Start> for Teller {
+    fn receive(&mut self, _: Start, _: &mut Context<'_, Self>) -> Allocation {
+        let accounts = self.accounts.get().unwrap();
+        for t in 0..self.transactions {
+            let (from, to, amount) =
+                actorium_peers::common::bank_transfer(t, accounts.len() as u64);
+            accounts[from as usize]
+                .send(Transfer { to, amount })
+                .unwrap();
+        }
+        if self.transactions == 0 {
+            self.ask_balances();
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<Completed> for Teller {
+    fn receive(&mut self, _: Completed, _: &mut Context<'_, Self>) -> Allocation {
+        self.completed += 1;
+        if self.completed == self.transactions {
+            self.ask_balances();
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<AccountBalance> for Teller {
+    fn receive(
+        &mut self,
+        AccountBalance(i, b): AccountBalance,
+        _: &mut Context<'_, Self>,
+    ) -> Allocation {
+        self.sum = self.sum.wrapping_add((i + 1).wrapping_mul(b));
+        self.reported += 1;
+        if self.reported == self.accounts.get().unwrap().len() as u64 {
+            self.done.report(self.sum);
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<Transfer> for Account {
+    fn receive(&mut self, t: Transfer, _: &mut Context<'_, Self>) -> Allocation {
+        self.balance -= t.amount;
+        self.accounts.get().unwrap()[t.to as usize]
+            .send(Credit {
+                from: self.index,
+                amount: t.amount,
+            })
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Credit> for Account {
+    fn receive(&mut self, c: Credit, _: &mut Context<'_, Self>) -> Allocation {
+        self.balance += c.amount;
+        self.accounts.get().unwrap()[c.from as usize]
+            .send(Credited)
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Credited> for Account {
+    fn receive(&mut self, _: Credited, _: &mut Context<'_, Self>) -> Allocation {
+        self.teller.send(Completed).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Report> for Account {
+    fn receive(&mut self, _: Report, _: &mut Context<'_, Self>) -> Allocation {
+        self.teller
+            .send(AccountBalance(self.index, self.balance))
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+
+fn banking(s: &ActorSystem, accounts: u64, transactions: u64) -> u64 {
+    let done = Done::new(1);
+    let all: Accounts = Arc::new(OnceLock::new());
+    let teller = s.spawn(Teller {
+        accounts: all.clone(),
+        transactions,
+        completed: 0,
+        reported: 0,
+        sum: 0,
+        done: done.clone(),
+    });
+    let list: Vec<_> = (0..accounts)
+        .map(|index| {
+            s.spawn(Account {
+                index,
+                balance: actorium_peers::common::BANK_INITIAL,
+                accounts: all.clone(),
+                teller: teller.clone(),
+            })
+        })
+        .collect();
+    assert!(all.set(list.clone()).is_ok());
+    teller.send(Start).unwrap();
+    let total = done.wait();
+    // The accounts hold each other's addresses (through `all`): end them explicitly.
+    for a in &list {
+        a.send(actorium::DeleteMsg).unwrap();
+    }
+    teller.send(actorium::DeleteMsg).unwrap();
     total
 }

@@ -226,6 +226,15 @@ pub const BENCHES: &[Bench] = &[
         group: Group::Actors,
     },
     Bench {
+        name: "banking",
+        source: "Savina",
+        default: &[("accounts", 1_000), ("transactions", 50_000)],
+        quick: &[("accounts", 1_000), ("transactions", 5_000)],
+        op: "transfer",
+        ops: |p| p.get("transactions"),
+        group: Group::Actors,
+    },
+    Bench {
         name: "dictionary",
         source: "Savina",
         default: &[("workers", 20), ("msgs", 10_000), ("write", 10)],

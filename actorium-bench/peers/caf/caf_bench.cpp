@@ -56,6 +56,12 @@ using ping_atom = caf::atom_constant<caf::atom("ping")>;
 using pong_atom = caf::atom_constant<caf::atom("pong")>;
 using dput_atom = caf::atom_constant<caf::atom("dput")>;
 using dget_atom = caf::atom_constant<caf::atom("dget")>;
+using xfer_atom = caf::atom_constant<caf::atom("transfer")>;
+using credit_atom = caf::atom_constant<caf::atom("credit")>;
+using credited_atom = caf::atom_constant<caf::atom("credited")>;
+using completed_atom = caf::atom_constant<caf::atom("completed")>;
+using report_atom = caf::atom_constant<caf::atom("report")>;
+using balance_atom = caf::atom_constant<caf::atom("balance")>;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -732,6 +738,91 @@ outcome run_dictionary(caf::actor_system& sys, caf::scoped_actor& self, const pa
   return {secs, total};
 }
 
+// ---- banking (accounts, transactions): Savina's bank transaction ---------------------------
+constexpr u64 bank_initial = 1000000000;
+
+struct account_state {
+  u64 balance = bank_initial;
+};
+
+using account_list = std::shared_ptr<std::vector<caf::actor>>;
+
+caf::behavior account_actor(caf::stateful_actor<account_state>* self, u64 index,
+                            account_list accounts, caf::actor teller) {
+  return {
+    [=](xfer_atom, u64 to, u64 amount) {
+      self->state.balance -= amount;
+      self->send((*accounts)[to], credit_atom::value, index, amount);
+    },
+    [=](credit_atom, u64 from, u64 amount) {
+      self->state.balance += amount;
+      self->send((*accounts)[from], credited_atom::value);
+    },
+    [=](credited_atom) { self->send(teller, completed_atom::value); },
+    [=](report_atom) { self->send(teller, balance_atom::value, index, self->state.balance); },
+  };
+}
+
+struct teller_state {
+  u64 completed = 0;
+  u64 reported = 0;
+  u64 sum = 0;
+};
+
+caf::behavior teller_actor(caf::stateful_actor<teller_state>* self, caf::actor main,
+                           account_list accounts, u64 transactions) {
+  auto ask_balances = [=] {
+    for (auto& a : *accounts)
+      self->send(a, report_atom::value);
+  };
+  return {
+    [=](start_atom) {
+      const u64 n = accounts->size();
+      for (u64 t = 0; t < transactions; ++t) {
+        // The same arithmetic sequence as every other implementation (BENCHMARKS.md).
+        const u64 from = t * 7919 % n;
+        const u64 to = (from + 1 + t * 104729 % (n - 1)) % n;
+        self->send((*accounts)[from], xfer_atom::value, to, t % 100 + 1);
+      }
+      if (transactions == 0)
+        ask_balances();
+    },
+    [=](completed_atom) {
+      if (++self->state.completed == transactions)
+        ask_balances();
+    },
+    [=](balance_atom, u64 i, u64 b) {
+      auto& s = self->state;
+      s.sum += (i + 1) * b;
+      if (++s.reported == accounts->size()) {
+        self->send(main, done_atom::value, s.sum);
+        self->quit();
+      }
+    },
+  };
+}
+
+outcome run_banking(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("accounts");
+  auto transactions = p.get("transactions");
+  if (n < 2)
+    throw std::runtime_error("banking: needs at least 2 accounts");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto accounts = std::make_shared<std::vector<caf::actor>>();
+  // The teller needs the accounts and the accounts the teller: the list is filled before the
+  // teller starts (it only reads it in its handlers).
+  auto teller = sys.spawn(teller_actor, main, accounts, transactions);
+  accounts->reserve(n);
+  for (u64 i = 0; i < n; ++i)
+    accounts->push_back(sys.spawn(account_actor, i, accounts, teller));
+  self->send(teller, start_atom::value);
+  auto total = collect(self, 1);
+  auto secs = since(t0);
+  shut(*accounts);
+  return {secs, total};
+}
+
 } // namespace bench
 
 namespace {
@@ -740,7 +831,7 @@ bool known_bench(const std::string& b) {
   static const char* names[] = {"static-send", "dynamic-send", "executor", "repeat",
                                 "matrix", "balance-one", "balance-multi", "ping-pong",
                                 "counting", "fork-join-throughput", "fork-join-creation",
-                                "thread-ring", "chameneos", "big", "dictionary"};
+                                "thread-ring", "chameneos", "big", "dictionary", "banking"};
   for (auto n : names)
     if (b == n)
       return true;
@@ -1046,6 +1137,8 @@ int main(int argc, char** argv) {
           r = run_big(sys, self, p);
         else if (name == "dictionary")
           r = run_dictionary(sys, self, p);
+        else if (name == "banking")
+          r = run_banking(sys, self, p);
       }
       // ~actor_system waits until every actor has terminated.
     }

@@ -69,6 +69,7 @@ bench_fun("thread-ring") -> fun thread_ring/1;
 bench_fun("chameneos") -> fun chameneos/1;
 bench_fun("big") -> fun big/1;
 bench_fun("dictionary") -> fun dictionary/1;
+bench_fun("banking") -> fun banking/1;
 bench_fun(_) -> unknown.
 
 %% name=value pairs of non-negative integers -> #{Name => Value}.
@@ -793,4 +794,70 @@ dict_worker(Dict, Id, Msgs, Write, Sent, Last, Sum, Main) ->
                 true ->
                     Main ! {done, Sum1}
             end
+    end.
+
+%% ---- banking (accounts, transactions): Savina's bank transaction ---------------------------
+banking(P) ->
+    N = param(P, "accounts"),
+    Transactions = param(P, "transactions"),
+    N >= 2 orelse fail("banking needs at least 2 accounts", []),
+    T0 = now_ns(),
+    Main = self(),
+    Teller = spawn(fun() -> teller_init(Main, N, Transactions) end),
+    Accounts = list_to_tuple(
+        [spawn(fun() -> account_init(I, Teller) end) || I <- lists:seq(0, N - 1)]),
+    [A ! {accounts, Accounts} || A <- tuple_to_list(Accounts)],
+    Teller ! {start, Accounts},
+    Total = collect(1, 0),
+    Secs = seconds_since(T0),
+    [A ! stop || A <- tuple_to_list(Accounts)],
+    {Secs, Total}.
+
+account_init(I, Teller) ->
+    receive
+        {accounts, Accounts} -> account_loop(I, 1000000000, Accounts, Teller)
+    end.
+
+account_loop(I, Balance, Accounts, Teller) ->
+    receive
+        {transfer, To, Amount} ->
+            element(To + 1, Accounts) ! {credit, I, Amount},
+            account_loop(I, Balance - Amount, Accounts, Teller);
+        {credit, From, Amount} ->
+            element(From + 1, Accounts) ! credited,
+            account_loop(I, Balance + Amount, Accounts, Teller);
+        credited ->
+            Teller ! completed,
+            account_loop(I, Balance, Accounts, Teller);
+        report ->
+            Teller ! {balance, I, Balance},
+            account_loop(I, Balance, Accounts, Teller);
+        stop ->
+            ok
+    end.
+
+teller_init(Main, N, Transactions) ->
+    receive
+        {start, Accounts} ->
+            %% The same arithmetic sequence as every other implementation (BENCHMARKS.md).
+            lists:foreach(
+              fun(T) ->
+                      From = T * 7919 rem N,
+                      To = (From + 1 + T * 104729 rem (N - 1)) rem N,
+                      element(From + 1, Accounts) ! {transfer, To, T rem 100 + 1}
+              end,
+              lists:seq(0, Transactions - 1)),
+            teller_wait(Transactions),
+            [A ! report || A <- tuple_to_list(Accounts)],
+            Main ! {done, teller_sum(N, 0)}
+    end.
+
+teller_wait(0) -> ok;
+teller_wait(K) ->
+    receive completed -> teller_wait(K - 1) end.
+
+teller_sum(0, Sum) -> Sum;
+teller_sum(K, Sum) ->
+    receive
+        {balance, I, B} -> teller_sum(K - 1, (Sum + (I + 1) * B) band 16#FFFFFFFFFFFFFFFF)
     end.

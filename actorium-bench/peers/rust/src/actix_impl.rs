@@ -48,6 +48,10 @@ pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(&p, creatures, meetings).await,
             Bench::Big { actors, pings } => big(&p, actors, pings).await,
+            Bench::Banking {
+                accounts,
+                transactions,
+            } => banking(&p, accounts, transactions).await,
             Bench::Dictionary {
                 workers,
                 msgs,
@@ -957,5 +961,148 @@ async fn dictionary(p: &Placer, workers: u64, msgs: u64, write: u64) -> Result<u
     }
     let total = common::wait(rx).await?;
     dict.do_send(Stop);
+    Ok(total)
+}
+
+// ---- banking (Savina's bank transaction) -----------------------------------------------------
+type Accounts = Arc<OnceLock<Vec<Addr<Account>>>>;
+struct Teller {
+    _me: Addr<Teller>,
+    accounts: Accounts,
+    transactions: u64,
+    completed: u64,
+    balances: Vec<(u64, u64)>,
+    done: Arc<Done>,
+}
+struct Account {
+    _me: Addr<Account>,
+    index: u64,
+    balance: u64,
+    accounts: Accounts,
+    teller: Addr<Teller>,
+}
+struct Transfer(u64, u64);
+struct Credit(u64, u64);
+struct Credited;
+struct Completed;
+struct Report;
+struct Balance(u64, u64);
+actor!(Teller, Account);
+message!(Transfer, Credit, Credited, Completed, Report, Balance);
+stoppable!(Teller, Account);
+
+impl Teller {
+    fn ask_balances(&self) {
+        for a in self.accounts.get().expect("accounts set") {
+            a.do_send(Report);
+        }
+    }
+}
+
+impl Handler<Start> for Teller {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        let accounts = self.accounts.get().expect("accounts set");
+        for t in 0..self.transactions {
+            let (from, to, amount) = common::bank_transfer(t, accounts.len() as u64);
+            accounts[from as usize].do_send(Transfer(to, amount));
+        }
+        if self.transactions == 0 {
+            self.ask_balances();
+        }
+    }
+}
+
+impl Handler<Completed> for Teller {
+    type Result = ();
+
+    fn handle(&mut self, _: Completed, _: &mut Context<Self>) {
+        self.completed += 1;
+        if self.completed == self.transactions {
+            self.ask_balances();
+        }
+    }
+}
+
+impl Handler<Balance> for Teller {
+    type Result = ();
+
+    fn handle(&mut self, Balance(i, b): Balance, _: &mut Context<Self>) {
+        self.balances.push((i, b));
+        if self.balances.len() == self.accounts.get().expect("accounts set").len() {
+            self.done
+                .report(common::bank_checksum(self.balances.drain(..)));
+        }
+    }
+}
+
+impl Handler<Transfer> for Account {
+    type Result = ();
+
+    fn handle(&mut self, Transfer(to, amount): Transfer, _: &mut Context<Self>) {
+        self.balance -= amount;
+        self.accounts.get().expect("accounts set")[to as usize].do_send(Credit(self.index, amount));
+    }
+}
+
+impl Handler<Credit> for Account {
+    type Result = ();
+
+    fn handle(&mut self, Credit(from, amount): Credit, _: &mut Context<Self>) {
+        self.balance += amount;
+        self.accounts.get().expect("accounts set")[from as usize].do_send(Credited);
+    }
+}
+
+impl Handler<Credited> for Account {
+    type Result = ();
+
+    fn handle(&mut self, _: Credited, _: &mut Context<Self>) {
+        self.teller.do_send(Completed);
+    }
+}
+
+impl Handler<Report> for Account {
+    type Result = ();
+
+    fn handle(&mut self, _: Report, _: &mut Context<Self>) {
+        self.teller.do_send(Balance(self.index, self.balance));
+    }
+}
+
+async fn banking(p: &Placer, accounts: u64, transactions: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let all: Accounts = Arc::new(OnceLock::new());
+    let teller = {
+        let all = all.clone();
+        p.start(move |_me| Teller {
+            _me,
+            accounts: all,
+            transactions,
+            completed: 0,
+            balances: Vec::new(),
+            done,
+        })
+    };
+    let list: Vec<_> = (0..accounts)
+        .map(|index| {
+            let (all, teller) = (all.clone(), teller.clone());
+            p.start(move |_me| Account {
+                _me,
+                index,
+                balance: common::BANK_INITIAL,
+                accounts: all,
+                teller,
+            })
+        })
+        .collect();
+    let _ = all.set(list.clone());
+    teller.do_send(Start);
+    let total = common::wait(rx).await?;
+    for a in &list {
+        a.do_send(Stop);
+    }
+    teller.do_send(Stop);
     Ok(total)
 }

@@ -60,6 +60,10 @@ pub enum Bench {
         msgs: u64,
         write: u64,
     },
+    Banking {
+        accounts: u64,
+        transactions: u64,
+    },
     Big {
         actors: u64,
         pings: u64,
@@ -168,9 +172,36 @@ impl Bench {
                     write,
                 }
             }
+            "banking" => {
+                let accounts = param(p, "accounts")?;
+                if accounts < 2 {
+                    return Err("banking needs at least 2 accounts".into());
+                }
+                Bench::Banking {
+                    accounts,
+                    transactions: param(p, "transactions")?,
+                }
+            }
             other => return Err(format!("unknown benchmark `{other}`")),
         })
     }
+}
+
+/// Every account's balance at the start of the banking workload.
+pub const BANK_INITIAL: u64 = 1_000_000_000;
+
+/// The banking workload's `t`-th transfer among `accounts` accounts: `(from, to, amount)`,
+/// with `from != to` (arithmetic, so every implementation makes the same sequence).
+#[inline]
+pub fn bank_transfer(t: u64, accounts: u64) -> (u64, u64, u64) {
+    let from = t * 7_919 % accounts;
+    let to = (from + 1 + t * 104_729 % (accounts - 1)) % accounts;
+    (from, to, t % 100 + 1)
+}
+
+/// The banking checksum: `Σ (i + 1) × balance_i` over the final balances.
+pub fn bank_checksum(balances: impl Iterator<Item = (u64, u64)>) -> u64 {
+    balances.fold(0u64, |s, (i, b)| s.wrapping_add((i + 1).wrapping_mul(b)))
 }
 
 /// The dictionary workload (Savina's concurrent dictionary): whether a worker's `i`-th request
@@ -375,6 +406,16 @@ pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64
         "thread-ring" => g("passes"),
         "chameneos" => 2 * g("meetings"),
         "big" => g("actors") * g("pings"),
+        "banking" => {
+            let (accounts, transactions) = (g("accounts"), g("transactions"));
+            let mut balance = vec![BANK_INITIAL; accounts as usize];
+            for t in 0..transactions {
+                let (from, to, amount) = bank_transfer(t, accounts);
+                balance[from as usize] -= amount;
+                balance[to as usize] += amount;
+            }
+            bank_checksum(balance.into_iter().enumerate().map(|(i, b)| (i as u64, b)))
+        }
         "dictionary" => {
             let (msgs, write) = (g("msgs"), g("write"));
             let mut last = 0;

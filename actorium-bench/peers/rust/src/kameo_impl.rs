@@ -39,6 +39,10 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::Banking {
+                accounts,
+                transactions,
+            } => banking(accounts, transactions).await,
             Bench::Dictionary {
                 workers,
                 msgs,
@@ -846,5 +850,144 @@ async fn dictionary(workers: u64, msgs: u64, write: u64) -> Result<u64, String> 
         stop(w).await;
     }
     stop(&dict).await;
+    Ok(total)
+}
+
+// ---- banking (Savina's bank transaction) -----------------------------------------------------
+type Accounts = Arc<OnceLock<Vec<ActorRef<Account>>>>;
+struct Teller {
+    accounts: Accounts,
+    transactions: u64,
+    completed: u64,
+    balances: Vec<(u64, u64)>,
+    done: Arc<Done>,
+}
+struct Account {
+    index: u64,
+    balance: u64,
+    accounts: Accounts,
+    teller: ActorRef<Teller>,
+}
+struct Transfer(u64, u64);
+struct Credit(u64, u64);
+struct Credited;
+struct Completed;
+struct Report;
+struct Balance(u64, u64);
+actor!(Teller, Account);
+
+impl Teller {
+    fn ask_balances(&self) {
+        for a in self.accounts.get().expect("accounts set") {
+            send(a, Report);
+        }
+    }
+}
+
+impl Message<Start> for Teller {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, _: &mut Context<Self, ()>) {
+        let accounts = self.accounts.get().expect("accounts set");
+        for t in 0..self.transactions {
+            let (from, to, amount) = common::bank_transfer(t, accounts.len() as u64);
+            send(&accounts[from as usize], Transfer(to, amount));
+        }
+        if self.transactions == 0 {
+            self.ask_balances();
+        }
+    }
+}
+
+impl Message<Completed> for Teller {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Completed, _: &mut Context<Self, ()>) {
+        self.completed += 1;
+        if self.completed == self.transactions {
+            self.ask_balances();
+        }
+    }
+}
+
+impl Message<Balance> for Teller {
+    type Reply = ();
+
+    async fn handle(&mut self, Balance(i, b): Balance, _: &mut Context<Self, ()>) {
+        self.balances.push((i, b));
+        if self.balances.len() == self.accounts.get().expect("accounts set").len() {
+            self.done
+                .report(common::bank_checksum(self.balances.drain(..)));
+        }
+    }
+}
+
+impl Message<Transfer> for Account {
+    type Reply = ();
+
+    async fn handle(&mut self, Transfer(to, amount): Transfer, _: &mut Context<Self, ()>) {
+        self.balance -= amount;
+        send(
+            &self.accounts.get().expect("accounts set")[to as usize],
+            Credit(self.index, amount),
+        );
+    }
+}
+
+impl Message<Credit> for Account {
+    type Reply = ();
+
+    async fn handle(&mut self, Credit(from, amount): Credit, _: &mut Context<Self, ()>) {
+        self.balance += amount;
+        send(
+            &self.accounts.get().expect("accounts set")[from as usize],
+            Credited,
+        );
+    }
+}
+
+impl Message<Credited> for Account {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Credited, _: &mut Context<Self, ()>) {
+        send(&self.teller, Completed);
+    }
+}
+
+impl Message<Report> for Account {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Report, _: &mut Context<Self, ()>) {
+        send(&self.teller, Balance(self.index, self.balance));
+    }
+}
+
+async fn banking(accounts: u64, transactions: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let all: Accounts = Arc::new(OnceLock::new());
+    let teller = spawn(Teller {
+        accounts: all.clone(),
+        transactions,
+        completed: 0,
+        balances: Vec::new(),
+        done,
+    });
+    let list: Vec<_> = (0..accounts)
+        .map(|index| {
+            spawn(Account {
+                index,
+                balance: common::BANK_INITIAL,
+                accounts: all.clone(),
+                teller: teller.clone(),
+            })
+        })
+        .collect();
+    let _ = all.set(list.clone());
+    send(&teller, Start);
+    let total = common::wait(rx).await?;
+    for a in &list {
+        stop(a).await;
+    }
+    stop(&teller).await;
     Ok(total)
 }

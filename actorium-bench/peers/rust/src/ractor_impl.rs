@@ -32,6 +32,10 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::Banking {
+                accounts,
+                transactions,
+            } => banking(accounts, transactions).await,
             Bench::Dictionary {
                 workers,
                 msgs,
@@ -944,5 +948,150 @@ async fn dictionary(workers: u64, msgs: u64, write: u64) -> Result<u64, String> 
     }
     let total = common::wait(rx).await?;
     dict.stop(None);
+    Ok(total)
+}
+
+// ---- banking (Savina's bank transaction) -----------------------------------------------------
+type Accounts = Arc<OnceLock<Vec<ActorRef<AccountMsg>>>>;
+struct Teller;
+enum TellerMsg {
+    Start,
+    Completed,
+    Balance(u64, u64),
+}
+struct TellerState {
+    accounts: Accounts,
+    transactions: u64,
+    completed: u64,
+    balances: Vec<(u64, u64)>,
+    done: Arc<Done>,
+}
+struct Account;
+enum AccountMsg {
+    Transfer(u64, u64),
+    Credit(u64, u64),
+    Credited,
+    Report,
+}
+struct AccountState {
+    index: u64,
+    balance: u64,
+    accounts: Accounts,
+    teller: ActorRef<TellerMsg>,
+}
+
+impl TellerState {
+    fn ask_balances(&self) {
+        for a in self.accounts.get().expect("accounts set") {
+            send(a, AccountMsg::Report);
+        }
+    }
+}
+
+impl Actor for Teller {
+    type Msg = TellerMsg;
+    type State = TellerState;
+    type Arguments = TellerState;
+
+    async fn pre_start(&self, _: ActorRef<TellerMsg>, args: TellerState) -> Started<TellerState> {
+        Ok(args)
+    }
+
+    async fn handle(&self, _: ActorRef<TellerMsg>, m: TellerMsg, st: &mut TellerState) -> Handled {
+        match m {
+            TellerMsg::Start => {
+                let accounts = st.accounts.get().expect("accounts set");
+                for t in 0..st.transactions {
+                    let (from, to, amount) = common::bank_transfer(t, accounts.len() as u64);
+                    send(&accounts[from as usize], AccountMsg::Transfer(to, amount));
+                }
+                if st.transactions == 0 {
+                    st.ask_balances();
+                }
+            }
+            TellerMsg::Completed => {
+                st.completed += 1;
+                if st.completed == st.transactions {
+                    st.ask_balances();
+                }
+            }
+            TellerMsg::Balance(i, b) => {
+                st.balances.push((i, b));
+                if st.balances.len() == st.accounts.get().expect("accounts set").len() {
+                    st.done.report(common::bank_checksum(st.balances.drain(..)));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Account {
+    type Msg = AccountMsg;
+    type State = AccountState;
+    type Arguments = AccountState;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<AccountMsg>,
+        args: AccountState,
+    ) -> Started<AccountState> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        _: ActorRef<AccountMsg>,
+        m: AccountMsg,
+        st: &mut AccountState,
+    ) -> Handled {
+        let accounts = st.accounts.get().expect("accounts set");
+        match m {
+            AccountMsg::Transfer(to, amount) => {
+                st.balance -= amount;
+                send(&accounts[to as usize], AccountMsg::Credit(st.index, amount));
+            }
+            AccountMsg::Credit(from, amount) => {
+                st.balance += amount;
+                send(&accounts[from as usize], AccountMsg::Credited);
+            }
+            AccountMsg::Credited => send(&st.teller, TellerMsg::Completed),
+            AccountMsg::Report => send(&st.teller, TellerMsg::Balance(st.index, st.balance)),
+        }
+        Ok(())
+    }
+}
+
+async fn banking(accounts: u64, transactions: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let all: Accounts = Arc::new(OnceLock::new());
+    let teller = spawn(
+        Teller,
+        TellerState {
+            accounts: all.clone(),
+            transactions,
+            completed: 0,
+            balances: Vec::new(),
+            done,
+        },
+    )
+    .await;
+    let mut list = Vec::with_capacity(accounts as usize);
+    for index in 0..accounts {
+        let state = AccountState {
+            index,
+            balance: common::BANK_INITIAL,
+            accounts: all.clone(),
+            teller: teller.clone(),
+        };
+        list.push(spawn(Account, state).await);
+    }
+    let _ = all.set(list.clone());
+    send(&teller, TellerMsg::Start);
+    let total = common::wait(rx).await?;
+    for a in &list {
+        a.stop(None);
+    }
+    teller.stop(None);
     Ok(total)
 }

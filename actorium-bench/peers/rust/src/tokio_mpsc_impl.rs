@@ -53,6 +53,10 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::Banking {
+                accounts,
+                transactions,
+            } => banking(accounts, transactions).await,
             Bench::Dictionary {
                 workers,
                 msgs,
@@ -630,4 +634,99 @@ async fn dictionary(workers: u64, msgs: u64, write: u64) -> Result<u64, String> 
     }
     drop((done, dict));
     common::wait(rx).await
+}
+
+// ---- banking (Savina's bank transaction) -----------------------------------------------------
+enum AccountMsg {
+    Transfer { to: u64, amount: u64 },
+    Credit { from: u64, amount: u64 },
+    Credited,
+    Report,
+    Stop,
+}
+enum TellerMsg {
+    Completed,
+    Balance(u64, u64),
+}
+
+async fn account(
+    mut rx: Mailbox<AccountMsg>,
+    index: u64,
+    accounts: Arc<[Addr<AccountMsg>]>,
+    teller: Addr<TellerMsg>,
+) {
+    let mut balance = common::BANK_INITIAL;
+    while let Some(m) = rx.recv().await {
+        match m {
+            AccountMsg::Transfer { to, amount } => {
+                balance -= amount;
+                send(
+                    &accounts[to as usize],
+                    AccountMsg::Credit {
+                        from: index,
+                        amount,
+                    },
+                );
+            }
+            AccountMsg::Credit { from, amount } => {
+                balance += amount;
+                send(&accounts[from as usize], AccountMsg::Credited);
+            }
+            AccountMsg::Credited => send(&teller, TellerMsg::Completed),
+            AccountMsg::Report => send(&teller, TellerMsg::Balance(index, balance)),
+            AccountMsg::Stop => return,
+        }
+    }
+}
+
+async fn teller(
+    mut rx: Mailbox<TellerMsg>,
+    accounts: Arc<[Addr<AccountMsg>]>,
+    transactions: u64,
+    done: Arc<Done>,
+) {
+    let n = accounts.len() as u64;
+    for t in 0..transactions {
+        let (from, to, amount) = common::bank_transfer(t, n);
+        send(
+            &accounts[from as usize],
+            AccountMsg::Transfer { to, amount },
+        );
+    }
+    let mut completed = 0;
+    while completed < transactions {
+        match rx.recv().await {
+            Some(TellerMsg::Completed) => completed += 1,
+            _ => return,
+        }
+    }
+    for a in accounts.iter() {
+        send(a, AccountMsg::Report);
+    }
+    let mut balances = Vec::with_capacity(n as usize);
+    while (balances.len() as u64) < n {
+        match rx.recv().await {
+            Some(TellerMsg::Balance(i, b)) => balances.push((i, b)),
+            _ => return,
+        }
+    }
+    done.report(common::bank_checksum(balances.into_iter()));
+}
+
+async fn banking(accounts: u64, transactions: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let (teller_addr, teller_rx) = unbounded_channel();
+    let (all, mailboxes): (Vec<_>, Vec<_>) = (0..accounts).map(|_| unbounded_channel()).unzip();
+    let all: Arc<[Addr<AccountMsg>]> = Arc::from(all.as_slice());
+    for (index, mailbox) in (0..accounts).zip(mailboxes) {
+        tokio::spawn(account(mailbox, index, all.clone(), teller_addr.clone()));
+    }
+    tokio::spawn(teller(teller_rx, all.clone(), transactions, done));
+    drop(teller_addr);
+    let total = common::wait(rx).await?;
+    // Each account holds every address: end them now.
+    for a in all.iter() {
+        send(a, AccountMsg::Stop);
+    }
+    Ok(total)
 }
