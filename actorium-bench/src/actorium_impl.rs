@@ -106,6 +106,7 @@ pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f6
         "thread-ring" => thread_ring(&system, p.get("actors"), p.get("passes")),
         "chameneos" => chameneos(&system, p.get("creatures"), p.get("meetings")),
         "big" => big(&system, p.get("actors"), p.get("pings")),
+        "logistic-map" => logistic_map(&system, p.get("series"), p.get("terms")),
         "banking" => banking(&system, p.get("accounts"), p.get("transactions")),
         "dictionary" => dictionary(&system, p.get("workers"), p.get("msgs"), p.get("write")),
         other => return Err(format!("unknown benchmark `{other}`")),
@@ -1011,5 +1012,126 @@ fn banking(s: &ActorSystem, accounts: u64, transactions: u64) -> u64 {
         a.send(actorium::DeleteMsg).unwrap();
     }
     teller.send(actorium::DeleteMsg).unwrap();
+    total
+}
+
+// ---- logistic-map (Savina's logistic map series) ---------------------------------------------
+struct LogMaster {
+    series: Arc<OnceLock<Vec<Addr<Series>>>>,
+    terms: u64,
+    step: u64,
+    reported: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Series {
+    term: u64,
+    computer: Addr<RateComputer>,
+    master: Addr<LogMaster>,
+}
+struct RateComputer {
+    index: u64,
+}
+struct NextTerm;
+struct Compute(u64, Addr<Series>);
+struct Computed(u64);
+struct TermDone(u64);
+impl Actor for LogMaster {}
+impl Actor for Series {}
+impl Actor for RateComputer {}
+impl LogMaster {
+    fn round(&self) {
+        for s in self.series.get().unwrap() {
+            s.send(NextTerm).unwrap();
+        }
+    }
+}
+impl Receive<Start> for LogMaster {
+    fn receive(&mut self, _: Start, _: &mut Context<'_, Self>) -> Allocation {
+        if self.terms == 0 {
+            // No step: the sum of the first terms.
+            let n = self.series.get().unwrap().len() as u64;
+            self.done
+                .report((0..n).map(actorium_peers::common::logmap_start).sum());
+        } else {
+            self.round();
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<TermDone> for LogMaster {
+    fn receive(&mut self, TermDone(x): TermDone, _: &mut Context<'_, Self>) -> Allocation {
+        self.reported += 1;
+        if self.step + 1 == self.terms {
+            self.sum += x;
+        }
+        if self.reported == self.series.get().unwrap().len() as u64 {
+            self.reported = 0;
+            self.step += 1;
+            if self.step < self.terms {
+                self.round();
+            } else {
+                self.done.report(self.sum);
+            }
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<NextTerm> for Series {
+    fn receive(&mut self, _: NextTerm, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.computer
+            .send(Compute(self.term, ctx.address()))
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Computed> for Series {
+    fn receive(&mut self, Computed(x): Computed, _: &mut Context<'_, Self>) -> Allocation {
+        self.term = x;
+        self.master.send(TermDone(x)).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Compute> for RateComputer {
+    fn receive(&mut self, Compute(x, from): Compute, _: &mut Context<'_, Self>) -> Allocation {
+        from.send(Computed(actorium_peers::common::logmap_next(self.index, x)))
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+
+fn logistic_map(s: &ActorSystem, series: u64, terms: u64) -> u64 {
+    let done = Done::new(1);
+    let list = Arc::new(OnceLock::new());
+    let master = s.spawn(LogMaster {
+        series: list.clone(),
+        terms,
+        step: 0,
+        reported: 0,
+        sum: 0,
+        done: done.clone(),
+    });
+    let computers: Vec<_> = (0..series)
+        .map(|index| s.spawn(RateComputer { index }))
+        .collect();
+    let all: Vec<_> = (0..series)
+        .map(|index| {
+            s.spawn(Series {
+                term: actorium_peers::common::logmap_start(index),
+                computer: computers[index as usize].clone(),
+                master: master.clone(),
+            })
+        })
+        .collect();
+    assert!(list.set(all.clone()).is_ok());
+    master.send(Start).unwrap();
+    let total = done.wait();
+    for a in &all {
+        a.send(actorium::DeleteMsg).unwrap();
+    }
+    for c in &computers {
+        c.send(actorium::DeleteMsg).unwrap();
+    }
+    master.send(actorium::DeleteMsg).unwrap();
     total
 }

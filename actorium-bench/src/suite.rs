@@ -226,6 +226,15 @@ pub const BENCHES: &[Bench] = &[
         group: Group::Actors,
     },
     Bench {
+        name: "logistic-map",
+        source: "Savina",
+        default: &[("series", 10), ("terms", 25_000)],
+        quick: &[("series", 10), ("terms", 2_500)],
+        op: "term",
+        ops: |p| p.get("series") * p.get("terms"),
+        group: Group::Actors,
+    },
+    Bench {
         name: "banking",
         source: "Savina",
         default: &[("accounts", 1_000), ("transactions", 50_000)],

@@ -62,6 +62,10 @@ using credited_atom = caf::atom_constant<caf::atom("credited")>;
 using completed_atom = caf::atom_constant<caf::atom("completed")>;
 using report_atom = caf::atom_constant<caf::atom("report")>;
 using balance_atom = caf::atom_constant<caf::atom("balance")>;
+using next_atom = caf::atom_constant<caf::atom("nextterm")>;
+using compute_atom = caf::atom_constant<caf::atom("compute")>;
+using computed_atom = caf::atom_constant<caf::atom("computed")>;
+using term_atom = caf::atom_constant<caf::atom("termdone")>;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -738,6 +742,99 @@ outcome run_dictionary(caf::actor_system& sys, caf::scoped_actor& self, const pa
   return {secs, total};
 }
 
+// ---- logistic-map (series, terms): Savina's logistic map series -----------------------------
+constexpr u64 logmap_m = 1000003;
+
+u64 logmap_next(u64 s, u64 x) { return (3 + s) % logmap_m * x % logmap_m * (logmap_m - x) % logmap_m; }
+
+caf::behavior rate_computer(caf::event_based_actor* self, u64 index) {
+  return {
+    [=](compute_atom, u64 x, const caf::actor& from) {
+      self->send(from, computed_atom::value, logmap_next(index, x));
+    },
+  };
+}
+
+struct series_state {
+  u64 term = 0;
+};
+
+caf::behavior series_actor(caf::stateful_actor<series_state>* self, u64 index,
+                           caf::actor computer, caf::actor master) {
+  self->state.term = index % logmap_m + 1;
+  return {
+    [=](next_atom) {
+      self->send(computer, compute_atom::value, self->state.term,
+                 caf::actor_cast<caf::actor>(self));
+    },
+    [=](computed_atom, u64 x) {
+      self->state.term = x;
+      self->send(master, term_atom::value, x);
+    },
+  };
+}
+
+struct logmaster_state {
+  u64 step = 0;
+  u64 reported = 0;
+  u64 sum = 0;
+};
+
+caf::behavior logmaster_actor(caf::stateful_actor<logmaster_state>* self, caf::actor main,
+                              std::shared_ptr<std::vector<caf::actor>> series, u64 terms) {
+  auto round = [=] {
+    for (auto& s : *series)
+      self->send(s, next_atom::value);
+  };
+  return {
+    [=](start_atom) {
+      if (terms == 0) {
+        u64 sum = 0;
+        for (u64 s = 0; s < series->size(); ++s)
+          sum += s % logmap_m + 1;
+        self->send(main, done_atom::value, sum);
+      } else {
+        round();
+      }
+    },
+    [=](term_atom, u64 x) {
+      auto& st = self->state;
+      st.reported += 1;
+      if (st.step + 1 == terms)
+        st.sum += x;
+      if (st.reported == series->size()) {
+        st.reported = 0;
+        st.step += 1;
+        if (st.step < terms)
+          round();
+        else
+          self->send(main, done_atom::value, st.sum);
+      }
+    },
+  };
+}
+
+outcome run_logistic_map(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("series");
+  auto terms = p.get("terms");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto series = std::make_shared<std::vector<caf::actor>>();
+  auto master = sys.spawn(logmaster_actor, main, series, terms);
+  std::vector<caf::actor> computers;
+  for (u64 i = 0; i < n; ++i) {
+    computers.push_back(sys.spawn(rate_computer, i));
+    series->push_back(sys.spawn(series_actor, i, computers.back(), master));
+  }
+  self->send(master, start_atom::value);
+  auto total = collect(self, 1);
+  auto secs = since(t0);
+  shut(*series);
+  shut(computers);
+  shut({master});
+  return {secs, total};
+}
+
 // ---- banking (accounts, transactions): Savina's bank transaction ---------------------------
 constexpr u64 bank_initial = 1000000000;
 
@@ -831,7 +928,7 @@ bool known_bench(const std::string& b) {
   static const char* names[] = {"static-send", "dynamic-send", "executor", "repeat",
                                 "matrix", "balance-one", "balance-multi", "ping-pong",
                                 "counting", "fork-join-throughput", "fork-join-creation",
-                                "thread-ring", "chameneos", "big", "dictionary", "banking"};
+                                "thread-ring", "chameneos", "big", "dictionary", "banking", "logistic-map"};
   for (auto n : names)
     if (b == n)
       return true;
@@ -1139,6 +1236,8 @@ int main(int argc, char** argv) {
           r = run_dictionary(sys, self, p);
         else if (name == "banking")
           r = run_banking(sys, self, p);
+        else if (name == "logistic-map")
+          r = run_logistic_map(sys, self, p);
       }
       // ~actor_system waits until every actor has terminated.
     }

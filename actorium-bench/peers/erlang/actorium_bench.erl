@@ -70,6 +70,7 @@ bench_fun("chameneos") -> fun chameneos/1;
 bench_fun("big") -> fun big/1;
 bench_fun("dictionary") -> fun dictionary/1;
 bench_fun("banking") -> fun banking/1;
+bench_fun("logistic-map") -> fun logistic_map/1;
 bench_fun(_) -> unknown.
 
 %% name=value pairs of non-negative integers -> #{Name => Value}.
@@ -861,3 +862,67 @@ teller_sum(K, Sum) ->
     receive
         {balance, I, B} -> teller_sum(K - 1, (Sum + (I + 1) * B) band 16#FFFFFFFFFFFFFFFF)
     end.
+
+%% ---- logistic-map (series, terms): Savina's logistic map series -----------------------------
+-define(LOGMAP_M, 1000003).
+
+logmap_next(S, X) -> (3 + S) rem ?LOGMAP_M * X rem ?LOGMAP_M * (?LOGMAP_M - X) rem ?LOGMAP_M.
+
+logistic_map(P) ->
+    N = param(P, "series"),
+    Terms = param(P, "terms"),
+    N > 0 orelse fail("series must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    Master = spawn(fun() -> logmaster_init(Main, N, Terms) end),
+    Series = [begin
+                  Computer = spawn(fun() -> rate_computer(I) end),
+                  spawn(fun() -> series_loop(I rem ?LOGMAP_M + 1, Computer, Master) end)
+              end || I <- lists:seq(0, N - 1)],
+    Master ! {start, Series},
+    Total = collect(1, 0),
+    Secs = seconds_since(T0),
+    [S ! stop || S <- Series],
+    {Secs, Total}.
+
+rate_computer(I) ->
+    receive
+        {compute, X, From} ->
+            From ! {computed, logmap_next(I, X)},
+            rate_computer(I);
+        stop ->
+            ok
+    end.
+
+series_loop(Term, Computer, Master) ->
+    receive
+        next_term ->
+            Computer ! {compute, Term, self()},
+            series_loop(Term, Computer, Master);
+        {computed, X} ->
+            Master ! {term_done, X},
+            series_loop(X, Computer, Master);
+        stop ->
+            Computer ! stop
+    end.
+
+logmaster_init(Main, N, Terms) ->
+    receive
+        {start, Series} when Terms =:= 0 ->
+            Main ! {done, lists:sum([I rem ?LOGMAP_M + 1 || I <- lists:seq(0, N - 1)])},
+            Series;
+        {start, Series} ->
+            logmaster_rounds(Main, Series, N, Terms, 0)
+    end.
+
+logmaster_rounds(Main, Series, N, Terms, Step) ->
+    [S ! next_term || S <- Series],
+    Sum = logmaster_collect(N, 0),
+    case Step + 1 of
+        Terms -> Main ! {done, Sum};
+        Next -> logmaster_rounds(Main, Series, N, Terms, Next)
+    end.
+
+logmaster_collect(0, Sum) -> Sum;
+logmaster_collect(K, Sum) ->
+    receive {term_done, X} -> logmaster_collect(K - 1, Sum + X) end.

@@ -48,6 +48,7 @@ pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(&p, creatures, meetings).await,
             Bench::Big { actors, pings } => big(&p, actors, pings).await,
+            Bench::LogisticMap { series, terms } => logistic_map(&p, series, terms).await,
             Bench::Banking {
                 accounts,
                 transactions,
@@ -1104,5 +1105,141 @@ async fn banking(p: &Placer, accounts: u64, transactions: u64) -> Result<u64, St
         a.do_send(Stop);
     }
     teller.do_send(Stop);
+    Ok(total)
+}
+
+// ---- logistic-map (Savina's logistic map series) ---------------------------------------------
+struct LogMaster {
+    _me: Addr<LogMaster>,
+    series: Arc<OnceLock<Vec<Addr<Series>>>>,
+    terms: u64,
+    step: u64,
+    reported: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Series {
+    me: Addr<Series>,
+    term: u64,
+    computer: Addr<RateComputer>,
+    master: Addr<LogMaster>,
+}
+struct RateComputer {
+    _me: Addr<RateComputer>,
+    index: u64,
+}
+struct NextTerm;
+struct Compute(u64, Addr<Series>);
+struct Computed(u64);
+struct TermDone(u64);
+actor!(LogMaster, Series, RateComputer);
+message!(NextTerm, Compute, Computed, TermDone);
+stoppable!(LogMaster, Series, RateComputer);
+
+impl LogMaster {
+    fn round(&self) {
+        for s in self.series.get().expect("series set") {
+            s.do_send(NextTerm);
+        }
+    }
+}
+
+impl Handler<Start> for LogMaster {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        if self.terms == 0 {
+            let n = self.series.get().expect("series set").len() as u64;
+            self.done.report((0..n).map(common::logmap_start).sum());
+        } else {
+            self.round();
+        }
+    }
+}
+
+impl Handler<TermDone> for LogMaster {
+    type Result = ();
+
+    fn handle(&mut self, TermDone(x): TermDone, _: &mut Context<Self>) {
+        self.reported += 1;
+        if self.step + 1 == self.terms {
+            self.sum += x;
+        }
+        if self.reported == self.series.get().expect("series set").len() as u64 {
+            self.reported = 0;
+            self.step += 1;
+            if self.step < self.terms {
+                self.round();
+            } else {
+                self.done.report(self.sum);
+            }
+        }
+    }
+}
+
+impl Handler<NextTerm> for Series {
+    type Result = ();
+
+    fn handle(&mut self, _: NextTerm, _: &mut Context<Self>) {
+        self.computer.do_send(Compute(self.term, self.me.clone()));
+    }
+}
+
+impl Handler<Computed> for Series {
+    type Result = ();
+
+    fn handle(&mut self, Computed(x): Computed, _: &mut Context<Self>) {
+        self.term = x;
+        self.master.do_send(TermDone(x));
+    }
+}
+
+impl Handler<Compute> for RateComputer {
+    type Result = ();
+
+    fn handle(&mut self, Compute(x, from): Compute, _: &mut Context<Self>) {
+        from.do_send(Computed(common::logmap_next(self.index, x)));
+    }
+}
+
+async fn logistic_map(p: &Placer, series: u64, terms: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let list = Arc::new(OnceLock::new());
+    let master = {
+        let list = list.clone();
+        p.start(move |_me| LogMaster {
+            _me,
+            series: list,
+            terms,
+            step: 0,
+            reported: 0,
+            sum: 0,
+            done,
+        })
+    };
+    let computers: Vec<_> = (0..series)
+        .map(|index| p.start(move |_me| RateComputer { _me, index }))
+        .collect();
+    let all: Vec<_> = (0..series)
+        .map(|index| {
+            let (computer, master) = (computers[index as usize].clone(), master.clone());
+            p.start(move |me| Series {
+                me,
+                term: common::logmap_start(index),
+                computer,
+                master,
+            })
+        })
+        .collect();
+    let _ = list.set(all.clone());
+    master.do_send(Start);
+    let total = common::wait(rx).await?;
+    for a in &all {
+        a.do_send(Stop);
+    }
+    for c in &computers {
+        c.do_send(Stop);
+    }
+    master.do_send(Stop);
     Ok(total)
 }

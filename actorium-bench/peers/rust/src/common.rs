@@ -64,6 +64,10 @@ pub enum Bench {
         accounts: u64,
         transactions: u64,
     },
+    LogisticMap {
+        series: u64,
+        terms: u64,
+    },
     Big {
         actors: u64,
         pings: u64,
@@ -172,6 +176,10 @@ impl Bench {
                     write,
                 }
             }
+            "logistic-map" => Bench::LogisticMap {
+                series: positive(p, "series")?,
+                terms: param(p, "terms")?,
+            },
             "banking" => {
                 let accounts = param(p, "accounts")?;
                 if accounts < 2 {
@@ -185,6 +193,22 @@ impl Bench {
             other => return Err(format!("unknown benchmark `{other}`")),
         })
     }
+}
+
+/// The logistic-map workload's modulus (a prime): terms are integers below it.
+pub const LOGMAP_M: u64 = 1_000_003;
+
+/// Series `s`'s first term.
+#[inline]
+pub fn logmap_start(s: u64) -> u64 {
+    s % LOGMAP_M + 1
+}
+
+/// The next term of series `s` (rate `3 + s`): `(r·x mod M)·(M − x) mod M`, the logistic map
+/// `r·x·(1 − x)` in integers (so every implementation computes the same terms).
+#[inline]
+pub fn logmap_next(s: u64, x: u64) -> u64 {
+    (3 + s) % LOGMAP_M * x % LOGMAP_M * (LOGMAP_M - x) % LOGMAP_M
 }
 
 /// Every account's balance at the start of the banking workload.
@@ -406,6 +430,9 @@ pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64
         "thread-ring" => g("passes"),
         "chameneos" => 2 * g("meetings"),
         "big" => g("actors") * g("pings"),
+        "logistic-map" => (0..g("series"))
+            .map(|s| (0..g("terms")).fold(logmap_start(s), |x, _| logmap_next(s, x)))
+            .sum(),
         "banking" => {
             let (accounts, transactions) = (g("accounts"), g("transactions"));
             let mut balance = vec![BANK_INITIAL; accounts as usize];

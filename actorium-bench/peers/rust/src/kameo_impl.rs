@@ -39,6 +39,7 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::LogisticMap { series, terms } => logistic_map(series, terms).await,
             Bench::Banking {
                 accounts,
                 transactions,
@@ -989,5 +990,130 @@ async fn banking(accounts: u64, transactions: u64) -> Result<u64, String> {
         stop(a).await;
     }
     stop(&teller).await;
+    Ok(total)
+}
+
+// ---- logistic-map (Savina's logistic map series) ---------------------------------------------
+struct LogMaster {
+    series: Arc<OnceLock<Vec<ActorRef<Series>>>>,
+    terms: u64,
+    step: u64,
+    reported: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Series {
+    term: u64,
+    computer: ActorRef<RateComputer>,
+    master: ActorRef<LogMaster>,
+}
+struct RateComputer {
+    index: u64,
+}
+struct NextTerm;
+struct Compute(u64, ActorRef<Series>);
+struct Computed(u64);
+struct TermDone(u64);
+actor!(LogMaster, Series, RateComputer);
+
+impl LogMaster {
+    fn round(&self) {
+        for s in self.series.get().expect("series set") {
+            send(s, NextTerm);
+        }
+    }
+}
+
+impl Message<Start> for LogMaster {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, _: &mut Context<Self, ()>) {
+        if self.terms == 0 {
+            let n = self.series.get().expect("series set").len() as u64;
+            self.done.report((0..n).map(common::logmap_start).sum());
+        } else {
+            self.round();
+        }
+    }
+}
+
+impl Message<TermDone> for LogMaster {
+    type Reply = ();
+
+    async fn handle(&mut self, TermDone(x): TermDone, _: &mut Context<Self, ()>) {
+        self.reported += 1;
+        if self.step + 1 == self.terms {
+            self.sum += x;
+        }
+        if self.reported == self.series.get().expect("series set").len() as u64 {
+            self.reported = 0;
+            self.step += 1;
+            if self.step < self.terms {
+                self.round();
+            } else {
+                self.done.report(self.sum);
+            }
+        }
+    }
+}
+
+impl Message<NextTerm> for Series {
+    type Reply = ();
+
+    async fn handle(&mut self, _: NextTerm, ctx: &mut Context<Self, ()>) {
+        send(&self.computer, Compute(self.term, ctx.actor_ref().clone()));
+    }
+}
+
+impl Message<Computed> for Series {
+    type Reply = ();
+
+    async fn handle(&mut self, Computed(x): Computed, _: &mut Context<Self, ()>) {
+        self.term = x;
+        send(&self.master, TermDone(x));
+    }
+}
+
+impl Message<Compute> for RateComputer {
+    type Reply = ();
+
+    async fn handle(&mut self, Compute(x, from): Compute, _: &mut Context<Self, ()>) {
+        send(&from, Computed(common::logmap_next(self.index, x)));
+    }
+}
+
+async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let list = Arc::new(OnceLock::new());
+    let master = spawn(LogMaster {
+        series: list.clone(),
+        terms,
+        step: 0,
+        reported: 0,
+        sum: 0,
+        done,
+    });
+    let computers: Vec<_> = (0..series)
+        .map(|index| spawn(RateComputer { index }))
+        .collect();
+    let all: Vec<_> = (0..series)
+        .map(|index| {
+            spawn(Series {
+                term: common::logmap_start(index),
+                computer: computers[index as usize].clone(),
+                master: master.clone(),
+            })
+        })
+        .collect();
+    let _ = list.set(all.clone());
+    send(&master, Start);
+    let total = common::wait(rx).await?;
+    for a in &all {
+        stop(a).await;
+    }
+    for c in &computers {
+        stop(c).await;
+    }
+    stop(&master).await;
     Ok(total)
 }

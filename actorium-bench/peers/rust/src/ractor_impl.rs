@@ -32,6 +32,7 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::LogisticMap { series, terms } => logistic_map(series, terms).await,
             Bench::Banking {
                 accounts,
                 transactions,
@@ -1093,5 +1094,155 @@ async fn banking(accounts: u64, transactions: u64) -> Result<u64, String> {
         a.stop(None);
     }
     teller.stop(None);
+    Ok(total)
+}
+
+// ---- logistic-map (Savina's logistic map series) ---------------------------------------------
+struct LogMaster;
+enum MasterMsg {
+    Start,
+    TermDone(u64),
+}
+struct MasterState {
+    series: Arc<OnceLock<Vec<ActorRef<SeriesMsg>>>>,
+    terms: u64,
+    step: u64,
+    reported: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Series;
+enum SeriesMsg {
+    NextTerm,
+    Computed(u64),
+}
+struct SeriesState {
+    term: u64,
+    computer: ActorRef<(u64, ActorRef<SeriesMsg>)>,
+    master: ActorRef<MasterMsg>,
+}
+struct RateComputer;
+
+impl MasterState {
+    fn round(&self) {
+        for s in self.series.get().expect("series set") {
+            send(s, SeriesMsg::NextTerm);
+        }
+    }
+}
+
+impl Actor for LogMaster {
+    type Msg = MasterMsg;
+    type State = MasterState;
+    type Arguments = MasterState;
+
+    async fn pre_start(&self, _: ActorRef<MasterMsg>, args: MasterState) -> Started<MasterState> {
+        Ok(args)
+    }
+
+    async fn handle(&self, _: ActorRef<MasterMsg>, m: MasterMsg, st: &mut MasterState) -> Handled {
+        match m {
+            MasterMsg::Start => {
+                if st.terms == 0 {
+                    let n = st.series.get().expect("series set").len() as u64;
+                    st.done.report((0..n).map(common::logmap_start).sum());
+                } else {
+                    st.round();
+                }
+            }
+            MasterMsg::TermDone(x) => {
+                st.reported += 1;
+                if st.step + 1 == st.terms {
+                    st.sum += x;
+                }
+                if st.reported == st.series.get().expect("series set").len() as u64 {
+                    st.reported = 0;
+                    st.step += 1;
+                    if st.step < st.terms {
+                        st.round();
+                    } else {
+                        st.done.report(st.sum);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Series {
+    type Msg = SeriesMsg;
+    type State = SeriesState;
+    type Arguments = SeriesState;
+
+    async fn pre_start(&self, _: ActorRef<SeriesMsg>, args: SeriesState) -> Started<SeriesState> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<SeriesMsg>, m: SeriesMsg, st: &mut SeriesState) -> Handled {
+        match m {
+            SeriesMsg::NextTerm => send(&st.computer, (st.term, me)),
+            SeriesMsg::Computed(x) => {
+                st.term = x;
+                send(&st.master, MasterMsg::TermDone(x));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for RateComputer {
+    type Msg = (u64, ActorRef<SeriesMsg>);
+    type State = u64;
+    type Arguments = u64;
+
+    async fn pre_start(&self, _: ActorRef<Self::Msg>, index: u64) -> Started<u64> {
+        Ok(index)
+    }
+
+    async fn handle(&self, _: ActorRef<Self::Msg>, m: Self::Msg, index: &mut u64) -> Handled {
+        let (x, from) = m;
+        send(&from, SeriesMsg::Computed(common::logmap_next(*index, x)));
+        Ok(())
+    }
+}
+
+async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let list = Arc::new(OnceLock::new());
+    let master = spawn(
+        LogMaster,
+        MasterState {
+            series: list.clone(),
+            terms,
+            step: 0,
+            reported: 0,
+            sum: 0,
+            done,
+        },
+    )
+    .await;
+    let mut computers = Vec::with_capacity(series as usize);
+    let mut all = Vec::with_capacity(series as usize);
+    for index in 0..series {
+        let computer = spawn(RateComputer, index).await;
+        let state = SeriesState {
+            term: common::logmap_start(index),
+            computer: computer.clone(),
+            master: master.clone(),
+        };
+        all.push(spawn(Series, state).await);
+        computers.push(computer);
+    }
+    let _ = list.set(all.clone());
+    send(&master, MasterMsg::Start);
+    let total = common::wait(rx).await?;
+    for a in &all {
+        a.stop(None);
+    }
+    for c in &computers {
+        c.stop(None);
+    }
+    master.stop(None);
     Ok(total)
 }

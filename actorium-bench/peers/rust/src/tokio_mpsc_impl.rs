@@ -53,6 +53,7 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 meetings,
             } => chameneos(creatures, meetings).await,
             Bench::Big { actors, pings } => big(actors, pings).await,
+            Bench::LogisticMap { series, terms } => logistic_map(series, terms).await,
             Bench::Banking {
                 accounts,
                 transactions,
@@ -729,4 +730,74 @@ async fn banking(accounts: u64, transactions: u64) -> Result<u64, String> {
         send(a, AccountMsg::Stop);
     }
     Ok(total)
+}
+
+// ---- logistic-map (Savina's logistic map series) ---------------------------------------------
+enum SeriesMsg {
+    NextTerm,
+    Computed(u64),
+}
+
+async fn rate_computer(mut rx: Mailbox<(u64, Addr<SeriesMsg>)>, index: u64) {
+    while let Some((x, from)) = rx.recv().await {
+        send(&from, SeriesMsg::Computed(common::logmap_next(index, x)));
+    }
+}
+
+async fn series_actor(
+    mut rx: Mailbox<SeriesMsg>,
+    me: Addr<SeriesMsg>,
+    index: u64,
+    computer: Addr<(u64, Addr<SeriesMsg>)>,
+    master: Addr<u64>,
+) {
+    let mut term = common::logmap_start(index);
+    while let Some(m) = rx.recv().await {
+        match m {
+            SeriesMsg::NextTerm => send(&computer, (term, me.clone())),
+            SeriesMsg::Computed(x) => {
+                term = x;
+                send(&master, x);
+            }
+        }
+    }
+}
+
+async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
+    let (master, mut master_rx) = unbounded_channel::<u64>();
+    let mut all = Vec::with_capacity(series as usize);
+    for index in 0..series {
+        let (computer, computer_rx) = unbounded_channel();
+        tokio::spawn(rate_computer(computer_rx, index));
+        let (me, rx) = unbounded_channel();
+        tokio::spawn(series_actor(
+            rx,
+            me.clone(),
+            index,
+            computer,
+            master.clone(),
+        ));
+        all.push(me);
+    }
+    drop(master);
+    // The master: a task of its own, as the other implementations' master actor.
+    let driver = tokio::spawn(async move {
+        if terms == 0 {
+            return (0..series).map(common::logmap_start).sum();
+        }
+        let mut sum = 0;
+        for step in 0..terms {
+            for s in &all {
+                send(s, SeriesMsg::NextTerm);
+            }
+            for _ in 0..series {
+                let x = master_rx.recv().await.expect("a series ended");
+                if step + 1 == terms {
+                    sum += x;
+                }
+            }
+        }
+        sum
+    });
+    driver.await.map_err(|e| format!("tokio: {e}"))
 }
