@@ -3,7 +3,7 @@
 use crate::suite::Params;
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
-use actorium_peers::common::{complement, matrices, ring_checksum, row_sum, tiny, XorShift};
+use actorium_peers::common::{complement, matrices, ring_checksum, row_sum, tiny, Round, XorShift};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
@@ -781,7 +781,7 @@ fn big(s: &ActorSystem, actors: u64, pings: u64) -> u64 {
 }
 
 // ---- dictionary (Savina's concurrent dictionary) ---------------------------------------------
-struct Dictionary(std::collections::HashMap<u64, u64>);
+struct Dictionary(actorium_peers::common::DictMap);
 struct DictWorker {
     dict: Addr<Dictionary>,
     id: u64,
@@ -803,14 +803,7 @@ impl Receive<DictOp> for Dictionary {
         DictOp(key, value, from): DictOp,
         _: &mut Context<'_, Self>,
     ) -> Allocation {
-        let reply = match value {
-            Some(v) => {
-                self.0.insert(key, v);
-                0
-            }
-            None => self.0.get(&key).copied().unwrap_or(0),
-        };
-        from.send(DictReply(reply)).unwrap();
+        from.send(DictReply(self.0.apply(key, value))).unwrap();
         Allocation::Nodelete
     }
 }
@@ -848,7 +841,7 @@ impl Receive<DictReply> for DictWorker {
 
 fn dictionary(s: &ActorSystem, workers: u64, msgs: u64, write: u64) -> u64 {
     let done = Done::new(workers);
-    let dict = s.spawn(Dictionary(std::collections::HashMap::new()));
+    let dict = s.spawn(Dictionary(Default::default()));
     let all: Vec<_> = (0..workers)
         .map(|id| {
             s.spawn(DictWorker {
@@ -1018,10 +1011,7 @@ fn banking(s: &ActorSystem, accounts: u64, transactions: u64) -> u64 {
 // ---- logistic-map (Savina's logistic map series) ---------------------------------------------
 struct LogMaster {
     series: Arc<OnceLock<Vec<Addr<Series>>>>,
-    terms: u64,
-    step: u64,
-    reported: u64,
-    sum: u64,
+    rounds: actorium_peers::common::TermRounds,
     done: Arc<Done>,
 }
 struct Series {
@@ -1048,31 +1038,19 @@ impl LogMaster {
 }
 impl Receive<Start> for LogMaster {
     fn receive(&mut self, _: Start, _: &mut Context<'_, Self>) -> Allocation {
-        if self.terms == 0 {
-            // No step: the sum of the first terms.
-            let n = self.series.get().unwrap().len() as u64;
-            self.done
-                .report((0..n).map(actorium_peers::common::logmap_start).sum());
-        } else {
-            self.round();
+        match self.rounds.start() {
+            Some(sum) => self.done.report(sum),
+            None => self.round(),
         }
         Allocation::Nodelete
     }
 }
 impl Receive<TermDone> for LogMaster {
     fn receive(&mut self, TermDone(x): TermDone, _: &mut Context<'_, Self>) -> Allocation {
-        self.reported += 1;
-        if self.step + 1 == self.terms {
-            self.sum += x;
-        }
-        if self.reported == self.series.get().unwrap().len() as u64 {
-            self.reported = 0;
-            self.step += 1;
-            if self.step < self.terms {
-                self.round();
-            } else {
-                self.done.report(self.sum);
-            }
+        match self.rounds.answer(x) {
+            Round::Next => self.round(),
+            Round::Done(sum) => self.done.report(sum),
+            Round::Wait => {}
         }
         Allocation::Nodelete
     }
@@ -1105,10 +1083,7 @@ fn logistic_map(s: &ActorSystem, series: u64, terms: u64) -> u64 {
     let list = Arc::new(OnceLock::new());
     let master = s.spawn(LogMaster {
         series: list.clone(),
-        terms,
-        step: 0,
-        reported: 0,
-        sum: 0,
+        rounds: actorium_peers::common::TermRounds::new(series, terms),
         done: done.clone(),
     });
     let computers: Vec<_> = (0..series)

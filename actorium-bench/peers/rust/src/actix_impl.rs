@@ -868,7 +868,7 @@ async fn big(p: &Placer, actors: u64, pings: u64) -> Result<u64, String> {
 // ---- dictionary (Savina's concurrent dictionary) ----------------------------------------------
 struct Dictionary {
     _me: Addr<Dictionary>,
-    map: std::collections::HashMap<u64, u64>,
+    map: common::DictMap,
 }
 struct DictWorker {
     me: Addr<DictWorker>,
@@ -892,13 +892,7 @@ impl Handler<DictOp> for Dictionary {
     type Result = ();
 
     fn handle(&mut self, DictOp(key, value, from): DictOp, _: &mut Context<Self>) {
-        let reply = match value {
-            Some(v) => {
-                self.map.insert(key, v);
-                0
-            }
-            None => self.map.get(&key).copied().unwrap_or(0),
-        };
+        let reply = self.map.apply(key, value);
         from.do_send(DictReply(reply));
     }
 }
@@ -938,7 +932,7 @@ async fn dictionary(p: &Placer, workers: u64, msgs: u64, write: u64) -> Result<u
     let (done, rx) = Done::new(workers);
     let dict = p.start(|_me| Dictionary {
         _me,
-        map: std::collections::HashMap::new(),
+        map: common::DictMap::default(),
     });
     let all: Vec<_> = (0..workers)
         .map(|id| {
@@ -1112,10 +1106,7 @@ async fn banking(p: &Placer, accounts: u64, transactions: u64) -> Result<u64, St
 struct LogMaster {
     _me: Addr<LogMaster>,
     series: Arc<OnceLock<Vec<Addr<Series>>>>,
-    terms: u64,
-    step: u64,
-    reported: u64,
-    sum: u64,
+    rounds: common::TermRounds,
     done: Arc<Done>,
 }
 struct Series {
@@ -1148,11 +1139,9 @@ impl Handler<Start> for LogMaster {
     type Result = ();
 
     fn handle(&mut self, _: Start, _: &mut Context<Self>) {
-        if self.terms == 0 {
-            let n = self.series.get().expect("series set").len() as u64;
-            self.done.report((0..n).map(common::logmap_start).sum());
-        } else {
-            self.round();
+        match self.rounds.start() {
+            Some(sum) => self.done.report(sum),
+            None => self.round(),
         }
     }
 }
@@ -1161,18 +1150,10 @@ impl Handler<TermDone> for LogMaster {
     type Result = ();
 
     fn handle(&mut self, TermDone(x): TermDone, _: &mut Context<Self>) {
-        self.reported += 1;
-        if self.step + 1 == self.terms {
-            self.sum += x;
-        }
-        if self.reported == self.series.get().expect("series set").len() as u64 {
-            self.reported = 0;
-            self.step += 1;
-            if self.step < self.terms {
-                self.round();
-            } else {
-                self.done.report(self.sum);
-            }
+        match self.rounds.answer(x) {
+            common::Round::Next => self.round(),
+            common::Round::Done(sum) => self.done.report(sum),
+            common::Round::Wait => {}
         }
     }
 }
@@ -1210,10 +1191,7 @@ async fn logistic_map(p: &Placer, series: u64, terms: u64) -> Result<u64, String
         p.start(move |_me| LogMaster {
             _me,
             series: list,
-            terms,
-            step: 0,
-            reported: 0,
-            sum: 0,
+            rounds: common::TermRounds::new(series, terms),
             done,
         })
     };

@@ -195,6 +195,79 @@ impl Bench {
     }
 }
 
+/// The dictionary actor's map: [`DictMap::apply`] answers one request.
+#[derive(Default)]
+pub struct DictMap(std::collections::HashMap<u64, u64>);
+
+impl DictMap {
+    /// `Some(value)`: store it, answer 0; `None`: answer the stored value (0 if none).
+    #[inline]
+    pub fn apply(&mut self, key: u64, value: Option<u64>) -> u64 {
+        match value {
+            Some(v) => {
+                self.0.insert(key, v);
+                0
+            }
+            None => self.0.get(&key).copied().unwrap_or(0),
+        }
+    }
+}
+
+/// The logistic-map master's bookkeeping: which term it is at, and the answers of this term.
+pub struct TermRounds {
+    series: u64,
+    terms: u64,
+    step: u64,
+    reported: u64,
+    sum: u64,
+}
+
+/// What the master does after an answer.
+pub enum Round {
+    /// Wait for the other series.
+    Wait,
+    /// Send the next `NextTerm` round.
+    Next,
+    /// Report this checksum.
+    Done(u64),
+}
+
+impl TermRounds {
+    pub fn new(series: u64, terms: u64) -> Self {
+        Self {
+            series,
+            terms,
+            step: 0,
+            reported: 0,
+            sum: 0,
+        }
+    }
+
+    /// At the start: `Some(checksum)` if there is no term to compute (the first terms' sum),
+    /// else `None` (send the first round).
+    pub fn start(&self) -> Option<u64> {
+        (self.terms == 0).then(|| (0..self.series).map(logmap_start).sum())
+    }
+
+    /// A series answered `x` for the current term.
+    pub fn answer(&mut self, x: u64) -> Round {
+        self.reported += 1;
+        if self.step + 1 == self.terms {
+            self.sum += x;
+        }
+        if self.reported < self.series {
+            return Round::Wait;
+        }
+        self.reported = 0;
+        self.step += 1;
+        if self.step < self.terms {
+            Round::Next
+        } else {
+            Round::Done(self.sum)
+        }
+    }
+}
+
 /// The logistic-map workload's modulus (a prime): terms are integers below it.
 pub const LOGMAP_M: u64 = 1_000_003;
 

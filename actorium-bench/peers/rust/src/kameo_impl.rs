@@ -761,7 +761,7 @@ async fn big(actors: u64, pings: u64) -> Result<u64, String> {
 
 // ---- dictionary (Savina's concurrent dictionary) ----------------------------------------------
 struct Dictionary {
-    map: std::collections::HashMap<u64, u64>,
+    map: common::DictMap,
 }
 struct DictWorker {
     dict: ActorRef<Dictionary>,
@@ -782,13 +782,7 @@ impl Message<DictOp> for Dictionary {
     type Reply = ();
 
     async fn handle(&mut self, DictOp(key, value, from): DictOp, _: &mut Context<Self, ()>) {
-        let reply = match value {
-            Some(v) => {
-                self.map.insert(key, v);
-                0
-            }
-            None => self.map.get(&key).copied().unwrap_or(0),
-        };
+        let reply = self.map.apply(key, value);
         send(&from, DictReply(reply));
     }
 }
@@ -826,7 +820,7 @@ impl Message<DictReply> for DictWorker {
 async fn dictionary(workers: u64, msgs: u64, write: u64) -> Result<u64, String> {
     let (done, rx) = Done::new(workers);
     let dict = spawn(Dictionary {
-        map: std::collections::HashMap::new(),
+        map: common::DictMap::default(),
     });
     let all: Vec<_> = (0..workers)
         .map(|id| {
@@ -996,10 +990,7 @@ async fn banking(accounts: u64, transactions: u64) -> Result<u64, String> {
 // ---- logistic-map (Savina's logistic map series) ---------------------------------------------
 struct LogMaster {
     series: Arc<OnceLock<Vec<ActorRef<Series>>>>,
-    terms: u64,
-    step: u64,
-    reported: u64,
-    sum: u64,
+    rounds: common::TermRounds,
     done: Arc<Done>,
 }
 struct Series {
@@ -1028,11 +1019,9 @@ impl Message<Start> for LogMaster {
     type Reply = ();
 
     async fn handle(&mut self, _: Start, _: &mut Context<Self, ()>) {
-        if self.terms == 0 {
-            let n = self.series.get().expect("series set").len() as u64;
-            self.done.report((0..n).map(common::logmap_start).sum());
-        } else {
-            self.round();
+        match self.rounds.start() {
+            Some(sum) => self.done.report(sum),
+            None => self.round(),
         }
     }
 }
@@ -1041,18 +1030,10 @@ impl Message<TermDone> for LogMaster {
     type Reply = ();
 
     async fn handle(&mut self, TermDone(x): TermDone, _: &mut Context<Self, ()>) {
-        self.reported += 1;
-        if self.step + 1 == self.terms {
-            self.sum += x;
-        }
-        if self.reported == self.series.get().expect("series set").len() as u64 {
-            self.reported = 0;
-            self.step += 1;
-            if self.step < self.terms {
-                self.round();
-            } else {
-                self.done.report(self.sum);
-            }
+        match self.rounds.answer(x) {
+            common::Round::Next => self.round(),
+            common::Round::Done(sum) => self.done.report(sum),
+            common::Round::Wait => {}
         }
     }
 }
@@ -1087,10 +1068,7 @@ async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
     let list = Arc::new(OnceLock::new());
     let master = spawn(LogMaster {
         series: list.clone(),
-        terms,
-        step: 0,
-        reported: 0,
-        sum: 0,
+        rounds: common::TermRounds::new(series, terms),
         done,
     });
     let computers: Vec<_> = (0..series)

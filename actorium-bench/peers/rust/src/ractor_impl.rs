@@ -854,23 +854,16 @@ struct DictOp(u64, Option<u64>, ActorRef<WorkerMsg>);
 
 impl Actor for Dictionary {
     type Msg = DictOp;
-    type State = std::collections::HashMap<u64, u64>;
+    type State = common::DictMap;
     type Arguments = ();
 
     async fn pre_start(&self, _: ActorRef<DictOp>, _: ()) -> Started<Self::State> {
-        Ok(std::collections::HashMap::new())
+        Ok(common::DictMap::default())
     }
 
     async fn handle(&self, _: ActorRef<DictOp>, op: DictOp, map: &mut Self::State) -> Handled {
         let DictOp(key, value, from) = op;
-        let reply = match value {
-            Some(v) => {
-                map.insert(key, v);
-                0
-            }
-            None => map.get(&key).copied().unwrap_or(0),
-        };
-        send(&from, WorkerMsg::Reply(reply));
+        send(&from, WorkerMsg::Reply(map.apply(key, value)));
         Ok(())
     }
 }
@@ -1105,10 +1098,7 @@ enum MasterMsg {
 }
 struct MasterState {
     series: Arc<OnceLock<Vec<ActorRef<SeriesMsg>>>>,
-    terms: u64,
-    step: u64,
-    reported: u64,
-    sum: u64,
+    rounds: common::TermRounds,
     done: Arc<Done>,
 }
 struct Series;
@@ -1142,29 +1132,15 @@ impl Actor for LogMaster {
 
     async fn handle(&self, _: ActorRef<MasterMsg>, m: MasterMsg, st: &mut MasterState) -> Handled {
         match m {
-            MasterMsg::Start => {
-                if st.terms == 0 {
-                    let n = st.series.get().expect("series set").len() as u64;
-                    st.done.report((0..n).map(common::logmap_start).sum());
-                } else {
-                    st.round();
-                }
-            }
-            MasterMsg::TermDone(x) => {
-                st.reported += 1;
-                if st.step + 1 == st.terms {
-                    st.sum += x;
-                }
-                if st.reported == st.series.get().expect("series set").len() as u64 {
-                    st.reported = 0;
-                    st.step += 1;
-                    if st.step < st.terms {
-                        st.round();
-                    } else {
-                        st.done.report(st.sum);
-                    }
-                }
-            }
+            MasterMsg::Start => match st.rounds.start() {
+                Some(sum) => st.done.report(sum),
+                None => st.round(),
+            },
+            MasterMsg::TermDone(x) => match st.rounds.answer(x) {
+                common::Round::Next => st.round(),
+                common::Round::Done(sum) => st.done.report(sum),
+                common::Round::Wait => {}
+            },
         }
         Ok(())
     }
@@ -1214,10 +1190,7 @@ async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
         LogMaster,
         MasterState {
             series: list.clone(),
-            terms,
-            step: 0,
-            reported: 0,
-            sum: 0,
+            rounds: common::TermRounds::new(series, terms),
             done,
         },
     )

@@ -582,16 +582,9 @@ async fn big(actors: u64, pings: u64) -> Result<u64, String> {
 struct DictOp(u64, Option<u64>, Addr<u64>);
 
 async fn dictionary_actor(mut rx: Mailbox<DictOp>) {
-    let mut map = std::collections::HashMap::new();
+    let mut map = common::DictMap::default();
     while let Some(DictOp(key, value, from)) = rx.recv().await {
-        let reply = match value {
-            Some(v) => {
-                map.insert(key, v);
-                0
-            }
-            None => map.get(&key).copied().unwrap_or(0),
-        };
-        send(&from, reply);
+        send(&from, map.apply(key, value));
     }
 }
 

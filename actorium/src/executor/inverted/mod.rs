@@ -360,7 +360,7 @@ impl Executor {
         if let Some(w) = me {
             let from = w.local.current_or_max();
             if from < q.id && q.looks_empty() && follows(&g, hdr, w, from) {
-                match self.move_here(w, hdr, &g) {
+                match self.move_here(w, from, hdr, &g) {
                     Moved::Batch => {
                         drop(g);
                         // SAFETY: `move_here` checked the local path applies (the held queue
@@ -399,19 +399,17 @@ impl Executor {
     /// `old` is empty and not being processed, so no message for the actor is queued or in a
     /// batch and none of its behaviours runs, and the move changes no order. Gives up
     /// (`Moved::No`) when the held queue's lock is taken (no waiting with `old` held: two
-    /// movers could wait for each other).
+    /// movers could wait for each other). `c` is the queue `me` processes.
     #[cold]
     #[inline(never)]
     fn move_here<'q>(
         &'q self,
         me: &InvWorker<'_>,
+        c: usize,
         hdr: &Header,
         old: &work_queue::Locked<'_>,
     ) -> Moved<'q> {
         let l = &me.local;
-        let Some(c) = l.current() else {
-            return Moved::No;
-        };
         let to = &self.queues[c];
         let Some(g) = to.try_lock() else {
             return Moved::No;

@@ -195,12 +195,6 @@ impl Local {
         self.current.get()
     }
 
-    /// The queue whose batch this worker is processing, if any.
-    #[inline]
-    pub(crate) fn current(&self) -> Option<usize> {
-        Some(self.current.get()).filter(|&q| q != NO_QUEUE)
-    }
-
     /// Whether this worker is processing queue `ticket`'s batch right now.
     #[inline]
     pub(crate) fn is_current(&self, ticket: usize) -> bool {
