@@ -700,3 +700,94 @@ fn a_behaviour_waiting_for_its_testing_system_panics_clearly() {
         system.stop();
     });
 }
+
+/// Two actors that message each other for ever (a retry storm) next to a third that was sent
+/// one message first: on one worker of the work-stealing policy, LIFO scheduling put the pair
+/// back on top of the deque each time, and the third actor's job, at the bottom, never ran (the
+/// `sleeping-barber` benchmark hung this way). Every executor must run it.
+#[test]
+fn a_pair_messaging_each_other_for_ever_does_not_starve_a_third_actor() {
+    struct Bouncer {
+        peer: Arc<std::sync::OnceLock<Addr<Bouncer>>>,
+        third: Option<Addr<Third>>,
+        stop: Arc<AtomicBool>,
+        started: Arc<AtomicUsize>,
+    }
+    struct Third(Arc<AtomicBool>, Arc<AtomicUsize>);
+    struct Kick;
+    impl Actor for Bouncer {
+        fn started(&mut self, _: &mut Context<'_, Self>) {
+            self.started.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    impl Actor for Third {
+        fn started(&mut self, _: &mut Context<'_, Self>) {
+            self.1.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    impl Receive<Kick> for Bouncer {
+        fn receive(&mut self, _: Kick, _: &mut Context<'_, Self>) -> Allocation {
+            // The third actor's job is enqueued first, the peer's on top of it.
+            self.third.take().unwrap().send(()).unwrap();
+            self.peer.get().unwrap().send(()).unwrap();
+            Allocation::Nodelete
+        }
+    }
+    impl Receive<()> for Bouncer {
+        fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+            if self.stop.load(Ordering::Relaxed) {
+                // Pass the end on (the peer may have ended already), then end.
+                let _ = self.peer.get().unwrap().send(());
+                return Allocation::Delete;
+            }
+            self.peer.get().unwrap().send(()).unwrap();
+            Allocation::Nodelete
+        }
+    }
+    impl Receive<()> for Third {
+        fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+            self.0.store(true, Ordering::Relaxed);
+            Allocation::Delete
+        }
+    }
+    watchdog(60, || {
+        on_every_executor(|name, ex| {
+            for workers in [1, 2] {
+                let system = ex(ActorSystem::builder().workers(workers)).build().unwrap();
+                let stop = Arc::new(AtomicBool::new(false));
+                let (pa, pb) = (
+                    Arc::new(std::sync::OnceLock::new()),
+                    Arc::new(std::sync::OnceLock::new()),
+                );
+                let started = Arc::new(AtomicUsize::new(0));
+                let third = system.spawn(Third(stop.clone(), started.clone()));
+                let a = system.spawn(Bouncer {
+                    peer: pa.clone(),
+                    third: Some(third),
+                    stop: stop.clone(),
+                    started: started.clone(),
+                });
+                let b = system.spawn(Bouncer {
+                    peer: pb.clone(),
+                    third: None,
+                    stop: stop.clone(),
+                    started: started.clone(),
+                });
+                // All three idle before the kick, so that each send schedules its receiver.
+                settle(&system, 30, "the actors to start", || {
+                    started.load(Ordering::Relaxed) == 3
+                });
+                // (Each holds the other: a cycle, ended by `Delete` once the third has run.)
+                assert!(pa.set(b).is_ok() && pb.set(a.clone()).is_ok());
+                a.send(Kick).unwrap();
+                settle(
+                    &system,
+                    30,
+                    &format!("{name}, {workers} workers: the third actor"),
+                    || stop.load(Ordering::Relaxed),
+                );
+                system.stop();
+            }
+        });
+    });
+}
