@@ -419,3 +419,70 @@ fn actors_that_move_keep_order_and_exclusion() {
         }
     });
 }
+
+/// Spawns `children` children in one behaviour and reports their queues, then ends them.
+struct FanOut {
+    children: usize,
+    report: mpsc::Sender<Vec<usize>>,
+}
+impl Actor for FanOut {}
+impl Receive<()> for FanOut {
+    fn receive(&mut self, (): (), ctx: &mut Context<'_, Self>) -> Allocation {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let children: Vec<Addr<Child>> = (0..self.children)
+            .map(|_| ctx.spawn(Child { ran: ran.clone() }))
+            .collect();
+        self.report
+            .send(children.iter().map(Addr::queue).collect())
+            .unwrap();
+        for c in &children {
+            c.send(()).unwrap();
+        }
+        Allocation::Delete
+    }
+}
+
+/// A behaviour that spawns many children is a fan-out that keeps its worker busy: its first 8
+/// children start next to it, the rest on the other worker's queues (where they need no
+/// rescue). The queues are compared with the workers' initial ranges, so a trial counts only
+/// if nothing was stolen meanwhile (a steal swaps queues between the ranges).
+#[test]
+fn a_fan_out_places_its_later_children_on_the_other_worker() {
+    watchdog(120, || {
+        const PER_WORKER: usize = 64;
+        let mut conclusive = 0;
+        for _ in 0..10 {
+            let system = ActorSystem::builder()
+                .workers(2)
+                .queues_per_worker(PER_WORKER)
+                .stats(true)
+                .build()
+                .unwrap();
+            let (tx, rx) = mpsc::channel();
+            let parent = system.spawn(FanOut {
+                children: 32,
+                report: tx,
+            });
+            assert_eq!(
+                parent.queue(),
+                0,
+                "the first actor spawned gets queue 0 (worker 0)"
+            );
+            parent.send(()).unwrap();
+            let queues = rx.recv().unwrap();
+            if system.stop().unwrap().steals > 0 {
+                continue;
+            }
+            conclusive += 1;
+            assert!(
+                queues[..8].iter().all(|&q| q < PER_WORKER),
+                "the first children start on their parent's worker: {queues:?}"
+            );
+            assert!(
+                queues[8..].iter().all(|&q| q >= PER_WORKER),
+                "the later children go to the other worker: {queues:?}"
+            );
+        }
+        assert!(conclusive > 0, "every trial saw a steal: inconclusive");
+    });
+}

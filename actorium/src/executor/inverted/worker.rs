@@ -88,6 +88,12 @@ const RESCUE_WAIT_MAX: Duration = Duration::from_millis(1);
 /// "Placement").
 pub(crate) const FOLLOW_AFTER: u32 = 8;
 
+/// Spawns in one visit after which its further children go to other workers' queues: a visit
+/// that spawns this many is a fan-out that keeps its worker busy (a factory's loop, a builder
+/// spawning a pool), and children on its own queues would wait behind it for a rescue. Below
+/// it, children start next to their parent (a chain, a parent and its few helpers).
+const SPREAD_AFTER: u32 = 8;
+
 /// Entries of a worker's table of such runs (6 KiB).
 const FOLLOW_SLOTS: usize = 256;
 
@@ -108,6 +114,8 @@ pub(crate) struct Local {
     stamp: Cell<u64>,
     /// Spawns made on this worker, for the round-robin over its own range.
     spawns: Cell<usize>,
+    /// Spawns made in the current visit (see [`SPREAD_AFTER`]).
+    visit_spawns: Cell<u32>,
     /// This worker's visit count as published in its slot (odd: in a visit).
     visits: Cell<u64>,
     /// Per other worker: its visit count when this worker last saw it change, and when.
@@ -116,7 +124,7 @@ pub(crate) struct Local {
     rescue_wait: Cell<Duration>,
     /// Runs of sends to one actor from one queue (see `follows` in `mod.rs`): receiver
     /// address, sending queue, sends in a row; indexed by the receiver's address.
-    follow: Box<[Cell<(usize, usize, u32)>]>,
+    follow: Box<[Cell<RunEntry>]>,
     /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
     watching: Cell<bool>,
 }
@@ -172,19 +180,20 @@ impl Local {
     }
 
     /// Counts a send to the actor at address `to` from queue `from` into its empty queue:
-    /// returns how many such sends came from `from` since this worker last sent to the actor
-    /// from another queue (that starts a new run; sends into a backlog are not counted and do
-    /// not end a run), and forgets the run once it returns [`FOLLOW_AFTER`] or more (the
-    /// actor then moves, or, if a lock it needs is taken, needs another run).
+    /// returns how many such sends came from `from`, at most one per visit ([`extend_run`]),
+    /// since this worker last sent to the actor from another queue (that starts a new run;
+    /// sends into a backlog are not counted and do not end a run), and forgets the run once it
+    /// returns [`FOLLOW_AFTER`] or more (the actor then moves, or, if a lock it needs is taken,
+    /// needs another run).
     #[inline]
     pub(crate) fn follow_run(&self, to: usize, from: usize) -> u32 {
         let slot = &self.follow[(to >> 6) % FOLLOW_SLOTS];
-        let (a, f, run) = slot.get();
-        let run = if a == to && f == from { run + 1 } else { 1 };
+        let visit = self.visits.get() as u32;
+        let run = extend_run(slot.get(), to, from, visit);
         slot.set(if run >= FOLLOW_AFTER {
-            (0, 0, 0)
+            (0, 0, 0, 0)
         } else {
-            (to, from, run)
+            (to, from, run, visit)
         });
         run
     }
@@ -219,6 +228,17 @@ impl Local {
     /// lock: a stale one only places the actor elsewhere.
     #[inline]
     pub(crate) fn next_own_queue(&self, exec: &Executor, index: usize) -> Option<usize> {
+        let n = self.visit_spawns.get();
+        self.visit_spawns.set(n.saturating_add(1));
+        let workers = exec.pool.len();
+        let index = if n >= SPREAD_AFTER && workers > 1 {
+            // A fan-out: its worker is busy with it, so the children go to the others'
+            // ranges, in turn.
+            let k = self.spawns.get();
+            (index + 1 + k % (workers - 1)) % workers
+        } else {
+            index
+        };
         let r = exec.range(index);
         if r.is_empty() {
             return None;
@@ -264,13 +284,14 @@ impl Unit for Executor {
             rng: Cell::new(XorShift::for_worker(index)),
             stamp: Cell::new(0),
             spawns: Cell::new(0),
+            visit_spawns: Cell::new(0),
             visits: Cell::new(0),
             seen: (0..self.pool.capacity())
                 .map(|_| Cell::new((u64::MAX, Instant::now())))
                 .collect(),
             rescue_wait: Cell::new(RESCUE_WAIT_FIRST),
             watching: Cell::new(false),
-            follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0))).collect(),
+            follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0, 0))).collect(),
         }
     }
 
@@ -496,6 +517,26 @@ fn messages_in(l: &Local, me: &InvWorker<'_>) -> u64 {
     unsafe { (*l.batch.get()).messages() as u64 }
 }
 
+/// An entry of a worker's table of runs of sends: receiver, sending queue, run, visit of the
+/// run's last counted send.
+type RunEntry = (usize, usize, u32, u32);
+
+/// The length of a run of sends (see [`Local::follow_run`]) after one more send to `to` from
+/// queue `from` during visit `visit`, given the table entry (receiver, sending queue, run, visit
+/// of its last counted send). One send per visit counts: sends within one visit are a flood from
+/// one long behaviour (a producer, a factory), not a conversation, and a receiver moved into
+/// that visit's queue would wait behind it (measured: `sleeping-barber`'s room followed its
+/// factory into the queue of the factory's one long behaviour).
+#[inline]
+fn extend_run(entry: RunEntry, to: usize, from: usize, visit: u32) -> u32 {
+    let (a, f, run, seen) = entry;
+    match (a == to && f == from, seen == visit) {
+        (true, true) => run,
+        (true, false) => run + 1,
+        (false, _) => 1,
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Test hook: runs right after a successful swap, before the thief's bookkeeping (where an
@@ -618,6 +659,7 @@ impl Executor {
     #[inline]
     fn begin_visit(&self, me: &InvWorker<'_>) {
         self.stop_watching(&me.local);
+        me.local.visit_spawns.set(0);
         let v = me.local.visits.get() + 1;
         me.local.visits.set(v);
         self.pool
@@ -753,6 +795,27 @@ mod tests {
     use crate::core::Shared;
     use crate::executor::inverted::Config;
     use std::sync::Arc;
+
+    #[test]
+    fn a_run_counts_one_send_per_visit_from_one_queue_to_one_actor() {
+        let mut entry = (0, 0, 0, 0);
+        let mut run = 0;
+        // A flood: many sends in one visit count once.
+        for _ in 0..100 {
+            run = extend_run(entry, 64, 3, 7);
+            entry = (64, 3, run, 7);
+        }
+        assert_eq!(run, 1);
+        // A conversation: one send per visit, each counted.
+        for visit in (9..).step_by(2).take(FOLLOW_AFTER as usize - 1) {
+            run = extend_run(entry, 64, 3, visit);
+            entry = (64, 3, run, visit);
+        }
+        assert_eq!(run, FOLLOW_AFTER);
+        // Another sender's queue, or another receiver, starts a new run.
+        assert_eq!(extend_run(entry, 64, 4, 100), 1);
+        assert_eq!(extend_run(entry, 128, 3, 100), 1);
+    }
 
     unsafe fn run(_: *const (), _: *mut Payload, _: WorkerRef<'_>) {
         unreachable!()
