@@ -3,7 +3,10 @@
 use crate::suite::Params;
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
-use actorium_peers::common::{complement, matrices, ring_checksum, row_sum, tiny, Round, XorShift};
+use actorium_peers::common::{
+    bb_item, busy, cig_round, complement, matrices, ring_checksum, row_sum, tiny, Round, XorShift,
+};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
@@ -109,6 +112,9 @@ pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f6
         "logistic-map" => logistic_map(&system, p.get("series"), p.get("terms")),
         "banking" => banking(&system, p.get("accounts"), p.get("transactions")),
         "dictionary" => dictionary(&system, p.get("workers"), p.get("msgs"), p.get("write")),
+        "bounded-buffer" => bounded_buffer(&system, p),
+        "sleeping-barber" => sleeping_barber(&system, p),
+        "cigarette-smokers" => cigarette_smokers(&system, p),
         other => return Err(format!("unknown benchmark `{other}`")),
     };
     let secs = t0.elapsed().as_secs_f64();
@@ -1109,4 +1115,406 @@ fn logistic_map(s: &ActorSystem, series: u64, terms: u64) -> u64 {
     }
     master.send(actorium::DeleteMsg).unwrap();
     total
+}
+
+// ---- bounded-buffer (Savina's producer–consumer with a bounded buffer) ---------------------
+struct BbManager {
+    producers: Vec<Addr<BbProducer>>,
+    consumers: Vec<Addr<BbConsumer>>,
+    /// Consumers with nothing to do, oldest first.
+    available: VecDeque<usize>,
+    buffer: VecDeque<u64>,
+    capacity: usize,
+    /// Items that found the buffer full, with their producers, in arrival order.
+    waiting: VecDeque<(u64, usize)>,
+    producers_done: usize,
+}
+struct BbProducer {
+    index: u64,
+    items: u64,
+    made: u64,
+    cost: u64,
+    manager: Addr<BbManager>,
+}
+struct BbConsumer {
+    index: usize,
+    cost: u64,
+    sum: u64,
+    manager: Addr<BbManager>,
+    done: Arc<Done>,
+}
+struct Produce;
+struct BbItem(u64, usize);
+struct ProducerDone;
+struct Consume(u64);
+struct ConsumerAvailable(usize);
+struct ReportSum;
+impl Actor for BbManager {}
+impl Actor for BbProducer {}
+impl Actor for BbConsumer {}
+impl BbManager {
+    /// Every producer done, nothing buffered and every consumer idle: collect the sums.
+    fn finish_if_done(&mut self) -> Allocation {
+        if self.producers_done == self.producers.len()
+            && self.buffer.is_empty()
+            && self.available.len() == self.consumers.len()
+        {
+            for c in &self.consumers {
+                c.send(ReportSum).unwrap();
+            }
+            return Allocation::Delete;
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<Start> for BbManager {
+    fn receive(&mut self, _: Start, _: &mut Context<'_, Self>) -> Allocation {
+        for p in &self.producers {
+            p.send(Produce).unwrap();
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<BbItem> for BbManager {
+    fn receive(&mut self, BbItem(x, p): BbItem, _: &mut Context<'_, Self>) -> Allocation {
+        if let Some(c) = self.available.pop_front() {
+            self.consumers[c].send(Consume(x)).unwrap();
+            self.producers[p].send(Produce).unwrap();
+        } else if self.buffer.len() < self.capacity {
+            self.buffer.push_back(x);
+            self.producers[p].send(Produce).unwrap();
+        } else {
+            self.waiting.push_back((x, p));
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<ConsumerAvailable> for BbManager {
+    fn receive(
+        &mut self,
+        ConsumerAvailable(c): ConsumerAvailable,
+        _: &mut Context<'_, Self>,
+    ) -> Allocation {
+        match self.buffer.pop_front() {
+            Some(x) => {
+                self.consumers[c].send(Consume(x)).unwrap();
+                if let Some((y, p)) = self.waiting.pop_front() {
+                    self.buffer.push_back(y);
+                    self.producers[p].send(Produce).unwrap();
+                }
+                Allocation::Nodelete
+            }
+            None => {
+                self.available.push_back(c);
+                self.finish_if_done()
+            }
+        }
+    }
+}
+impl Receive<ProducerDone> for BbManager {
+    fn receive(&mut self, _: ProducerDone, _: &mut Context<'_, Self>) -> Allocation {
+        self.producers_done += 1;
+        self.finish_if_done()
+    }
+}
+impl Receive<Produce> for BbProducer {
+    fn receive(&mut self, _: Produce, _: &mut Context<'_, Self>) -> Allocation {
+        if self.made == self.items {
+            self.manager.send(ProducerDone).unwrap();
+            // Never asked again: end (the manager's address goes with the state).
+            return Allocation::Delete;
+        }
+        let x = bb_item(self.index, self.made, self.items, self.cost);
+        self.made += 1;
+        self.manager.send(BbItem(x, self.index as usize)).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Consume> for BbConsumer {
+    fn receive(&mut self, Consume(x): Consume, _: &mut Context<'_, Self>) -> Allocation {
+        self.sum = self.sum.wrapping_add(busy(x, self.cost));
+        self.manager.send(ConsumerAvailable(self.index)).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<ReportSum> for BbConsumer {
+    fn receive(&mut self, _: ReportSum, _: &mut Context<'_, Self>) -> Allocation {
+        self.done.report(self.sum);
+        Allocation::Delete
+    }
+}
+
+fn bounded_buffer(s: &ActorSystem, p: &Params) -> u64 {
+    let (producers, consumers) = (p.get("producers"), p.get("consumers") as usize);
+    let (items, cost, capacity) = (p.get("items"), p.get("cost"), p.get("buffer") as usize);
+    let done = Done::new(consumers as u64);
+    let d = done.clone();
+    // Address before state: the manager builds its producers and consumers with its address.
+    let manager = s.spawn_with(move |ctx| BbManager {
+        producers: (0..producers)
+            .map(|index| {
+                ctx.spawn(BbProducer {
+                    index,
+                    items,
+                    made: 0,
+                    cost,
+                    manager: ctx.address(),
+                })
+            })
+            .collect(),
+        consumers: (0..consumers)
+            .map(|index| {
+                ctx.spawn(BbConsumer {
+                    index,
+                    cost,
+                    sum: 0,
+                    manager: ctx.address(),
+                    done: d.clone(),
+                })
+            })
+            .collect(),
+        available: (0..consumers).collect(),
+        buffer: VecDeque::with_capacity(capacity),
+        capacity,
+        waiting: VecDeque::new(),
+        producers_done: 0,
+    });
+    manager.send(Start).unwrap();
+    done.wait()
+}
+
+// ---- sleeping-barber (Savina's sleeping barber) ---------------------------------------------
+struct Factory {
+    customers: u64,
+    arrival: u64,
+    room: Addr<WaitingRoom>,
+    served: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct WaitingRoom {
+    chairs: usize,
+    seated: VecDeque<(Addr<Customer>, u64)>,
+    barber: Addr<Barber>,
+    asleep: bool,
+}
+struct Barber {
+    cut: u64,
+    room: Addr<WaitingRoom>,
+}
+struct Customer {
+    id: u64,
+    token: u64,
+    factory: Addr<Factory>,
+}
+struct Enter(Addr<Customer>, u64);
+struct Full;
+struct Returned(Addr<Customer>, u64);
+struct Cut(Addr<Customer>, u64);
+struct NextCustomer;
+struct HaircutDone(u64);
+struct Served(u64, u64);
+struct CloseRoom;
+impl Actor for Factory {}
+impl Actor for WaitingRoom {}
+impl Actor for Barber {}
+impl Actor for Customer {}
+impl Factory {
+    fn finish(&self) -> Allocation {
+        self.done.report(self.sum);
+        // The room and the barber hold each other: the room ends both.
+        self.room.send(CloseRoom).unwrap();
+        Allocation::Delete
+    }
+}
+impl Receive<Start> for Factory {
+    fn receive(&mut self, _: Start, ctx: &mut Context<'_, Self>) -> Allocation {
+        for id in 0..self.customers {
+            let token = busy(id, self.arrival);
+            let c = ctx.spawn(Customer {
+                id,
+                token,
+                factory: ctx.address(),
+            });
+            self.room.send(Enter(c, token)).unwrap();
+        }
+        if self.customers == 0 {
+            return self.finish();
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<Returned> for Factory {
+    fn receive(&mut self, Returned(c, token): Returned, _: &mut Context<'_, Self>) -> Allocation {
+        self.room.send(Enter(c, token)).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Served> for Factory {
+    fn receive(&mut self, Served(_id, v): Served, _: &mut Context<'_, Self>) -> Allocation {
+        self.sum = self.sum.wrapping_add(v);
+        self.served += 1;
+        if self.served == self.customers {
+            return self.finish();
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<Enter> for WaitingRoom {
+    fn receive(&mut self, Enter(c, token): Enter, _: &mut Context<'_, Self>) -> Allocation {
+        if self.seated.len() == self.chairs {
+            c.send(Full).unwrap();
+        } else if self.asleep {
+            self.asleep = false;
+            self.barber.send(Cut(c, token)).unwrap();
+        } else {
+            self.seated.push_back((c, token));
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<NextCustomer> for WaitingRoom {
+    fn receive(&mut self, _: NextCustomer, _: &mut Context<'_, Self>) -> Allocation {
+        match self.seated.pop_front() {
+            Some((c, token)) => self.barber.send(Cut(c, token)).unwrap(),
+            None => self.asleep = true,
+        }
+        Allocation::Nodelete
+    }
+}
+impl Receive<CloseRoom> for WaitingRoom {
+    fn receive(&mut self, _: CloseRoom, _: &mut Context<'_, Self>) -> Allocation {
+        self.barber.send(actorium::DeleteMsg).unwrap();
+        Allocation::Delete
+    }
+}
+impl Receive<Cut> for Barber {
+    fn receive(&mut self, Cut(c, token): Cut, _: &mut Context<'_, Self>) -> Allocation {
+        c.send(HaircutDone(busy(token, self.cut))).unwrap();
+        self.room.send(NextCustomer).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Full> for Customer {
+    fn receive(&mut self, _: Full, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.factory
+            .send(Returned(ctx.address(), self.token))
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<HaircutDone> for Customer {
+    fn receive(&mut self, HaircutDone(v): HaircutDone, _: &mut Context<'_, Self>) -> Allocation {
+        self.factory.send(Served(self.id, v)).unwrap();
+        Allocation::Delete
+    }
+}
+
+fn sleeping_barber(s: &ActorSystem, p: &Params) -> u64 {
+    let done = Done::new(1);
+    let (chairs, cut) = (p.get("room") as usize, p.get("cut"));
+    let room = s.spawn_with(move |ctx| WaitingRoom {
+        chairs,
+        seated: VecDeque::with_capacity(chairs),
+        barber: ctx.spawn(Barber {
+            cut,
+            room: ctx.address(),
+        }),
+        asleep: true,
+    });
+    let factory = s.spawn(Factory {
+        customers: p.get("customers"),
+        arrival: p.get("arrival"),
+        room,
+        served: 0,
+        sum: 0,
+        done: done.clone(),
+    });
+    factory.send(Start).unwrap();
+    done.wait()
+}
+
+// ---- cigarette-smokers (Savina's cigarette smokers) -----------------------------------------
+struct Arbiter {
+    smokers: Vec<Addr<Smoker>>,
+    rounds: u64,
+    smoke: u64,
+    started: u64,
+}
+struct Smoker {
+    arbiter: Addr<Arbiter>,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Smoke {
+    round: u64,
+    time: u64,
+}
+struct StartedSmoking;
+struct ExitSmoker;
+impl Actor for Arbiter {}
+impl Actor for Smoker {}
+impl Arbiter {
+    /// Starts round `self.started`, or ends every smoker after the last one.
+    fn next_round(&mut self) -> Allocation {
+        if self.started == self.rounds {
+            for s in &self.smokers {
+                s.send(ExitSmoker).unwrap();
+            }
+            return Allocation::Delete;
+        }
+        let round = self.started;
+        let (smoker, time) = cig_round(round, self.smokers.len() as u64, self.smoke);
+        self.smokers[smoker as usize]
+            .send(Smoke { round, time })
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Start> for Arbiter {
+    fn receive(&mut self, _: Start, _: &mut Context<'_, Self>) -> Allocation {
+        self.next_round()
+    }
+}
+impl Receive<StartedSmoking> for Arbiter {
+    fn receive(&mut self, _: StartedSmoking, _: &mut Context<'_, Self>) -> Allocation {
+        self.started += 1;
+        self.next_round()
+    }
+}
+impl Receive<Smoke> for Smoker {
+    fn receive(&mut self, m: Smoke, _: &mut Context<'_, Self>) -> Allocation {
+        self.arbiter.send(StartedSmoking).unwrap();
+        self.sum = self.sum.wrapping_add(busy(m.round, m.time));
+        Allocation::Nodelete
+    }
+}
+impl Receive<ExitSmoker> for Smoker {
+    fn receive(&mut self, _: ExitSmoker, _: &mut Context<'_, Self>) -> Allocation {
+        self.done.report(self.sum);
+        Allocation::Delete
+    }
+}
+
+fn cigarette_smokers(s: &ActorSystem, p: &Params) -> u64 {
+    let smokers = p.get("smokers");
+    let done = Done::new(smokers);
+    let d = done.clone();
+    let (rounds, smoke) = (p.get("rounds"), p.get("smoke"));
+    let arbiter = s.spawn_with(move |ctx| Arbiter {
+        smokers: (0..smokers)
+            .map(|_| {
+                ctx.spawn(Smoker {
+                    arbiter: ctx.address(),
+                    sum: 0,
+                    done: d.clone(),
+                })
+            })
+            .collect(),
+        rounds,
+        smoke,
+        started: 0,
+    });
+    arbiter.send(Start).unwrap();
+    done.wait()
 }

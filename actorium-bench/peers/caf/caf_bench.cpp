@@ -14,8 +14,9 @@
 //
 // Timed region: from just after the actor_system (and main's scoped_actor) is up until main has
 // received the final report(s). Actors whose end the contract names quit there; actors the
-// contract never ends (servers, Pong, ring nodes, mall, big's peers) are told to exit by main
-// after the clock has stopped, so that the actor_system shuts down cleanly at the end of main.
+// contract never ends (servers, Pong, ring nodes, mall, big's peers, the barber's room and the
+// barber) are told to exit by main after the clock has stopped, so that the actor_system shuts
+// down cleanly at the end of main.
 
 #include <caf/all.hpp>
 
@@ -23,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -66,6 +68,22 @@ using next_atom = caf::atom_constant<caf::atom("nextterm")>;
 using compute_atom = caf::atom_constant<caf::atom("compute")>;
 using computed_atom = caf::atom_constant<caf::atom("computed")>;
 using term_atom = caf::atom_constant<caf::atom("termdone")>;
+using produce_atom = caf::atom_constant<caf::atom("produce")>;
+using item_atom = caf::atom_constant<caf::atom("item")>;
+using pdone_atom = caf::atom_constant<caf::atom("pdone")>;
+using consume_atom = caf::atom_constant<caf::atom("consume")>;
+using avail_atom = caf::atom_constant<caf::atom("available")>;
+using sum_atom = caf::atom_constant<caf::atom("sum")>;
+using enter_atom = caf::atom_constant<caf::atom("enter")>;
+using full_atom = caf::atom_constant<caf::atom("full")>;
+using cut_atom = caf::atom_constant<caf::atom("cut")>;
+using cutdone_atom = caf::atom_constant<caf::atom("cutdone")>;
+using nextcust_atom = caf::atom_constant<caf::atom("nextcust")>;
+using returned_atom = caf::atom_constant<caf::atom("returned")>;
+using served_atom = caf::atom_constant<caf::atom("served")>;
+using smoke_atom = caf::atom_constant<caf::atom("smoke")>;
+using started_atom = caf::atom_constant<caf::atom("started")>;
+using smkexit_atom = caf::atom_constant<caf::atom("smkexit")>;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -920,6 +938,340 @@ outcome run_banking(caf::actor_system& sys, caf::scoped_actor& self, const param
   return {secs, total};
 }
 
+// ---- busy(x, n): the unit of work of bounded-buffer, sleeping-barber, cigarette-smokers -------
+// n steps of the Park-Miller generator y <- 48271 y mod (2^31 - 1) from y = x mod (2^31 - 2) + 1
+// (every value below 2^47).
+constexpr u64 busy_m = 2147483647;
+
+u64 busy(u64 x, u64 n) {
+  u64 y = x % (busy_m - 1) + 1;
+  for (u64 k = 0; k < n; ++k)
+    y = y * 48271 % busy_m;
+  return y;
+}
+
+// ---- bounded-buffer (producers, consumers, items, buffer, cost): Savina's producer-consumer --
+using actor_list = std::shared_ptr<std::vector<caf::actor>>;
+
+struct bb_manager_state {
+  std::deque<u64> available;               // consumers with nothing to do, oldest first
+  std::deque<u64> buffer;                  // buffered items, oldest first
+  std::deque<std::pair<u64, u64>> waiting; // (item, producer) that found the buffer full
+  u64 producers_done = 0;
+};
+
+caf::behavior bb_manager(caf::stateful_actor<bb_manager_state>* self, actor_list producers,
+                         actor_list consumers, u64 capacity) {
+  // Every producer done, nothing buffered, every consumer available: ask for the sums.
+  auto check_end = [=] {
+    auto& s = self->state;
+    if (s.producers_done == producers->size() && s.buffer.empty()
+        && s.available.size() == consumers->size()) {
+      for (auto& c : *consumers)
+        self->send(c, sum_atom::value);
+      self->quit(); // no producer or consumer sends to it again
+    }
+  };
+  return {
+    [=](start_atom) {
+      // Every consumer available, in index order.
+      for (u64 c = 0; c < consumers->size(); ++c)
+        self->state.available.push_back(c);
+      for (auto& p : *producers)
+        self->send(p, produce_atom::value);
+    },
+    [=](item_atom, u64 x, u64 p) {
+      auto& s = self->state;
+      if (!s.available.empty()) {
+        const u64 c = s.available.front();
+        s.available.pop_front();
+        self->send((*consumers)[c], consume_atom::value, x);
+        self->send((*producers)[p], produce_atom::value);
+      } else if (s.buffer.size() < capacity) {
+        s.buffer.push_back(x);
+        self->send((*producers)[p], produce_atom::value);
+      } else {
+        s.waiting.emplace_back(x, p); // its producer is not asked yet
+      }
+    },
+    [=](avail_atom, u64 c) {
+      auto& s = self->state;
+      if (!s.buffer.empty()) {
+        self->send((*consumers)[c], consume_atom::value, s.buffer.front());
+        s.buffer.pop_front();
+        if (!s.waiting.empty()) {
+          auto w = s.waiting.front();
+          s.waiting.pop_front();
+          s.buffer.push_back(w.first);
+          self->send((*producers)[w.second], produce_atom::value);
+        }
+      } else {
+        s.available.push_back(c);
+        check_end();
+      }
+    },
+    [=](pdone_atom) {
+      self->state.producers_done += 1;
+      check_end();
+    },
+  };
+}
+
+struct bb_producer_state {
+  u64 made = 0;
+};
+
+caf::behavior bb_producer(caf::stateful_actor<bb_producer_state>* self, caf::actor manager,
+                          u64 index, u64 items, u64 cost) {
+  return {
+    [=](produce_atom) {
+      auto& s = self->state;
+      if (s.made < items) {
+        const u64 x = busy(index * items + s.made, cost);
+        s.made += 1;
+        self->send(manager, item_atom::value, x, index);
+      } else {
+        self->send(manager, pdone_atom::value);
+        self->quit(); // never asked again
+      }
+    },
+  };
+}
+
+struct bb_consumer_state {
+  u64 sum = 0;
+};
+
+caf::behavior bb_consumer(caf::stateful_actor<bb_consumer_state>* self, caf::actor main,
+                          caf::actor manager, u64 index, u64 cost) {
+  return {
+    [=](consume_atom, u64 x) {
+      self->state.sum += busy(x, cost);
+      self->send(manager, avail_atom::value, index);
+    },
+    [=](sum_atom) {
+      self->send(main, done_atom::value, self->state.sum);
+      self->quit();
+    },
+  };
+}
+
+outcome run_bounded_buffer(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n_producers = p.get("producers");
+  auto n_consumers = p.get("consumers");
+  auto items = p.get("items");
+  auto capacity = p.get("buffer");
+  auto cost = p.get("cost");
+  if (n_producers == 0 || n_consumers == 0 || capacity == 0)
+    throw std::runtime_error("bounded-buffer: producers, consumers and buffer must be positive");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto producers = std::make_shared<std::vector<caf::actor>>();
+  auto consumers = std::make_shared<std::vector<caf::actor>>();
+  // The manager needs the producers and consumers and they need the manager: the lists are
+  // filled before the manager starts (it only reads them in its handlers).
+  auto manager = sys.spawn(bb_manager, producers, consumers, capacity);
+  producers->reserve(n_producers);
+  for (u64 i = 0; i < n_producers; ++i)
+    producers->push_back(sys.spawn(bb_producer, manager, i, items, cost));
+  consumers->reserve(n_consumers);
+  for (u64 i = 0; i < n_consumers; ++i)
+    consumers->push_back(sys.spawn(bb_consumer, main, manager, i, cost));
+  self->send(manager, start_atom::value);
+  manager = nullptr;
+  auto total = collect(self, n_consumers);
+  return {since(t0), total};
+}
+
+// ---- sleeping-barber (customers, room, arrival, cut): Savina's sleeping barber --------------
+struct customer_state {
+  u64 token = 0;
+};
+
+caf::behavior sb_customer(caf::stateful_actor<customer_state>* self, caf::actor factory, u64 id,
+                          u64 token) {
+  self->state.token = token;
+  return {
+    [=](full_atom) {
+      // Savina's retry: back to the factory, which sends it to the room again.
+      self->send(factory, returned_atom::value, caf::actor_cast<caf::actor>(self),
+                 self->state.token);
+    },
+    [=](cutdone_atom, u64 v) {
+      self->send(factory, served_atom::value, id, v);
+      self->quit();
+    },
+  };
+}
+
+struct room_state {
+  std::deque<std::pair<caf::actor, u64>> seated; // (customer, token), longest-seated first
+  bool asleep = true;
+};
+
+caf::behavior sb_room(caf::stateful_actor<room_state>* self, caf::actor barber, u64 chairs) {
+  return {
+    [=](enter_atom, caf::actor& c, u64 token) {
+      auto& s = self->state;
+      if (s.seated.size() == chairs) {
+        self->send(c, full_atom::value);
+      } else if (s.asleep) {
+        s.asleep = false;
+        self->send(barber, cut_atom::value, std::move(c), token);
+      } else {
+        s.seated.emplace_back(std::move(c), token);
+      }
+    },
+    [=](nextcust_atom) {
+      auto& s = self->state;
+      if (s.seated.empty()) {
+        s.asleep = true;
+      } else {
+        auto next = std::move(s.seated.front());
+        s.seated.pop_front();
+        self->send(barber, cut_atom::value, std::move(next.first), next.second);
+      }
+    },
+  };
+}
+
+caf::behavior sb_barber(caf::event_based_actor* self, u64 cut) {
+  return {
+    [=](cut_atom, const caf::actor& c, u64 token) {
+      self->send(c, cutdone_atom::value, busy(token, cut));
+      // Cut comes from the room only: ask it for the next customer.
+      self->send(caf::actor_cast<caf::actor>(self->current_sender()), nextcust_atom::value);
+    },
+  };
+}
+
+struct factory_state {
+  u64 served = 0;
+  u64 sum = 0;
+};
+
+caf::behavior sb_factory(caf::stateful_actor<factory_state>* self, caf::actor main,
+                         caf::actor room, u64 customers, u64 arrival) {
+  return {
+    [=](start_atom) {
+      // All arrivals in this one behaviour: each customer's token, its actor, its Enter.
+      auto me = caf::actor_cast<caf::actor>(self);
+      for (u64 id = 0; id < customers; ++id) {
+        const u64 token = busy(id, arrival);
+        auto c = self->spawn(sb_customer, me, id, token);
+        self->send(room, enter_atom::value, std::move(c), token);
+      }
+      if (customers == 0) {
+        self->send(main, done_atom::value, u64{0});
+        self->quit();
+      }
+    },
+    [=](returned_atom, caf::actor& c, u64 token) {
+      self->send(room, enter_atom::value, std::move(c), token);
+    },
+    [=](served_atom, u64 /*id*/, u64 v) {
+      auto& s = self->state;
+      s.sum += v;
+      if (++s.served == customers) {
+        self->send(main, done_atom::value, s.sum);
+        self->quit();
+      }
+    },
+  };
+}
+
+outcome run_sleeping_barber(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto customers = p.get("customers");
+  auto chairs = p.get("room");
+  auto arrival = p.get("arrival");
+  auto cut = p.get("cut");
+  if (chairs == 0)
+    throw std::runtime_error("sleeping-barber: room must be positive");
+  auto t0 = clock_type::now();
+  auto barber = sys.spawn(sb_barber, cut);
+  auto room = sys.spawn(sb_room, barber, chairs);
+  auto factory = sys.spawn(sb_factory, caf::actor{self}, room, customers, arrival);
+  self->send(factory, start_atom::value);
+  factory = nullptr;
+  auto total = collect(self, 1);
+  auto secs = since(t0);
+  shut({room, barber});
+  return {secs, total};
+}
+
+// ---- cigarette-smokers (smokers, rounds, smoke): Savina's cigarette smokers -----------------
+struct arbiter_state {
+  u64 started = 0;
+};
+
+caf::behavior cig_arbiter(caf::stateful_actor<arbiter_state>* self, actor_list smokers,
+                          u64 rounds, u64 smoke) {
+  // Round r: the ingredients for smoker r * 7919 mod smokers, who smokes
+  // r * 104729 mod smoke + 10 steps.
+  auto round = [=](u64 r) {
+    const u64 n = smokers->size();
+    self->send((*smokers)[r * 7919 % n], smoke_atom::value, r, r * 104729 % smoke + 10);
+  };
+  auto finish = [=] {
+    for (auto& s : *smokers)
+      self->send(s, smkexit_atom::value);
+    self->quit(); // no smoker sends it anything more
+  };
+  return {
+    [=](start_atom) {
+      if (rounds == 0)
+        finish();
+      else
+        round(0);
+    },
+    [=](started_atom) {
+      auto r = ++self->state.started;
+      if (r == rounds)
+        finish();
+      else
+        round(r);
+    },
+  };
+}
+
+struct smoker_state {
+  u64 sum = 0;
+};
+
+caf::behavior cig_smoker(caf::stateful_actor<smoker_state>* self, caf::actor main,
+                         caf::actor arbiter) {
+  return {
+    [=](smoke_atom, u64 r, u64 time) {
+      self->send(arbiter, started_atom::value);
+      self->state.sum += busy(r, time);
+    },
+    [=](smkexit_atom) {
+      self->send(main, done_atom::value, self->state.sum);
+      self->quit();
+    },
+  };
+}
+
+outcome run_cigarette_smokers(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto n = p.get("smokers");
+  auto rounds = p.get("rounds");
+  auto smoke = p.get("smoke");
+  if (n == 0 || smoke == 0)
+    throw std::runtime_error("cigarette-smokers: smokers and smoke must be positive");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto smokers = std::make_shared<std::vector<caf::actor>>();
+  // The list is filled before the arbiter starts (it only reads it in its handlers).
+  auto arbiter = sys.spawn(cig_arbiter, smokers, rounds, smoke);
+  smokers->reserve(n);
+  for (u64 i = 0; i < n; ++i)
+    smokers->push_back(sys.spawn(cig_smoker, main, arbiter));
+  self->send(arbiter, start_atom::value);
+  arbiter = nullptr;
+  auto total = collect(self, n);
+  return {since(t0), total};
+}
+
 } // namespace bench
 
 namespace {
@@ -928,7 +1280,8 @@ bool known_bench(const std::string& b) {
   static const char* names[] = {"static-send", "dynamic-send", "executor", "repeat",
                                 "matrix", "balance-one", "balance-multi", "ping-pong",
                                 "counting", "fork-join-throughput", "fork-join-creation",
-                                "thread-ring", "chameneos", "big", "dictionary", "banking", "logistic-map"};
+                                "thread-ring", "chameneos", "big", "dictionary", "banking", "logistic-map",
+                                "bounded-buffer", "sleeping-barber", "cigarette-smokers"};
   for (auto n : names)
     if (b == n)
       return true;
@@ -1238,6 +1591,12 @@ int main(int argc, char** argv) {
           r = run_banking(sys, self, p);
         else if (name == "logistic-map")
           r = run_logistic_map(sys, self, p);
+        else if (name == "bounded-buffer")
+          r = run_bounded_buffer(sys, self, p);
+        else if (name == "sleeping-barber")
+          r = run_sleeping_barber(sys, self, p);
+        else if (name == "cigarette-smokers")
+          r = run_cigarette_smokers(sys, self, p);
       }
       // ~actor_system waits until every actor has terminated.
     }

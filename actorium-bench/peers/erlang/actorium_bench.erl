@@ -14,7 +14,9 @@
 %%
 %% Actors whose termination the contract does not specify (repeat's servers,
 %% ping-pong's Pong, thread-ring's ring, big's actors) are left idle in `receive` when the work
-%% is done; erlang:halt/1 ends them. No work is left running when the clock stops.
+%% is done; erlang:halt/1 ends them (dictionary's map, banking's accounts, logistic-map's
+%% series and sleeping-barber's room and barber are told to stop after the clock has stopped).
+%% No work is left running when the clock stops.
 -module(actorium_bench).
 -export([main/0, main/1, idle/1, ask/1]).
 -behaviour(gen_server).
@@ -71,6 +73,9 @@ bench_fun("big") -> fun big/1;
 bench_fun("dictionary") -> fun dictionary/1;
 bench_fun("banking") -> fun banking/1;
 bench_fun("logistic-map") -> fun logistic_map/1;
+bench_fun("bounded-buffer") -> fun bounded_buffer/1;
+bench_fun("sleeping-barber") -> fun sleeping_barber/1;
+bench_fun("cigarette-smokers") -> fun cigarette_smokers/1;
 bench_fun(_) -> unknown.
 
 %% name=value pairs of non-negative integers -> #{Name => Value}.
@@ -926,3 +931,259 @@ logmaster_rounds(Main, Series, N, Terms, Step) ->
 logmaster_collect(0, Sum) -> Sum;
 logmaster_collect(K, Sum) ->
     receive {term_done, X} -> logmaster_collect(K - 1, Sum + X) end.
+
+%% ---- busy(X, N): the unit of work of bounded-buffer, sleeping-barber, cigarette-smokers ------
+%% N steps of the Park-Miller generator Y <- 48271 Y mod (2^31 - 1) from Y = X mod (2^31 - 2) + 1;
+%% every value stays below 2^47 (a small integer on 64-bit BEAM).
+-define(BUSY_M, 2147483647).
+-define(MASK64, 16#FFFFFFFFFFFFFFFF).
+
+busy(X, N) -> busy_loop(X rem (?BUSY_M - 1) + 1, N).
+
+busy_loop(Y, 0) -> Y;
+busy_loop(Y, N) -> busy_loop(Y * 48271 rem ?BUSY_M, N - 1).
+
+%% ---- bounded-buffer (producers, consumers, items, buffer, cost): Savina's producer-consumer --
+%%
+%% The manager's state: the consumers with nothing to do (oldest first), the buffered items
+%% (oldest first) and the items that found the buffer full with their producers (in arrival
+%% order), each a queue with its length where the length is compared.
+-record(bb, {producers, consumers, capacity, available, n_available = 0,
+             buffer, n_buffer = 0, waiting, producers_done = 0}).
+
+bounded_buffer(P) ->
+    NP = param(P, "producers"),
+    NC = param(P, "consumers"),
+    Items = param(P, "items"),
+    Capacity = param(P, "buffer"),
+    Cost = param(P, "cost"),
+    NP > 0 orelse fail("producers must be > 0", []),
+    NC > 0 orelse fail("consumers must be > 0", []),
+    Capacity > 0 orelse fail("buffer must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    Manager = spawn(fun() -> bb_manager_init(Capacity) end),
+    Producers = list_to_tuple(
+        [spawn(fun() -> bb_producer(Manager, Idx, Items, Cost, 0) end)
+         || Idx <- lists:seq(0, NP - 1)]),
+    Consumers = list_to_tuple(
+        [spawn(fun() -> bb_consumer(Manager, Main, Idx, Cost, 0) end)
+         || Idx <- lists:seq(0, NC - 1)]),
+    Manager ! {start, Producers, Consumers},
+    Total = collect(NC, 0) band ?MASK64,
+    {seconds_since(T0), Total}.
+
+bb_manager_init(Capacity) ->
+    receive
+        {start, Producers, Consumers} ->
+            [Pr ! produce || Pr <- tuple_to_list(Producers)],
+            NC = tuple_size(Consumers),
+            %% Every consumer available, in index order.
+            bb_manager(#bb{producers = Producers, consumers = Consumers, capacity = Capacity,
+                           available = queue:from_list(lists:seq(0, NC - 1)), n_available = NC,
+                           buffer = queue:new(), waiting = queue:new()})
+    end.
+
+bb_manager(S) ->
+    receive
+        {item, X, Pr} ->
+            if
+                S#bb.n_available > 0 ->
+                    {{value, C}, Avail} = queue:out(S#bb.available),
+                    element(C + 1, S#bb.consumers) ! {consume, X},
+                    element(Pr + 1, S#bb.producers) ! produce,
+                    bb_manager(S#bb{available = Avail, n_available = S#bb.n_available - 1});
+                S#bb.n_buffer < S#bb.capacity ->
+                    element(Pr + 1, S#bb.producers) ! produce,
+                    bb_manager(S#bb{buffer = queue:in(X, S#bb.buffer),
+                                    n_buffer = S#bb.n_buffer + 1});
+                true ->
+                    %% Its producer is not asked yet.
+                    bb_manager(S#bb{waiting = queue:in({X, Pr}, S#bb.waiting)})
+            end;
+        {available, C} when S#bb.n_buffer > 0 ->
+            {{value, X}, Buf} = queue:out(S#bb.buffer),
+            element(C + 1, S#bb.consumers) ! {consume, X},
+            case queue:out(S#bb.waiting) of
+                {{value, {Y, Pr}}, Waiting} ->
+                    element(Pr + 1, S#bb.producers) ! produce,
+                    bb_manager(S#bb{buffer = queue:in(Y, Buf), waiting = Waiting});
+                {empty, _} ->
+                    bb_manager(S#bb{buffer = Buf, n_buffer = S#bb.n_buffer - 1})
+            end;
+        {available, C} ->
+            bb_check_end(S#bb{available = queue:in(C, S#bb.available),
+                              n_available = S#bb.n_available + 1});
+        producer_done ->
+            bb_check_end(S#bb{producers_done = S#bb.producers_done + 1})
+    end.
+
+%% Every producer done, nothing buffered, every consumer available: the manager asks the
+%% consumers for their sums and ends (no producer or consumer sends to it again).
+bb_check_end(S) ->
+    case S#bb.producers_done =:= tuple_size(S#bb.producers) andalso S#bb.n_buffer =:= 0
+        andalso S#bb.n_available =:= tuple_size(S#bb.consumers) of
+        true -> [C ! report_sum || C <- tuple_to_list(S#bb.consumers)];
+        false -> bb_manager(S)
+    end.
+
+bb_producer(Manager, Idx, Items, Cost, Made) ->
+    receive
+        produce when Made < Items ->
+            Manager ! {item, busy(Idx * Items + Made, Cost), Idx},
+            bb_producer(Manager, Idx, Items, Cost, Made + 1);
+        produce ->
+            %% Never asked again: the producer ends.
+            Manager ! producer_done
+    end.
+
+bb_consumer(Manager, Main, Idx, Cost, Sum) ->
+    receive
+        {consume, X} ->
+            Sum1 = (Sum + busy(X, Cost)) band ?MASK64,
+            Manager ! {available, Idx},
+            bb_consumer(Manager, Main, Idx, Cost, Sum1);
+        report_sum ->
+            Main ! {done, Sum}
+    end.
+
+%% ---- sleeping-barber (customers, room, arrival, cut): Savina's sleeping barber --------------
+%%
+%% The room and the barber are told to stop by main after the clock has stopped (the contract
+%% never ends them); the factory and every customer end on their own.
+
+sleeping_barber(P) ->
+    Customers = param(P, "customers"),
+    Chairs = param(P, "room"),
+    Arrival = param(P, "arrival"),
+    Cut = param(P, "cut"),
+    Chairs > 0 orelse fail("room must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    Barber = spawn(fun() -> sb_barber_init(Cut) end),
+    Room = spawn(fun() -> sb_room(Barber, Chairs, queue:new(), 0, true) end),
+    Barber ! {room, Room},
+    Factory = spawn(fun() -> sb_factory_init(Main, Room, Customers, Arrival) end),
+    Factory ! start,
+    Total = collect(1, 0),
+    Secs = seconds_since(T0),
+    Room ! stop,
+    Barber ! stop,
+    {Secs, Total}.
+
+sb_factory_init(Main, Room, Customers, Arrival) ->
+    receive
+        start ->
+            %% All arrivals in this one behaviour: each customer's token, its process, its Enter.
+            Factory = self(),
+            lists:foreach(
+              fun(Id) ->
+                      Token = busy(Id, Arrival),
+                      C = spawn(fun() -> sb_customer(Factory, Id, Token) end),
+                      Room ! {enter, C, Token}
+              end,
+              lists:seq(0, Customers - 1)),
+            sb_factory(Main, Room, Customers, 0)
+    end.
+
+sb_factory(Main, _Room, 0, Sum) ->
+    Main ! {done, Sum};
+sb_factory(Main, Room, Left, Sum) ->
+    receive
+        {returned, C, Token} ->
+            %% Savina's retry: the customer goes to the room again.
+            Room ! {enter, C, Token},
+            sb_factory(Main, Room, Left, Sum);
+        {served, _Id, V} ->
+            sb_factory(Main, Room, Left - 1, (Sum + V) band ?MASK64)
+    end.
+
+sb_customer(Factory, Id, Token) ->
+    receive
+        full ->
+            Factory ! {returned, self(), Token},
+            sb_customer(Factory, Id, Token);
+        {cut_done, V} ->
+            Factory ! {served, Id, V}
+    end.
+
+%% Seated: (customer, token) pairs, longest-seated first; N of them.
+sb_room(Barber, Chairs, Seated, N, Asleep) ->
+    receive
+        {enter, C, _Token} when N =:= Chairs ->
+            C ! full,
+            sb_room(Barber, Chairs, Seated, N, Asleep);
+        {enter, C, Token} when Asleep ->
+            Barber ! {cut, C, Token},
+            sb_room(Barber, Chairs, Seated, N, false);
+        {enter, C, Token} ->
+            sb_room(Barber, Chairs, queue:in({C, Token}, Seated), N + 1, Asleep);
+        next ->
+            case queue:out(Seated) of
+                {{value, {C, Token}}, Rest} ->
+                    Barber ! {cut, C, Token},
+                    sb_room(Barber, Chairs, Rest, N - 1, false);
+                {empty, _} ->
+                    sb_room(Barber, Chairs, Seated, 0, true)
+            end;
+        stop ->
+            ok
+    end.
+
+sb_barber_init(Cut) ->
+    receive
+        {room, Room} -> sb_barber(Room, Cut)
+    end.
+
+sb_barber(Room, Cut) ->
+    receive
+        {cut, C, Token} ->
+            C ! {cut_done, busy(Token, Cut)},
+            Room ! next,
+            sb_barber(Room, Cut);
+        stop ->
+            ok
+    end.
+
+%% ---- cigarette-smokers (smokers, rounds, smoke): Savina's cigarette smokers -----------------
+
+cigarette_smokers(P) ->
+    N = param(P, "smokers"),
+    Rounds = param(P, "rounds"),
+    Smoke = param(P, "smoke"),
+    N > 0 orelse fail("smokers must be > 0", []),
+    Smoke > 0 orelse fail("smoke must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    Arbiter = spawn(fun() -> cig_arbiter_init(Rounds, Smoke) end),
+    Smokers = list_to_tuple([spawn(fun() -> cig_smoker(Arbiter, Main, 0) end)
+                             || _ <- lists:seq(1, N)]),
+    Arbiter ! {start, Smokers},
+    Total = collect(N, 0) band ?MASK64,
+    {seconds_since(T0), Total}.
+
+cig_arbiter_init(Rounds, Smoke) ->
+    receive
+        {start, Smokers} -> cig_arbiter(Smokers, Rounds, Smoke, 0)
+    end.
+
+%% Round R has not started yet: after `Rounds` rounds every smoker is told to exit and the
+%% arbiter ends (no smoker sends it anything more); else round R's smoker gets the ingredients
+%% (r * 7919 mod smokers, smoking r * 104729 mod smoke + 10 steps) and the arbiter waits for
+%% its `started`.
+cig_arbiter(Smokers, Rounds, _Smoke, Rounds) ->
+    [S ! exit || S <- tuple_to_list(Smokers)];
+cig_arbiter(Smokers, Rounds, Smoke, R) ->
+    element(R * 7919 rem tuple_size(Smokers) + 1, Smokers) ! {smoke, R, R * 104729 rem Smoke + 10},
+    receive
+        started -> cig_arbiter(Smokers, Rounds, Smoke, R + 1)
+    end.
+
+cig_smoker(Arbiter, Main, Sum) ->
+    receive
+        {smoke, R, Time} ->
+            Arbiter ! started,
+            cig_smoker(Arbiter, Main, (Sum + busy(R, Time)) band ?MASK64);
+        exit ->
+            Main ! {done, Sum}
+    end.

@@ -12,6 +12,7 @@
 use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
 use actix::prelude::*;
 use actix::{ActorContext, Arbiter, ArbiterHandle, AsyncContext, System};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -58,6 +59,24 @@ pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
                 msgs,
                 write,
             } => dictionary(&p, workers, msgs, write).await,
+            Bench::BoundedBuffer {
+                producers,
+                consumers,
+                items,
+                buffer,
+                cost,
+            } => bounded_buffer(&p, producers, consumers, items, buffer, cost).await,
+            Bench::SleepingBarber {
+                customers,
+                room,
+                arrival,
+                cut,
+            } => sleeping_barber(&p, customers, room, arrival, cut).await,
+            Bench::CigaretteSmokers {
+                smokers,
+                rounds,
+                smoke,
+            } => cigarette_smokers(&p, smokers, rounds, smoke).await,
         }?;
         Ok((t0.elapsed().as_secs_f64(), sum))
     });
@@ -1220,4 +1239,555 @@ async fn logistic_map(p: &Placer, series: u64, terms: u64) -> Result<u64, String
     }
     master.do_send(Stop);
     Ok(total)
+}
+
+// ---- bounded-buffer (Savina's producer–consumer with a bounded buffer) ---------------------
+struct BbManager {
+    _me: Addr<BbManager>,
+    producers: Vec<Addr<BbProducer>>,
+    consumers: Vec<Addr<BbConsumer>>,
+    /// Consumers with nothing to do, oldest first.
+    available: VecDeque<usize>,
+    buffer: VecDeque<u64>,
+    capacity: usize,
+    /// Items that found the buffer full, with their producers, in arrival order.
+    waiting: VecDeque<(u64, usize)>,
+    producers_done: usize,
+}
+struct BbProducer {
+    _me: Addr<BbProducer>,
+    index: u64,
+    items: u64,
+    made: u64,
+    cost: u64,
+    manager: Addr<BbManager>,
+}
+struct BbConsumer {
+    _me: Addr<BbConsumer>,
+    index: usize,
+    cost: u64,
+    sum: u64,
+    manager: Addr<BbManager>,
+    done: Arc<Done>,
+}
+/// The manager's producers and consumers (sent before `Start`).
+struct BbPeers(Vec<Addr<BbProducer>>, Vec<Addr<BbConsumer>>);
+struct Produce;
+/// `BbItem(item, producer)`.
+struct BbItem(u64, usize);
+struct ProducerDone;
+struct Consume(u64);
+struct ConsumerAvailable(usize);
+struct ReportSum;
+actor!(BbManager, BbProducer, BbConsumer);
+message!(
+    BbPeers,
+    Produce,
+    BbItem,
+    ProducerDone,
+    Consume,
+    ConsumerAvailable,
+    ReportSum
+);
+
+impl BbManager {
+    /// Every producer done, nothing buffered and every consumer available: ask the consumers
+    /// for their sums and end.
+    fn finish_if_done(&mut self, ctx: &mut Context<Self>) {
+        if self.producers_done == self.producers.len()
+            && self.buffer.is_empty()
+            && self.available.len() == self.consumers.len()
+        {
+            for c in &self.consumers {
+                c.do_send(ReportSum);
+            }
+            ctx.stop();
+        }
+    }
+}
+
+impl Handler<BbPeers> for BbManager {
+    type Result = ();
+
+    fn handle(&mut self, BbPeers(producers, consumers): BbPeers, _: &mut Context<Self>) {
+        self.producers = producers;
+        self.consumers = consumers;
+    }
+}
+
+impl Handler<Start> for BbManager {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, _: &mut Context<Self>) {
+        for p in &self.producers {
+            p.do_send(Produce);
+        }
+    }
+}
+
+impl Handler<BbItem> for BbManager {
+    type Result = ();
+
+    fn handle(&mut self, BbItem(x, p): BbItem, _: &mut Context<Self>) {
+        if let Some(c) = self.available.pop_front() {
+            self.consumers[c].do_send(Consume(x));
+            self.producers[p].do_send(Produce);
+        } else if self.buffer.len() < self.capacity {
+            self.buffer.push_back(x);
+            self.producers[p].do_send(Produce);
+        } else {
+            self.waiting.push_back((x, p));
+        }
+    }
+}
+
+impl Handler<ConsumerAvailable> for BbManager {
+    type Result = ();
+
+    fn handle(&mut self, ConsumerAvailable(c): ConsumerAvailable, ctx: &mut Context<Self>) {
+        match self.buffer.pop_front() {
+            Some(x) => {
+                self.consumers[c].do_send(Consume(x));
+                if let Some((y, p)) = self.waiting.pop_front() {
+                    self.buffer.push_back(y);
+                    self.producers[p].do_send(Produce);
+                }
+            }
+            None => {
+                self.available.push_back(c);
+                self.finish_if_done(ctx);
+            }
+        }
+    }
+}
+
+impl Handler<ProducerDone> for BbManager {
+    type Result = ();
+
+    fn handle(&mut self, _: ProducerDone, ctx: &mut Context<Self>) {
+        self.producers_done += 1;
+        self.finish_if_done(ctx);
+    }
+}
+
+impl Handler<Produce> for BbProducer {
+    type Result = ();
+
+    fn handle(&mut self, _: Produce, ctx: &mut Context<Self>) {
+        if self.made == self.items {
+            self.manager.do_send(ProducerDone);
+            // Never asked again.
+            ctx.stop();
+            return;
+        }
+        let x = common::bb_item(self.index, self.made, self.items, self.cost);
+        self.made += 1;
+        self.manager.do_send(BbItem(x, self.index as usize));
+    }
+}
+
+impl Handler<Consume> for BbConsumer {
+    type Result = ();
+
+    fn handle(&mut self, Consume(x): Consume, _: &mut Context<Self>) {
+        self.sum = self.sum.wrapping_add(common::busy(x, self.cost));
+        self.manager.do_send(ConsumerAvailable(self.index));
+    }
+}
+
+impl Handler<ReportSum> for BbConsumer {
+    type Result = ();
+
+    fn handle(&mut self, _: ReportSum, ctx: &mut Context<Self>) {
+        self.done.report(self.sum);
+        ctx.stop();
+    }
+}
+
+async fn bounded_buffer(
+    p: &Placer,
+    producers: u64,
+    consumers: u64,
+    items: u64,
+    buffer: u64,
+    cost: u64,
+) -> Result<u64, String> {
+    let (done, rx) = Done::new(consumers);
+    let capacity = buffer as usize;
+    let manager = p.start(move |_me| BbManager {
+        _me,
+        producers: Vec::new(),
+        consumers: Vec::new(),
+        available: (0..consumers as usize).collect(),
+        buffer: VecDeque::with_capacity(capacity),
+        capacity,
+        waiting: VecDeque::new(),
+        producers_done: 0,
+    });
+    let producer_list = (0..producers)
+        .map(|index| {
+            let manager = manager.clone();
+            p.start(move |_me| BbProducer {
+                _me,
+                index,
+                items,
+                made: 0,
+                cost,
+                manager,
+            })
+        })
+        .collect();
+    let consumer_list = (0..consumers as usize)
+        .map(|index| {
+            let (manager, done) = (manager.clone(), done.clone());
+            p.start(move |_me| BbConsumer {
+                _me,
+                index,
+                cost,
+                sum: 0,
+                manager,
+                done,
+            })
+        })
+        .collect();
+    drop(done);
+    manager.do_send(BbPeers(producer_list, consumer_list));
+    manager.do_send(Start);
+    drop(manager);
+    common::wait(rx).await
+}
+
+// ---- sleeping-barber (Savina's sleeping barber) ---------------------------------------------
+struct Factory {
+    me: Addr<Factory>,
+    /// Customers are placed like every other actor (round-robin, in creation order).
+    placer: Arc<Placer>,
+    room: Addr<WaitingRoom>,
+    customers: u64,
+    arrival: u64,
+    served: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct WaitingRoom {
+    _me: Addr<WaitingRoom>,
+    chairs: usize,
+    /// Seated customers with their tokens, longest-seated first.
+    seated: VecDeque<(Addr<Customer>, u64)>,
+    barber: Option<Addr<Barber>>,
+    asleep: bool,
+}
+struct Barber {
+    _me: Addr<Barber>,
+    cut: u64,
+    room: Addr<WaitingRoom>,
+}
+struct Customer {
+    me: Addr<Customer>,
+    id: u64,
+    token: u64,
+    factory: Addr<Factory>,
+}
+struct SetBarber(Addr<Barber>);
+/// `Enter(customer, token)`.
+struct Enter(Addr<Customer>, u64);
+struct Full;
+/// A customer told `Full`, back at the factory: `Returned(customer, token)`.
+struct Returned(Addr<Customer>, u64);
+/// `Cut(customer, token)`.
+struct Cut(Addr<Customer>, u64);
+struct NextCustomer;
+/// The spec's `Done(v)`.
+struct HaircutDone(u64);
+/// `Served(id, v)`.
+struct Served(u64, u64);
+actor!(Factory, WaitingRoom, Barber, Customer);
+message!(
+    SetBarber,
+    Enter,
+    Full,
+    Returned,
+    Cut,
+    NextCustomer,
+    HaircutDone,
+    Served
+);
+stoppable!(Barber);
+
+impl Factory {
+    /// Reports the sum to main and ends, with the room (which ends the barber).
+    fn finish(&self, ctx: &mut Context<Self>) {
+        self.done.report(self.sum);
+        self.room.do_send(Stop);
+        ctx.stop();
+    }
+}
+
+impl Handler<Start> for Factory {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, ctx: &mut Context<Self>) {
+        for id in 0..self.customers {
+            let token = common::busy(id, self.arrival);
+            let factory = self.me.clone();
+            let c = self.placer.start(move |me| Customer {
+                me,
+                id,
+                token,
+                factory,
+            });
+            self.room.do_send(Enter(c, token));
+        }
+        if self.customers == 0 {
+            self.finish(ctx);
+        }
+    }
+}
+
+impl Handler<Returned> for Factory {
+    type Result = ();
+
+    fn handle(&mut self, Returned(c, token): Returned, _: &mut Context<Self>) {
+        self.room.do_send(Enter(c, token));
+    }
+}
+
+impl Handler<Served> for Factory {
+    type Result = ();
+
+    fn handle(&mut self, Served(_id, v): Served, ctx: &mut Context<Self>) {
+        self.sum = self.sum.wrapping_add(v);
+        self.served += 1;
+        if self.served == self.customers {
+            self.finish(ctx);
+        }
+    }
+}
+
+impl WaitingRoom {
+    fn barber(&self) -> &Addr<Barber> {
+        self.barber.as_ref().expect("barber set")
+    }
+}
+
+impl Handler<SetBarber> for WaitingRoom {
+    type Result = ();
+
+    fn handle(&mut self, SetBarber(b): SetBarber, _: &mut Context<Self>) {
+        self.barber = Some(b);
+    }
+}
+
+impl Handler<Enter> for WaitingRoom {
+    type Result = ();
+
+    fn handle(&mut self, Enter(c, token): Enter, _: &mut Context<Self>) {
+        if self.seated.len() == self.chairs {
+            c.do_send(Full);
+        } else if self.asleep {
+            self.asleep = false;
+            self.barber().do_send(Cut(c, token));
+        } else {
+            self.seated.push_back((c, token));
+        }
+    }
+}
+
+impl Handler<NextCustomer> for WaitingRoom {
+    type Result = ();
+
+    fn handle(&mut self, _: NextCustomer, _: &mut Context<Self>) {
+        match self.seated.pop_front() {
+            Some((c, token)) => self.barber().do_send(Cut(c, token)),
+            None => self.asleep = true,
+        }
+    }
+}
+
+impl Handler<Stop> for WaitingRoom {
+    type Result = ();
+
+    /// The room and the barber hold each other's address: the room ends both.
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        self.barber().do_send(Stop);
+        ctx.stop();
+    }
+}
+
+impl Handler<Cut> for Barber {
+    type Result = ();
+
+    fn handle(&mut self, Cut(c, token): Cut, _: &mut Context<Self>) {
+        c.do_send(HaircutDone(common::busy(token, self.cut)));
+        self.room.do_send(NextCustomer);
+    }
+}
+
+impl Handler<Full> for Customer {
+    type Result = ();
+
+    fn handle(&mut self, _: Full, _: &mut Context<Self>) {
+        self.factory.do_send(Returned(self.me.clone(), self.token));
+    }
+}
+
+impl Handler<HaircutDone> for Customer {
+    type Result = ();
+
+    fn handle(&mut self, HaircutDone(v): HaircutDone, ctx: &mut Context<Self>) {
+        self.factory.do_send(Served(self.id, v));
+        ctx.stop();
+    }
+}
+
+async fn sleeping_barber(
+    p: &Arc<Placer>,
+    customers: u64,
+    room: u64,
+    arrival: u64,
+    cut: u64,
+) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let chairs = room as usize;
+    let room = p.start(move |_me| WaitingRoom {
+        _me,
+        chairs,
+        seated: VecDeque::with_capacity(chairs),
+        barber: None,
+        asleep: true,
+    });
+    let barber = {
+        let room = room.clone();
+        p.start(move |_me| Barber { _me, cut, room })
+    };
+    room.do_send(SetBarber(barber));
+    let placer = p.clone();
+    let factory = p.start(move |me| Factory {
+        me,
+        placer,
+        room,
+        customers,
+        arrival,
+        served: 0,
+        sum: 0,
+        done,
+    });
+    factory.do_send(Start);
+    drop(factory);
+    common::wait(rx).await
+}
+
+// ---- cigarette-smokers (Savina's cigarette smokers) -----------------------------------------
+/// The arbiter (`actix::Arbiter` is the thread).
+struct CigArbiter {
+    _me: Addr<CigArbiter>,
+    smokers: Vec<Addr<Smoker>>,
+    rounds: u64,
+    smoke: u64,
+    started: u64,
+}
+struct Smoker {
+    _me: Addr<Smoker>,
+    arbiter: Addr<CigArbiter>,
+    sum: u64,
+    done: Arc<Done>,
+}
+/// The arbiter's smokers (sent before `Start`).
+struct Smokers(Vec<Addr<Smoker>>);
+/// `Smoke(round, time)`.
+struct Smoke(u64, u64);
+struct Started;
+struct Exit;
+actor!(CigArbiter, Smoker);
+message!(Smokers, Smoke, Started, Exit);
+
+impl CigArbiter {
+    /// Starts round `self.started`, or, after the last one, tells every smoker to exit and ends.
+    fn next_round(&mut self, ctx: &mut Context<Self>) {
+        if self.started == self.rounds {
+            for s in &self.smokers {
+                s.do_send(Exit);
+            }
+            ctx.stop();
+            return;
+        }
+        let round = self.started;
+        let (smoker, time) = common::cig_round(round, self.smokers.len() as u64, self.smoke);
+        self.smokers[smoker as usize].do_send(Smoke(round, time));
+    }
+}
+
+impl Handler<Smokers> for CigArbiter {
+    type Result = ();
+
+    fn handle(&mut self, Smokers(list): Smokers, _: &mut Context<Self>) {
+        self.smokers = list;
+    }
+}
+
+impl Handler<Start> for CigArbiter {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, ctx: &mut Context<Self>) {
+        self.next_round(ctx);
+    }
+}
+
+impl Handler<Started> for CigArbiter {
+    type Result = ();
+
+    fn handle(&mut self, _: Started, ctx: &mut Context<Self>) {
+        self.started += 1;
+        self.next_round(ctx);
+    }
+}
+
+impl Handler<Smoke> for Smoker {
+    type Result = ();
+
+    fn handle(&mut self, Smoke(round, time): Smoke, _: &mut Context<Self>) {
+        self.arbiter.do_send(Started);
+        self.sum = self.sum.wrapping_add(common::busy(round, time));
+    }
+}
+
+impl Handler<Exit> for Smoker {
+    type Result = ();
+
+    fn handle(&mut self, _: Exit, ctx: &mut Context<Self>) {
+        self.done.report(self.sum);
+        ctx.stop();
+    }
+}
+
+async fn cigarette_smokers(
+    p: &Placer,
+    smokers: u64,
+    rounds: u64,
+    smoke: u64,
+) -> Result<u64, String> {
+    let (done, rx) = Done::new(smokers);
+    let arbiter = p.start(move |_me| CigArbiter {
+        _me,
+        smokers: Vec::new(),
+        rounds,
+        smoke,
+        started: 0,
+    });
+    let list = (0..smokers)
+        .map(|_| {
+            let (arbiter, done) = (arbiter.clone(), done.clone());
+            p.start(move |_me| Smoker {
+                _me,
+                arbiter,
+                sum: 0,
+                done,
+            })
+        })
+        .collect();
+    drop(done);
+    arbiter.do_send(Smokers(list));
+    arbiter.do_send(Start);
+    drop(arbiter);
+    common::wait(rx).await
 }

@@ -68,6 +68,24 @@ pub enum Bench {
         series: u64,
         terms: u64,
     },
+    BoundedBuffer {
+        producers: u64,
+        consumers: u64,
+        items: u64,
+        buffer: u64,
+        cost: u64,
+    },
+    SleepingBarber {
+        customers: u64,
+        room: u64,
+        arrival: u64,
+        cut: u64,
+    },
+    CigaretteSmokers {
+        smokers: u64,
+        rounds: u64,
+        smoke: u64,
+    },
     Big {
         actors: u64,
         pings: u64,
@@ -190,6 +208,24 @@ impl Bench {
                     transactions: param(p, "transactions")?,
                 }
             }
+            "bounded-buffer" => Bench::BoundedBuffer {
+                producers: positive(p, "producers")?,
+                consumers: positive(p, "consumers")?,
+                items: param(p, "items")?,
+                buffer: positive(p, "buffer")?,
+                cost: param(p, "cost")?,
+            },
+            "sleeping-barber" => Bench::SleepingBarber {
+                customers: param(p, "customers")?,
+                room: positive(p, "room")?,
+                arrival: param(p, "arrival")?,
+                cut: param(p, "cut")?,
+            },
+            "cigarette-smokers" => Bench::CigaretteSmokers {
+                smokers: positive(p, "smokers")?,
+                rounds: param(p, "rounds")?,
+                smoke: positive(p, "smoke")?,
+            },
             other => return Err(format!("unknown benchmark `{other}`")),
         })
     }
@@ -299,6 +335,34 @@ pub fn bank_transfer(t: u64, accounts: u64) -> (u64, u64, u64) {
 /// The banking checksum: `Σ (i + 1) × balance_i` over the final balances.
 pub fn bank_checksum(balances: impl Iterator<Item = (u64, u64)>) -> u64 {
     balances.fold(0u64, |s, (i, b)| s.wrapping_add((i + 1).wrapping_mul(b)))
+}
+
+/// The Park–Miller modulus of [`busy`] (2³¹ − 1, a prime).
+pub const BUSY_M: u64 = 2_147_483_647;
+
+/// The unit of work of bounded-buffer, sleeping-barber and cigarette-smokers (Savina's busy
+/// waits, made deterministic): `n` steps of the Park–Miller generator `y ← 48,271·y mod (2³¹ − 1)`
+/// from `y = x mod (2³¹ − 2) + 1`. Every value stays below 2⁴⁷, so C++ and Erlang compute the
+/// same result without overflow or big numbers.
+#[inline]
+pub fn busy(x: u64, n: u64) -> u64 {
+    let mut y = x % (BUSY_M - 1) + 1;
+    for _ in 0..n {
+        y = y * 48_271 % BUSY_M;
+    }
+    y
+}
+
+/// bounded-buffer: item `i` (from 0) of producer `p`, each making `items` items.
+#[inline]
+pub fn bb_item(p: u64, i: u64, items: u64, cost: u64) -> u64 {
+    busy(p * items + i, cost)
+}
+
+/// cigarette-smokers: round `r`'s smoker and smoking time (`busy` steps).
+#[inline]
+pub fn cig_round(r: u64, smokers: u64, smoke: u64) -> (u64, u64) {
+    (r * 7_919 % smokers, r * 104_729 % smoke + 10)
 }
 
 /// The dictionary workload (Savina's concurrent dictionary): whether a worker's `i`-th request
@@ -516,6 +580,21 @@ pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64
             }
             bank_checksum(balance.into_iter().enumerate().map(|(i, b)| (i as u64, b)))
         }
+        "bounded-buffer" => {
+            let (items, cost) = (g("items"), g("cost"));
+            (0..g("producers"))
+                .flat_map(|p| (0..items).map(move |i| busy(bb_item(p, i, items, cost), cost)))
+                .fold(0u64, u64::wrapping_add)
+        }
+        "sleeping-barber" => (0..g("customers"))
+            .map(|id| busy(busy(id, g("arrival")), g("cut")))
+            .fold(0u64, u64::wrapping_add),
+        "cigarette-smokers" => (0..g("rounds"))
+            .map(|r| {
+                let (_, time) = cig_round(r, g("smokers"), g("smoke"));
+                busy(r, time)
+            })
+            .fold(0u64, u64::wrapping_add),
         "dictionary" => {
             let (msgs, write) = (g("msgs"), g("write"));
             let mut last = 0;

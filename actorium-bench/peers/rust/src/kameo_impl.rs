@@ -14,6 +14,7 @@ use kameo::error::Infallible;
 use kameo::mailbox;
 use kameo::message::{Context, Message};
 use kameo::Actor;
+use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 
 /// Runs one workload on a fresh runtime; the clock starts once the runtime is up.
@@ -49,6 +50,24 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 msgs,
                 write,
             } => dictionary(workers, msgs, write).await,
+            Bench::BoundedBuffer {
+                producers,
+                consumers,
+                items,
+                buffer,
+                cost,
+            } => bounded_buffer(producers, consumers, items, buffer, cost).await,
+            Bench::SleepingBarber {
+                customers,
+                room,
+                arrival,
+                cut,
+            } => sleeping_barber(customers, room, arrival, cut).await,
+            Bench::CigaretteSmokers {
+                smokers,
+                rounds,
+                smoke,
+            } => cigarette_smokers(smokers, rounds, smoke).await,
         }
     })
 }
@@ -1094,4 +1113,483 @@ async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
     }
     stop(&master).await;
     Ok(total)
+}
+
+// ---- bounded-buffer (Savina's producer–consumer with a bounded buffer) ---------------------
+/// The manager's producers and consumers, set once all are spawned.
+type BbPeers = Arc<OnceLock<(Vec<ActorRef<BbProducer>>, Vec<ActorRef<BbConsumer>>)>>;
+struct BbManager {
+    peers: BbPeers,
+    /// Consumers with nothing to do, oldest first.
+    available: VecDeque<usize>,
+    buffer: VecDeque<u64>,
+    capacity: usize,
+    /// Items that found the buffer full, with their producers, in arrival order.
+    waiting: VecDeque<(u64, usize)>,
+    producers_done: usize,
+}
+struct BbProducer {
+    index: u64,
+    items: u64,
+    made: u64,
+    cost: u64,
+    manager: ActorRef<BbManager>,
+}
+struct BbConsumer {
+    index: usize,
+    cost: u64,
+    sum: u64,
+    manager: ActorRef<BbManager>,
+    done: Arc<Done>,
+}
+struct Produce;
+/// An item and the index of its producer.
+struct BbItem(u64, usize);
+struct ProducerDone;
+struct Consume(u64);
+/// Consumer `c` is available.
+struct ConsumerAvailable(usize);
+struct ReportSum;
+actor!(BbManager, BbProducer, BbConsumer);
+
+impl BbManager {
+    /// Every producer done, nothing buffered and every consumer idle: collect the sums.
+    fn finish_if_done(&self, ctx: &mut Context<Self, ()>) {
+        let (producers, consumers) = self.peers.get().expect("peers set");
+        if self.producers_done == producers.len()
+            && self.buffer.is_empty()
+            && self.available.len() == consumers.len()
+        {
+            for c in consumers {
+                send(c, ReportSum);
+            }
+            ctx.stop();
+        }
+    }
+}
+
+impl Message<Start> for BbManager {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, _: &mut Context<Self, ()>) {
+        for p in &self.peers.get().expect("peers set").0 {
+            send(p, Produce);
+        }
+    }
+}
+
+impl Message<BbItem> for BbManager {
+    type Reply = ();
+
+    async fn handle(&mut self, BbItem(x, p): BbItem, _: &mut Context<Self, ()>) {
+        let (producers, consumers) = self.peers.get().expect("peers set");
+        if let Some(c) = self.available.pop_front() {
+            send(&consumers[c], Consume(x));
+            send(&producers[p], Produce);
+        } else if self.buffer.len() < self.capacity {
+            self.buffer.push_back(x);
+            send(&producers[p], Produce);
+        } else {
+            self.waiting.push_back((x, p));
+        }
+    }
+}
+
+impl Message<ConsumerAvailable> for BbManager {
+    type Reply = ();
+
+    async fn handle(
+        &mut self,
+        ConsumerAvailable(c): ConsumerAvailable,
+        ctx: &mut Context<Self, ()>,
+    ) {
+        let (producers, consumers) = self.peers.get().expect("peers set");
+        match self.buffer.pop_front() {
+            Some(x) => {
+                send(&consumers[c], Consume(x));
+                if let Some((y, p)) = self.waiting.pop_front() {
+                    self.buffer.push_back(y);
+                    send(&producers[p], Produce);
+                }
+            }
+            None => {
+                self.available.push_back(c);
+                self.finish_if_done(ctx);
+            }
+        }
+    }
+}
+
+impl Message<ProducerDone> for BbManager {
+    type Reply = ();
+
+    async fn handle(&mut self, _: ProducerDone, ctx: &mut Context<Self, ()>) {
+        self.producers_done += 1;
+        self.finish_if_done(ctx);
+    }
+}
+
+impl Message<Produce> for BbProducer {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Produce, ctx: &mut Context<Self, ()>) {
+        if self.made < self.items {
+            let x = common::bb_item(self.index, self.made, self.items, self.cost);
+            self.made += 1;
+            send(&self.manager, BbItem(x, self.index as usize));
+        } else {
+            send(&self.manager, ProducerDone);
+            // Never asked again.
+            ctx.stop();
+        }
+    }
+}
+
+impl Message<Consume> for BbConsumer {
+    type Reply = ();
+
+    async fn handle(&mut self, Consume(x): Consume, _: &mut Context<Self, ()>) {
+        self.sum = self.sum.wrapping_add(common::busy(x, self.cost));
+        send(&self.manager, ConsumerAvailable(self.index));
+    }
+}
+
+impl Message<ReportSum> for BbConsumer {
+    type Reply = ();
+
+    async fn handle(&mut self, _: ReportSum, ctx: &mut Context<Self, ()>) {
+        self.done.report(self.sum);
+        ctx.stop();
+    }
+}
+
+async fn bounded_buffer(
+    producers: u64,
+    consumers: u64,
+    items: u64,
+    capacity: u64,
+    cost: u64,
+) -> Result<u64, String> {
+    let (done, rx) = Done::new(consumers);
+    let peers: BbPeers = Arc::new(OnceLock::new());
+    let (consumers, capacity) = (consumers as usize, capacity as usize);
+    let manager = spawn(BbManager {
+        peers: peers.clone(),
+        available: (0..consumers).collect(),
+        buffer: VecDeque::with_capacity(capacity),
+        capacity,
+        waiting: VecDeque::new(),
+        producers_done: 0,
+    });
+    let ps: Vec<_> = (0..producers)
+        .map(|index| {
+            spawn(BbProducer {
+                index,
+                items,
+                made: 0,
+                cost,
+                manager: manager.clone(),
+            })
+        })
+        .collect();
+    let cs: Vec<_> = (0..consumers)
+        .map(|index| {
+            spawn(BbConsumer {
+                index,
+                cost,
+                sum: 0,
+                manager: manager.clone(),
+                done: done.clone(),
+            })
+        })
+        .collect();
+    drop(done);
+    let _ = peers.set((ps, cs));
+    send(&manager, Start);
+    drop((manager, peers));
+    common::wait(rx).await
+}
+
+// ---- sleeping-barber (Savina's sleeping barber) ---------------------------------------------
+struct Factory {
+    customers: u64,
+    arrival: u64,
+    room: ActorRef<WaitingRoom>,
+    served: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct WaitingRoom {
+    chairs: usize,
+    seated: VecDeque<(ActorRef<Customer>, u64)>,
+    barber: Arc<OnceLock<ActorRef<Barber>>>,
+    asleep: bool,
+}
+struct Barber {
+    cut: u64,
+    room: ActorRef<WaitingRoom>,
+}
+struct Customer {
+    id: u64,
+    token: u64,
+    factory: ActorRef<Factory>,
+}
+/// A customer and its token.
+struct Enter(ActorRef<Customer>, u64);
+struct Full;
+/// A customer the room turned away, with its token: send it in again.
+struct Returned(ActorRef<Customer>, u64);
+/// A customer and its token.
+struct Cut(ActorRef<Customer>, u64);
+struct NextCustomer;
+struct HaircutDone(u64);
+/// `Served(id, value)`.
+struct Served(u64, u64);
+struct Close;
+actor!(Factory, WaitingRoom, Barber, Customer);
+
+impl Factory {
+    fn finish(&self, ctx: &mut Context<Self, ()>) {
+        self.done.report(self.sum);
+        ctx.stop();
+    }
+}
+
+impl Message<Start> for Factory {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, ctx: &mut Context<Self, ()>) {
+        for id in 0..self.customers {
+            let token = common::busy(id, self.arrival);
+            let c = spawn(Customer {
+                id,
+                token,
+                factory: ctx.actor_ref().clone(),
+            });
+            send(&self.room, Enter(c, token));
+        }
+        if self.customers == 0 {
+            self.finish(ctx);
+        }
+    }
+}
+
+impl Message<Returned> for Factory {
+    type Reply = ();
+
+    async fn handle(&mut self, Returned(c, token): Returned, _: &mut Context<Self, ()>) {
+        send(&self.room, Enter(c, token));
+    }
+}
+
+impl Message<Served> for Factory {
+    type Reply = ();
+
+    async fn handle(&mut self, Served(_id, v): Served, ctx: &mut Context<Self, ()>) {
+        self.sum = self.sum.wrapping_add(v);
+        self.served += 1;
+        if self.served == self.customers {
+            self.finish(ctx);
+        }
+    }
+}
+
+impl Message<Enter> for WaitingRoom {
+    type Reply = ();
+
+    async fn handle(&mut self, Enter(c, token): Enter, _: &mut Context<Self, ()>) {
+        if self.seated.len() == self.chairs {
+            send(&c, Full);
+        } else if self.asleep {
+            self.asleep = false;
+            send(self.barber.get().expect("barber set"), Cut(c, token));
+        } else {
+            self.seated.push_back((c, token));
+        }
+    }
+}
+
+impl Message<NextCustomer> for WaitingRoom {
+    type Reply = ();
+
+    async fn handle(&mut self, _: NextCustomer, _: &mut Context<Self, ()>) {
+        match self.seated.pop_front() {
+            Some((c, token)) => send(self.barber.get().expect("barber set"), Cut(c, token)),
+            None => self.asleep = true,
+        }
+    }
+}
+
+impl Message<Close> for WaitingRoom {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Close, ctx: &mut Context<Self, ()>) {
+        ctx.stop();
+    }
+}
+
+impl Message<Cut> for Barber {
+    type Reply = ();
+
+    async fn handle(&mut self, Cut(c, token): Cut, _: &mut Context<Self, ()>) {
+        send(&c, HaircutDone(common::busy(token, self.cut)));
+        send(&self.room, NextCustomer);
+    }
+}
+
+impl Message<Close> for Barber {
+    type Reply = ();
+
+    async fn handle(&mut self, c: Close, ctx: &mut Context<Self, ()>) {
+        // After the last `NextCustomer` this barber sent the room.
+        send(&self.room, c);
+        ctx.stop();
+    }
+}
+
+impl Message<Full> for Customer {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Full, ctx: &mut Context<Self, ()>) {
+        send(&self.factory, Returned(ctx.actor_ref().clone(), self.token));
+    }
+}
+
+impl Message<HaircutDone> for Customer {
+    type Reply = ();
+
+    async fn handle(&mut self, HaircutDone(v): HaircutDone, ctx: &mut Context<Self, ()>) {
+        send(&self.factory, Served(self.id, v));
+        ctx.stop();
+    }
+}
+
+async fn sleeping_barber(customers: u64, room: u64, arrival: u64, cut: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let chairs = room as usize;
+    let slot = Arc::new(OnceLock::new());
+    let room = spawn(WaitingRoom {
+        chairs,
+        seated: VecDeque::with_capacity(chairs),
+        barber: slot.clone(),
+        asleep: true,
+    });
+    let barber = spawn(Barber {
+        cut,
+        room: room.clone(),
+    });
+    let _ = slot.set(barber.clone());
+    let factory = spawn(Factory {
+        customers,
+        arrival,
+        room,
+        served: 0,
+        sum: 0,
+        done,
+    });
+    send(&factory, Start);
+    drop(factory);
+    let total = common::wait(rx).await?;
+    // The barber closes the room after its last `NextCustomer`, so no message finds the room
+    // gone.
+    send(&barber, Close);
+    Ok(total)
+}
+
+// ---- cigarette-smokers (Savina's cigarette smokers) -----------------------------------------
+struct Arbiter {
+    smokers: Arc<OnceLock<Vec<ActorRef<Smoker>>>>,
+    rounds: u64,
+    smoke: u64,
+    /// Rounds started (smokers that answered `StartedSmoking`).
+    started: u64,
+}
+struct Smoker {
+    arbiter: ActorRef<Arbiter>,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct Smoke {
+    round: u64,
+    time: u64,
+}
+struct StartedSmoking;
+struct ExitSmoker;
+actor!(Arbiter, Smoker);
+
+impl Arbiter {
+    /// Starts round `self.started`, or tells every smoker to exit after the last one.
+    fn next_round(&self, ctx: &mut Context<Self, ()>) {
+        let smokers = self.smokers.get().expect("smokers set");
+        if self.started == self.rounds {
+            for s in smokers {
+                send(s, ExitSmoker);
+            }
+            ctx.stop();
+            return;
+        }
+        let round = self.started;
+        let (smoker, time) = common::cig_round(round, smokers.len() as u64, self.smoke);
+        send(&smokers[smoker as usize], Smoke { round, time });
+    }
+}
+
+impl Message<Start> for Arbiter {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Start, ctx: &mut Context<Self, ()>) {
+        self.next_round(ctx);
+    }
+}
+
+impl Message<StartedSmoking> for Arbiter {
+    type Reply = ();
+
+    async fn handle(&mut self, _: StartedSmoking, ctx: &mut Context<Self, ()>) {
+        self.started += 1;
+        self.next_round(ctx);
+    }
+}
+
+impl Message<Smoke> for Smoker {
+    type Reply = ();
+
+    async fn handle(&mut self, Smoke { round, time }: Smoke, _: &mut Context<Self, ()>) {
+        send(&self.arbiter, StartedSmoking);
+        self.sum = self.sum.wrapping_add(common::busy(round, time));
+    }
+}
+
+impl Message<ExitSmoker> for Smoker {
+    type Reply = ();
+
+    async fn handle(&mut self, _: ExitSmoker, ctx: &mut Context<Self, ()>) {
+        self.done.report(self.sum);
+        ctx.stop();
+    }
+}
+
+async fn cigarette_smokers(smokers: u64, rounds: u64, smoke: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(smokers);
+    let list = Arc::new(OnceLock::new());
+    let arbiter = spawn(Arbiter {
+        smokers: list.clone(),
+        rounds,
+        smoke,
+        started: 0,
+    });
+    let all: Vec<_> = (0..smokers)
+        .map(|_| {
+            spawn(Smoker {
+                arbiter: arbiter.clone(),
+                sum: 0,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    drop(done);
+    let _ = list.set(all);
+    send(&arbiter, Start);
+    drop((arbiter, list));
+    common::wait(rx).await
 }

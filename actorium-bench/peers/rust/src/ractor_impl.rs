@@ -4,6 +4,7 @@
 
 use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
 use ractor::{Actor, ActorProcessingErr, ActorRef, Message};
+use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 
 type Handled = Result<(), ActorProcessingErr>;
@@ -42,6 +43,24 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 msgs,
                 write,
             } => dictionary(workers, msgs, write).await,
+            Bench::BoundedBuffer {
+                producers,
+                consumers,
+                items,
+                buffer,
+                cost,
+            } => bounded_buffer(producers, consumers, items, buffer, cost).await,
+            Bench::SleepingBarber {
+                customers,
+                room,
+                arrival,
+                cut,
+            } => sleeping_barber(customers, room, arrival, cut).await,
+            Bench::CigaretteSmokers {
+                smokers,
+                rounds,
+                smoke,
+            } => cigarette_smokers(smokers, rounds, smoke).await,
         }
     })
 }
@@ -1218,4 +1237,573 @@ async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
     }
     master.stop(None);
     Ok(total)
+}
+
+// ---- bounded-buffer (Savina's producer–consumer with a bounded buffer) ---------------------
+/// The manager's producers and consumers, set once all are spawned.
+type BbPeers = Arc<OnceLock<(Vec<ActorRef<Produce>>, Vec<ActorRef<ConsumerMsg>>)>>;
+struct BbManager;
+enum BbManagerMsg {
+    Start,
+    /// An item and the index of its producer.
+    Item(u64, usize),
+    ProducerDone,
+    /// Consumer `c` is available.
+    Available(usize),
+}
+struct BbManagerState {
+    peers: BbPeers,
+    /// Consumers with nothing to do, oldest first.
+    available: VecDeque<usize>,
+    buffer: VecDeque<u64>,
+    capacity: usize,
+    /// Items that found the buffer full, with their producers, in arrival order.
+    waiting: VecDeque<(u64, usize)>,
+    producers_done: usize,
+}
+struct BbProducer;
+struct Produce;
+struct BbProducerState {
+    index: u64,
+    items: u64,
+    made: u64,
+    cost: u64,
+    manager: ActorRef<BbManagerMsg>,
+}
+struct BbConsumer;
+enum ConsumerMsg {
+    Consume(u64),
+    ReportSum,
+}
+struct BbConsumerState {
+    index: usize,
+    cost: u64,
+    sum: u64,
+    manager: ActorRef<BbManagerMsg>,
+    done: Arc<Done>,
+}
+
+impl Actor for BbManager {
+    type Msg = BbManagerMsg;
+    type State = BbManagerState;
+    type Arguments = BbManagerState;
+
+    async fn pre_start(&self, _: ActorRef<Self::Msg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<BbManagerMsg>,
+        m: BbManagerMsg,
+        st: &mut BbManagerState,
+    ) -> Handled {
+        let (producers, consumers) = st.peers.get().expect("peers set");
+        match m {
+            BbManagerMsg::Start => {
+                for p in producers {
+                    send(p, Produce);
+                }
+            }
+            BbManagerMsg::Item(x, p) => {
+                if let Some(c) = st.available.pop_front() {
+                    send(&consumers[c], ConsumerMsg::Consume(x));
+                    send(&producers[p], Produce);
+                } else if st.buffer.len() < st.capacity {
+                    st.buffer.push_back(x);
+                    send(&producers[p], Produce);
+                } else {
+                    st.waiting.push_back((x, p));
+                }
+                return Ok(());
+            }
+            BbManagerMsg::Available(c) => match st.buffer.pop_front() {
+                Some(x) => {
+                    send(&consumers[c], ConsumerMsg::Consume(x));
+                    if let Some((y, p)) = st.waiting.pop_front() {
+                        st.buffer.push_back(y);
+                        send(&producers[p], Produce);
+                    }
+                    return Ok(());
+                }
+                None => st.available.push_back(c),
+            },
+            BbManagerMsg::ProducerDone => st.producers_done += 1,
+        }
+        // Every producer done, nothing buffered and every consumer idle: collect the sums.
+        if st.producers_done == producers.len()
+            && st.buffer.is_empty()
+            && st.available.len() == consumers.len()
+        {
+            for c in consumers {
+                send(c, ConsumerMsg::ReportSum);
+            }
+            me.stop(None);
+        }
+        Ok(())
+    }
+}
+
+impl Actor for BbProducer {
+    type Msg = Produce;
+    type State = BbProducerState;
+    type Arguments = BbProducerState;
+
+    async fn pre_start(&self, _: ActorRef<Produce>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<Produce>, _: Produce, st: &mut BbProducerState) -> Handled {
+        if st.made < st.items {
+            let x = common::bb_item(st.index, st.made, st.items, st.cost);
+            st.made += 1;
+            send(&st.manager, BbManagerMsg::Item(x, st.index as usize));
+        } else {
+            send(&st.manager, BbManagerMsg::ProducerDone);
+            // Never asked again.
+            me.stop(None);
+        }
+        Ok(())
+    }
+}
+
+impl Actor for BbConsumer {
+    type Msg = ConsumerMsg;
+    type State = BbConsumerState;
+    type Arguments = BbConsumerState;
+
+    async fn pre_start(&self, _: ActorRef<ConsumerMsg>, args: Self::State) -> Started<Self::State> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<ConsumerMsg>,
+        m: ConsumerMsg,
+        st: &mut BbConsumerState,
+    ) -> Handled {
+        match m {
+            ConsumerMsg::Consume(x) => {
+                st.sum = st.sum.wrapping_add(common::busy(x, st.cost));
+                send(&st.manager, BbManagerMsg::Available(st.index));
+            }
+            ConsumerMsg::ReportSum => {
+                st.done.report(st.sum);
+                me.stop(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn bounded_buffer(
+    producers: u64,
+    consumers: u64,
+    items: u64,
+    capacity: u64,
+    cost: u64,
+) -> Result<u64, String> {
+    let (done, rx) = Done::new(consumers);
+    let peers: BbPeers = Arc::new(OnceLock::new());
+    let (consumers, capacity) = (consumers as usize, capacity as usize);
+    let manager = spawn(
+        BbManager,
+        BbManagerState {
+            peers: peers.clone(),
+            available: (0..consumers).collect(),
+            buffer: VecDeque::with_capacity(capacity),
+            capacity,
+            waiting: VecDeque::new(),
+            producers_done: 0,
+        },
+    )
+    .await;
+    let mut ps = Vec::with_capacity(producers as usize);
+    for index in 0..producers {
+        let state = BbProducerState {
+            index,
+            items,
+            made: 0,
+            cost,
+            manager: manager.clone(),
+        };
+        ps.push(spawn(BbProducer, state).await);
+    }
+    let mut cs = Vec::with_capacity(consumers);
+    for index in 0..consumers {
+        let state = BbConsumerState {
+            index,
+            cost,
+            sum: 0,
+            manager: manager.clone(),
+            done: done.clone(),
+        };
+        cs.push(spawn(BbConsumer, state).await);
+    }
+    drop(done);
+    let _ = peers.set((ps, cs));
+    send(&manager, BbManagerMsg::Start);
+    drop((manager, peers));
+    common::wait(rx).await
+}
+
+// ---- sleeping-barber (Savina's sleeping barber) ---------------------------------------------
+struct Factory;
+enum FactoryMsg {
+    Start,
+    /// A customer the room turned away, with its token: send it in again.
+    Returned(ActorRef<CustomerMsg>, u64),
+    /// `Served(id, value)`.
+    Served(u64, u64),
+}
+struct FactoryState {
+    customers: u64,
+    arrival: u64,
+    room: ActorRef<RoomMsg>,
+    served: u64,
+    sum: u64,
+    done: Arc<Done>,
+}
+struct WaitingRoom;
+enum RoomMsg {
+    /// A customer and its token.
+    Enter(ActorRef<CustomerMsg>, u64),
+    Next,
+    Close,
+}
+struct RoomState {
+    chairs: usize,
+    seated: VecDeque<(ActorRef<CustomerMsg>, u64)>,
+    barber: Arc<OnceLock<ActorRef<BarberMsg>>>,
+    asleep: bool,
+}
+struct Barber;
+enum BarberMsg {
+    /// A customer and its token.
+    Cut(ActorRef<CustomerMsg>, u64),
+    Close,
+}
+struct BarberState {
+    cut: u64,
+    room: ActorRef<RoomMsg>,
+}
+struct Customer;
+enum CustomerMsg {
+    Full,
+    Done(u64),
+}
+struct CustomerState {
+    id: u64,
+    token: u64,
+    factory: ActorRef<FactoryMsg>,
+}
+
+impl FactoryState {
+    fn finish(&self, me: &ActorRef<FactoryMsg>) {
+        self.done.report(self.sum);
+        me.stop(None);
+    }
+}
+
+impl Actor for Factory {
+    type Msg = FactoryMsg;
+    type State = FactoryState;
+    type Arguments = FactoryState;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<FactoryMsg>,
+        args: FactoryState,
+    ) -> Started<FactoryState> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<FactoryMsg>,
+        m: FactoryMsg,
+        st: &mut FactoryState,
+    ) -> Handled {
+        match m {
+            FactoryMsg::Start => {
+                for id in 0..st.customers {
+                    let token = common::busy(id, st.arrival);
+                    let state = CustomerState {
+                        id,
+                        token,
+                        factory: me.clone(),
+                    };
+                    let c = spawn(Customer, state).await;
+                    send(&st.room, RoomMsg::Enter(c, token));
+                }
+                if st.customers == 0 {
+                    st.finish(&me);
+                }
+            }
+            FactoryMsg::Returned(c, token) => send(&st.room, RoomMsg::Enter(c, token)),
+            FactoryMsg::Served(_id, v) => {
+                st.sum = st.sum.wrapping_add(v);
+                st.served += 1;
+                if st.served == st.customers {
+                    st.finish(&me);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for WaitingRoom {
+    type Msg = RoomMsg;
+    type State = RoomState;
+    type Arguments = RoomState;
+
+    async fn pre_start(&self, _: ActorRef<RoomMsg>, args: RoomState) -> Started<RoomState> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<RoomMsg>, m: RoomMsg, st: &mut RoomState) -> Handled {
+        let barber = st.barber.get().expect("barber set");
+        match m {
+            RoomMsg::Enter(c, token) => {
+                if st.seated.len() == st.chairs {
+                    send(&c, CustomerMsg::Full);
+                } else if st.asleep {
+                    st.asleep = false;
+                    send(barber, BarberMsg::Cut(c, token));
+                } else {
+                    st.seated.push_back((c, token));
+                }
+            }
+            RoomMsg::Next => match st.seated.pop_front() {
+                Some((c, token)) => send(barber, BarberMsg::Cut(c, token)),
+                None => st.asleep = true,
+            },
+            RoomMsg::Close => me.stop(None),
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Barber {
+    type Msg = BarberMsg;
+    type State = BarberState;
+    type Arguments = BarberState;
+
+    async fn pre_start(&self, _: ActorRef<BarberMsg>, args: BarberState) -> Started<BarberState> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<BarberMsg>, m: BarberMsg, st: &mut BarberState) -> Handled {
+        match m {
+            BarberMsg::Cut(c, token) => {
+                send(&c, CustomerMsg::Done(common::busy(token, st.cut)));
+                send(&st.room, RoomMsg::Next);
+            }
+            BarberMsg::Close => {
+                // After the last `Next` this barber sent the room.
+                send(&st.room, RoomMsg::Close);
+                me.stop(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Customer {
+    type Msg = CustomerMsg;
+    type State = CustomerState;
+    type Arguments = CustomerState;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<CustomerMsg>,
+        args: CustomerState,
+    ) -> Started<CustomerState> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<CustomerMsg>,
+        m: CustomerMsg,
+        st: &mut CustomerState,
+    ) -> Handled {
+        match m {
+            CustomerMsg::Full => send(&st.factory, FactoryMsg::Returned(me, st.token)),
+            CustomerMsg::Done(v) => {
+                send(&st.factory, FactoryMsg::Served(st.id, v));
+                me.stop(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn sleeping_barber(customers: u64, room: u64, arrival: u64, cut: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let chairs = room as usize;
+    let slot = Arc::new(OnceLock::new());
+    let room = spawn(
+        WaitingRoom,
+        RoomState {
+            chairs,
+            seated: VecDeque::with_capacity(chairs),
+            barber: slot.clone(),
+            asleep: true,
+        },
+    )
+    .await;
+    let barber = spawn(
+        Barber,
+        BarberState {
+            cut,
+            room: room.clone(),
+        },
+    )
+    .await;
+    let _ = slot.set(barber.clone());
+    let factory = spawn(
+        Factory,
+        FactoryState {
+            customers,
+            arrival,
+            room,
+            served: 0,
+            sum: 0,
+            done,
+        },
+    )
+    .await;
+    send(&factory, FactoryMsg::Start);
+    drop(factory);
+    let total = common::wait(rx).await?;
+    // The barber closes the room after its last `Next`, so no message finds the room gone.
+    send(&barber, BarberMsg::Close);
+    Ok(total)
+}
+
+// ---- cigarette-smokers (Savina's cigarette smokers) -----------------------------------------
+struct Arbiter;
+enum ArbiterMsg {
+    Start,
+    Started,
+}
+struct ArbiterState {
+    smokers: Arc<OnceLock<Vec<ActorRef<SmokerMsg>>>>,
+    rounds: u64,
+    smoke: u64,
+    /// Rounds started (smokers that answered `Started`).
+    started: u64,
+}
+struct Smoker;
+enum SmokerMsg {
+    /// `Smoke(round, time)`.
+    Smoke(u64, u64),
+    Exit,
+}
+struct SmokerState {
+    arbiter: ActorRef<ArbiterMsg>,
+    sum: u64,
+    done: Arc<Done>,
+}
+
+impl ArbiterState {
+    /// Starts round `self.started`, or tells every smoker to exit after the last one.
+    fn next_round(&self, me: &ActorRef<ArbiterMsg>) {
+        let smokers = self.smokers.get().expect("smokers set");
+        if self.started == self.rounds {
+            for s in smokers {
+                send(s, SmokerMsg::Exit);
+            }
+            me.stop(None);
+            return;
+        }
+        let round = self.started;
+        let (smoker, time) = common::cig_round(round, smokers.len() as u64, self.smoke);
+        send(&smokers[smoker as usize], SmokerMsg::Smoke(round, time));
+    }
+}
+
+impl Actor for Arbiter {
+    type Msg = ArbiterMsg;
+    type State = ArbiterState;
+    type Arguments = ArbiterState;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<ArbiterMsg>,
+        args: ArbiterState,
+    ) -> Started<ArbiterState> {
+        Ok(args)
+    }
+
+    async fn handle(
+        &self,
+        me: ActorRef<ArbiterMsg>,
+        m: ArbiterMsg,
+        st: &mut ArbiterState,
+    ) -> Handled {
+        match m {
+            ArbiterMsg::Start => st.next_round(&me),
+            ArbiterMsg::Started => {
+                st.started += 1;
+                st.next_round(&me);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Actor for Smoker {
+    type Msg = SmokerMsg;
+    type State = SmokerState;
+    type Arguments = SmokerState;
+
+    async fn pre_start(&self, _: ActorRef<SmokerMsg>, args: SmokerState) -> Started<SmokerState> {
+        Ok(args)
+    }
+
+    async fn handle(&self, me: ActorRef<SmokerMsg>, m: SmokerMsg, st: &mut SmokerState) -> Handled {
+        match m {
+            SmokerMsg::Smoke(round, time) => {
+                send(&st.arbiter, ArbiterMsg::Started);
+                st.sum = st.sum.wrapping_add(common::busy(round, time));
+            }
+            SmokerMsg::Exit => {
+                st.done.report(st.sum);
+                me.stop(None);
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn cigarette_smokers(smokers: u64, rounds: u64, smoke: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(smokers);
+    let list = Arc::new(OnceLock::new());
+    let arbiter = spawn(
+        Arbiter,
+        ArbiterState {
+            smokers: list.clone(),
+            rounds,
+            smoke,
+            started: 0,
+        },
+    )
+    .await;
+    let mut all = Vec::with_capacity(smokers as usize);
+    for _ in 0..smokers {
+        let state = SmokerState {
+            arbiter: arbiter.clone(),
+            sum: 0,
+            done: done.clone(),
+        };
+        all.push(spawn(Smoker, state).await);
+    }
+    drop(done);
+    let _ = list.set(all);
+    send(&arbiter, ArbiterMsg::Start);
+    drop((arbiter, list));
+    common::wait(rx).await
 }

@@ -4,8 +4,8 @@
 //! `rx.recv().await`; its address is the `tokio::sync::mpsc::UnboundedSender` of its mailbox;
 //! messages are sent with `send`. A task ends by returning (its mailbox goes with it), or, ended
 //! from outside, when the last sender of its mailbox is dropped (`recv` gives `None`: the servers
-//! of repeat, pong, the rest of the ring) or on a `Stop` message where its senders form a cycle
-//! that nobody drops (big).
+//! of repeat, pong, the rest of the ring, sleeping-barber's barber) or on a `Stop` message where
+//! its senders form a cycle that nobody drops (big; sleeping-barber's room, on `Close`).
 //!
 //! Unbounded channels: actors' mailboxes are unbounded, and the workloads (and the other systems)
 //! assume fire-and-forget sends that never wait; with a bounded `mpsc::channel` every send would
@@ -20,6 +20,7 @@
 //! [`Done`], as on the other peers.
 
 use crate::common::{self, complement, row_sum, tiny, Bench, Done, XorShift};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
@@ -63,6 +64,24 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 msgs,
                 write,
             } => dictionary(workers, msgs, write).await,
+            Bench::BoundedBuffer {
+                producers,
+                consumers,
+                items,
+                buffer,
+                cost,
+            } => bounded_buffer(producers, consumers, items, buffer, cost).await,
+            Bench::SleepingBarber {
+                customers,
+                room,
+                arrival,
+                cut,
+            } => sleeping_barber(customers, room, arrival, cut).await,
+            Bench::CigaretteSmokers {
+                smokers,
+                rounds,
+                smoke,
+            } => cigarette_smokers(smokers, rounds, smoke).await,
         }
     })
 }
@@ -793,4 +812,374 @@ async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
         sum
     });
     driver.await.map_err(|e| format!("tokio: {e}"))
+}
+
+// ---- bounded-buffer (Savina's producer–consumer with a bounded buffer) ---------------------
+enum ManagerMsg {
+    Start,
+    /// `Item(item, producer)`.
+    Item(u64, usize),
+    ProducerDone,
+    /// A consumer is available: `Available(consumer)`.
+    Available(usize),
+}
+struct Produce;
+enum ConsumerMsg {
+    Consume(u64),
+    ReportSum,
+}
+
+/// The manager. It returns once it has asked the consumers for their sums; every producer has
+/// ended by then, and no consumer sends to it again.
+async fn bb_manager(
+    mut rx: Mailbox<ManagerMsg>,
+    producers: Vec<Addr<Produce>>,
+    consumers: Vec<Addr<ConsumerMsg>>,
+    capacity: usize,
+) {
+    // Consumers with nothing to do, oldest first; items that found the buffer full, with their
+    // producers, in arrival order.
+    let mut available: VecDeque<usize> = (0..consumers.len()).collect();
+    let mut buffer: VecDeque<u64> = VecDeque::with_capacity(capacity);
+    let mut waiting: VecDeque<(u64, usize)> = VecDeque::new();
+    let mut producers_done = 0;
+    while let Some(m) = rx.recv().await {
+        // Whether a consumer became available or a producer finished.
+        let check = match m {
+            ManagerMsg::Start => {
+                for p in &producers {
+                    send(p, Produce);
+                }
+                false
+            }
+            ManagerMsg::Item(x, p) => {
+                if let Some(c) = available.pop_front() {
+                    send(&consumers[c], ConsumerMsg::Consume(x));
+                    send(&producers[p], Produce);
+                } else if buffer.len() < capacity {
+                    buffer.push_back(x);
+                    send(&producers[p], Produce);
+                } else {
+                    waiting.push_back((x, p));
+                }
+                false
+            }
+            ManagerMsg::Available(c) => match buffer.pop_front() {
+                Some(x) => {
+                    send(&consumers[c], ConsumerMsg::Consume(x));
+                    if let Some((y, p)) = waiting.pop_front() {
+                        buffer.push_back(y);
+                        send(&producers[p], Produce);
+                    }
+                    false
+                }
+                None => {
+                    available.push_back(c);
+                    true
+                }
+            },
+            ManagerMsg::ProducerDone => {
+                producers_done += 1;
+                true
+            }
+        };
+        // Done when every producer is done, nothing is buffered and every consumer is
+        // available.
+        if check
+            && producers_done == producers.len()
+            && buffer.is_empty()
+            && available.len() == consumers.len()
+        {
+            for c in &consumers {
+                send(c, ConsumerMsg::ReportSum);
+            }
+            return;
+        }
+    }
+}
+
+async fn bb_producer(
+    mut rx: Mailbox<Produce>,
+    index: u64,
+    items: u64,
+    cost: u64,
+    manager: Addr<ManagerMsg>,
+) {
+    let mut made = 0;
+    while let Some(Produce) = rx.recv().await {
+        if made == items {
+            send(&manager, ManagerMsg::ProducerDone);
+            // Never asked again.
+            return;
+        }
+        let x = common::bb_item(index, made, items, cost);
+        made += 1;
+        send(&manager, ManagerMsg::Item(x, index as usize));
+    }
+}
+
+async fn bb_consumer(
+    mut rx: Mailbox<ConsumerMsg>,
+    index: usize,
+    cost: u64,
+    manager: Addr<ManagerMsg>,
+    done: Arc<Done>,
+) {
+    let mut sum = 0u64;
+    while let Some(m) = rx.recv().await {
+        match m {
+            ConsumerMsg::Consume(x) => {
+                sum = sum.wrapping_add(common::busy(x, cost));
+                send(&manager, ManagerMsg::Available(index));
+            }
+            ConsumerMsg::ReportSum => {
+                done.report(sum);
+                return;
+            }
+        }
+    }
+}
+
+async fn bounded_buffer(
+    producers: u64,
+    consumers: u64,
+    items: u64,
+    buffer: u64,
+    cost: u64,
+) -> Result<u64, String> {
+    let (done, rx) = Done::new(consumers);
+    let (manager, manager_rx) = unbounded_channel();
+    let producer_list = (0..producers)
+        .map(|index| {
+            let manager = manager.clone();
+            spawn(move |rx| bb_producer(rx, index, items, cost, manager))
+        })
+        .collect();
+    let consumer_list = (0..consumers as usize)
+        .map(|index| {
+            let (manager, done) = (manager.clone(), done.clone());
+            spawn(move |rx| bb_consumer(rx, index, cost, manager, done))
+        })
+        .collect();
+    drop(done);
+    tokio::spawn(bb_manager(
+        manager_rx,
+        producer_list,
+        consumer_list,
+        buffer as usize,
+    ));
+    send(&manager, ManagerMsg::Start);
+    drop(manager);
+    common::wait(rx).await
+}
+
+// ---- sleeping-barber (Savina's sleeping barber) ---------------------------------------------
+enum FactoryMsg {
+    Start,
+    /// A customer told `Full`: `Returned(customer, token)`.
+    Returned(Addr<CustomerMsg>, u64),
+    /// `Served(id, v)`.
+    Served(u64, u64),
+}
+enum RoomMsg {
+    /// `Enter(customer, token)`.
+    Enter(Addr<CustomerMsg>, u64),
+    Next,
+    /// Every customer is served: end once the barber is asleep.
+    Close,
+}
+/// `Cut(customer, token)`.
+struct Cut(Addr<CustomerMsg>, u64);
+enum CustomerMsg {
+    Full,
+    Done(u64),
+}
+
+async fn factory(
+    me: Addr<FactoryMsg>,
+    mut rx: Mailbox<FactoryMsg>,
+    room: Addr<RoomMsg>,
+    customers: u64,
+    arrival: u64,
+    done: Arc<Done>,
+) {
+    let (mut served, mut sum) = (0, 0u64);
+    while let Some(m) = rx.recv().await {
+        let all_served = match m {
+            FactoryMsg::Start => {
+                for id in 0..customers {
+                    let token = common::busy(id, arrival);
+                    let (c, mailbox) = unbounded_channel();
+                    tokio::spawn(customer(c.clone(), mailbox, id, token, me.clone()));
+                    send(&room, RoomMsg::Enter(c, token));
+                }
+                customers == 0
+            }
+            FactoryMsg::Returned(c, token) => {
+                send(&room, RoomMsg::Enter(c, token));
+                false
+            }
+            FactoryMsg::Served(_id, v) => {
+                sum = sum.wrapping_add(v);
+                served += 1;
+                served == customers
+            }
+        };
+        if all_served {
+            // Close the room (which ends the barber), and report.
+            send(&room, RoomMsg::Close);
+            done.report(sum);
+            return;
+        }
+    }
+}
+
+/// The waiting room. The room and the barber hold each other's address: closed, the room ends
+/// once the barber is asleep (his last `Next` handled, so he sends it nothing more), and its
+/// end, dropping the barber's only address, ends him.
+async fn waiting_room(mut rx: Mailbox<RoomMsg>, barber: Addr<Cut>, chairs: usize) {
+    // Seated customers with their tokens, longest-seated first.
+    let mut seated: VecDeque<(Addr<CustomerMsg>, u64)> = VecDeque::with_capacity(chairs);
+    let (mut asleep, mut closing) = (true, false);
+    while let Some(m) = rx.recv().await {
+        match m {
+            RoomMsg::Enter(c, token) => {
+                if seated.len() == chairs {
+                    send(&c, CustomerMsg::Full);
+                } else if asleep {
+                    asleep = false;
+                    send(&barber, Cut(c, token));
+                } else {
+                    seated.push_back((c, token));
+                }
+            }
+            RoomMsg::Next => match seated.pop_front() {
+                Some((c, token)) => send(&barber, Cut(c, token)),
+                None => asleep = true,
+            },
+            RoomMsg::Close => closing = true,
+        }
+        if closing && asleep {
+            return;
+        }
+    }
+}
+
+async fn barber(mut rx: Mailbox<Cut>, room: Addr<RoomMsg>, cut: u64) {
+    while let Some(Cut(c, token)) = rx.recv().await {
+        send(&c, CustomerMsg::Done(common::busy(token, cut)));
+        send(&room, RoomMsg::Next);
+    }
+}
+
+async fn customer(
+    me: Addr<CustomerMsg>,
+    mut rx: Mailbox<CustomerMsg>,
+    id: u64,
+    token: u64,
+    factory: Addr<FactoryMsg>,
+) {
+    while let Some(m) = rx.recv().await {
+        match m {
+            CustomerMsg::Full => send(&factory, FactoryMsg::Returned(me.clone(), token)),
+            CustomerMsg::Done(v) => {
+                send(&factory, FactoryMsg::Served(id, v));
+                return;
+            }
+        }
+    }
+}
+
+async fn sleeping_barber(customers: u64, room: u64, arrival: u64, cut: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(1);
+    let (to_room, room_rx) = unbounded_channel();
+    let (to_barber, barber_rx) = unbounded_channel();
+    let barber_task = tokio::spawn(barber(barber_rx, to_room.clone(), cut));
+    let room_task = tokio::spawn(waiting_room(room_rx, to_barber, room as usize));
+    let (to_factory, factory_rx) = unbounded_channel();
+    tokio::spawn(factory(
+        to_factory.clone(),
+        factory_rx,
+        to_room,
+        customers,
+        arrival,
+        done,
+    ));
+    send(&to_factory, FactoryMsg::Start);
+    drop(to_factory);
+    let total = common::wait(rx).await?;
+    // The barber's last `Next` may still be on its way when the factory reports: wait for the
+    // room and the barber to end (the room once closed and the barber asleep, the barber with
+    // the room), so that dropping the runtime cancels no task that is about to send.
+    for task in [room_task, barber_task] {
+        task.await.map_err(|e| format!("tokio: {e}"))?;
+    }
+    Ok(total)
+}
+
+// ---- cigarette-smokers (Savina's cigarette smokers) -----------------------------------------
+enum ArbiterMsg {
+    Start,
+    Started,
+}
+enum SmokerMsg {
+    /// `Smoke(round, time)`.
+    Smoke(u64, u64),
+    Exit,
+}
+
+/// The arbiter: after the last round's `Started` (no smoker sends it anything more), it tells
+/// every smoker to exit and ends.
+async fn cig_arbiter(
+    mut rx: Mailbox<ArbiterMsg>,
+    smokers: Vec<Addr<SmokerMsg>>,
+    rounds: u64,
+    smoke: u64,
+) {
+    let mut started = 0;
+    while let Some(m) = rx.recv().await {
+        if let ArbiterMsg::Started = m {
+            started += 1;
+        }
+        if started == rounds {
+            for s in &smokers {
+                send(s, SmokerMsg::Exit);
+            }
+            return;
+        }
+        let (smoker, time) = common::cig_round(started, smokers.len() as u64, smoke);
+        send(&smokers[smoker as usize], SmokerMsg::Smoke(started, time));
+    }
+}
+
+async fn smoker(mut rx: Mailbox<SmokerMsg>, arbiter: Addr<ArbiterMsg>, done: Arc<Done>) {
+    let mut sum = 0u64;
+    while let Some(m) = rx.recv().await {
+        match m {
+            SmokerMsg::Smoke(round, time) => {
+                send(&arbiter, ArbiterMsg::Started);
+                sum = sum.wrapping_add(common::busy(round, time));
+            }
+            SmokerMsg::Exit => {
+                done.report(sum);
+                return;
+            }
+        }
+    }
+}
+
+async fn cigarette_smokers(smokers: u64, rounds: u64, smoke: u64) -> Result<u64, String> {
+    let (done, rx) = Done::new(smokers);
+    let (arbiter, arbiter_rx) = unbounded_channel();
+    let list = (0..smokers)
+        .map(|_| {
+            let (arbiter, done) = (arbiter.clone(), done.clone());
+            spawn(move |rx| smoker(rx, arbiter, done))
+        })
+        .collect();
+    drop(done);
+    tokio::spawn(cig_arbiter(arbiter_rx, list, rounds, smoke));
+    send(&arbiter, ArbiterMsg::Start);
+    drop(arbiter);
+    common::wait(rx).await
 }
