@@ -1129,18 +1129,19 @@ struct BbManager {
     waiting: VecDeque<(u64, usize)>,
     producers_done: usize,
 }
+type BbManagerAddr = Arc<OnceLock<Addr<BbManager>>>;
 struct BbProducer {
     index: u64,
     items: u64,
     made: u64,
     cost: u64,
-    manager: Addr<BbManager>,
+    manager: BbManagerAddr,
 }
 struct BbConsumer {
     index: usize,
     cost: u64,
     sum: u64,
-    manager: Addr<BbManager>,
+    manager: BbManagerAddr,
     done: Arc<Done>,
 }
 struct Produce;
@@ -1219,21 +1220,26 @@ impl Receive<ProducerDone> for BbManager {
 }
 impl Receive<Produce> for BbProducer {
     fn receive(&mut self, _: Produce, _: &mut Context<'_, Self>) -> Allocation {
+        let manager = self.manager.get().unwrap();
         if self.made == self.items {
-            self.manager.send(ProducerDone).unwrap();
+            manager.send(ProducerDone).unwrap();
             // Never asked again: end (the manager's address goes with the state).
             return Allocation::Delete;
         }
         let x = bb_item(self.index, self.made, self.items, self.cost);
         self.made += 1;
-        self.manager.send(BbItem(x, self.index as usize)).unwrap();
+        manager.send(BbItem(x, self.index as usize)).unwrap();
         Allocation::Nodelete
     }
 }
 impl Receive<Consume> for BbConsumer {
     fn receive(&mut self, Consume(x): Consume, _: &mut Context<'_, Self>) -> Allocation {
         self.sum = self.sum.wrapping_add(busy(x, self.cost));
-        self.manager.send(ConsumerAvailable(self.index)).unwrap();
+        self.manager
+            .get()
+            .unwrap()
+            .send(ConsumerAvailable(self.index))
+            .unwrap();
         Allocation::Nodelete
     }
 }
@@ -1248,38 +1254,42 @@ fn bounded_buffer(s: &ActorSystem, p: &Params) -> u64 {
     let (producers, consumers) = (p.get("producers"), p.get("consumers") as usize);
     let (items, cost, capacity) = (p.get("items"), p.get("cost"), p.get("buffer") as usize);
     let done = Done::new(consumers as u64);
-    let d = done.clone();
-    // Address before state: the manager builds its producers and consumers with its address.
-    let manager = s.spawn_with(move |ctx| BbManager {
-        producers: (0..producers)
-            .map(|index| {
-                ctx.spawn(BbProducer {
-                    index,
-                    items,
-                    made: 0,
-                    cost,
-                    manager: ctx.address(),
-                })
+    // Every actor spawned from main, as on the peers; the manager's address reaches the others
+    // through `manager` once it exists (a cycle, ended by the actors themselves at the end).
+    let manager: BbManagerAddr = Arc::new(OnceLock::new());
+    let producer_addrs = (0..producers)
+        .map(|index| {
+            s.spawn(BbProducer {
+                index,
+                items,
+                made: 0,
+                cost,
+                manager: manager.clone(),
             })
-            .collect(),
-        consumers: (0..consumers)
-            .map(|index| {
-                ctx.spawn(BbConsumer {
-                    index,
-                    cost,
-                    sum: 0,
-                    manager: ctx.address(),
-                    done: d.clone(),
-                })
+        })
+        .collect();
+    let consumer_addrs = (0..consumers)
+        .map(|index| {
+            s.spawn(BbConsumer {
+                index,
+                cost,
+                sum: 0,
+                manager: manager.clone(),
+                done: done.clone(),
             })
-            .collect(),
+        })
+        .collect();
+    let m = s.spawn(BbManager {
+        producers: producer_addrs,
+        consumers: consumer_addrs,
         available: (0..consumers).collect(),
         buffer: VecDeque::with_capacity(capacity),
         capacity,
         waiting: VecDeque::new(),
         producers_done: 0,
     });
-    manager.send(Start).unwrap();
+    assert!(manager.set(m.clone()).is_ok());
+    m.send(Start).unwrap();
     done.wait()
 }
 
@@ -1288,6 +1298,7 @@ struct Factory {
     customers: u64,
     arrival: u64,
     room: Addr<WaitingRoom>,
+    barber: Addr<Barber>,
     served: u64,
     sum: u64,
     done: Arc<Done>,
@@ -1300,7 +1311,7 @@ struct WaitingRoom {
 }
 struct Barber {
     cut: u64,
-    room: Addr<WaitingRoom>,
+    room: Arc<OnceLock<Addr<WaitingRoom>>>,
 }
 struct Customer {
     id: u64,
@@ -1315,6 +1326,7 @@ struct NextCustomer;
 struct HaircutDone(u64);
 struct Served(u64, u64);
 struct CloseRoom;
+struct CloseBarber;
 impl Actor for Factory {}
 impl Actor for WaitingRoom {}
 impl Actor for Barber {}
@@ -1322,8 +1334,9 @@ impl Actor for Customer {}
 impl Factory {
     fn finish(&self) -> Allocation {
         self.done.report(self.sum);
-        // The room and the barber hold each other: the room ends both.
-        self.room.send(CloseRoom).unwrap();
+        // The room and the barber hold each other: the barber ends, and ends the room after
+        // its last `NextCustomer` (one sender, so in that order).
+        self.barber.send(CloseBarber).unwrap();
         Allocation::Delete
     }
 }
@@ -1384,14 +1397,19 @@ impl Receive<NextCustomer> for WaitingRoom {
 }
 impl Receive<CloseRoom> for WaitingRoom {
     fn receive(&mut self, _: CloseRoom, _: &mut Context<'_, Self>) -> Allocation {
-        self.barber.send(actorium::DeleteMsg).unwrap();
+        Allocation::Delete
+    }
+}
+impl Receive<CloseBarber> for Barber {
+    fn receive(&mut self, _: CloseBarber, _: &mut Context<'_, Self>) -> Allocation {
+        self.room.get().unwrap().send(CloseRoom).unwrap();
         Allocation::Delete
     }
 }
 impl Receive<Cut> for Barber {
     fn receive(&mut self, Cut(c, token): Cut, _: &mut Context<'_, Self>) -> Allocation {
         c.send(HaircutDone(busy(token, self.cut))).unwrap();
-        self.room.send(NextCustomer).unwrap();
+        self.room.get().unwrap().send(NextCustomer).unwrap();
         Allocation::Nodelete
     }
 }
@@ -1413,19 +1431,24 @@ impl Receive<HaircutDone> for Customer {
 fn sleeping_barber(s: &ActorSystem, p: &Params) -> u64 {
     let done = Done::new(1);
     let (chairs, cut) = (p.get("room") as usize, p.get("cut"));
-    let room = s.spawn_with(move |ctx| WaitingRoom {
+    // Spawned from main, as on the peers; the barber learns the room's address once it exists.
+    let room_addr = Arc::new(OnceLock::new());
+    let barber = s.spawn(Barber {
+        cut,
+        room: room_addr.clone(),
+    });
+    let room = s.spawn(WaitingRoom {
         chairs,
         seated: VecDeque::with_capacity(chairs),
-        barber: ctx.spawn(Barber {
-            cut,
-            room: ctx.address(),
-        }),
+        barber: barber.clone(),
         asleep: true,
     });
+    assert!(room_addr.set(room.clone()).is_ok());
     let factory = s.spawn(Factory {
         customers: p.get("customers"),
         arrival: p.get("arrival"),
         room,
+        barber,
         served: 0,
         sum: 0,
         done: done.clone(),
@@ -1442,7 +1465,7 @@ struct Arbiter {
     started: u64,
 }
 struct Smoker {
-    arbiter: Addr<Arbiter>,
+    arbiter: Arc<OnceLock<Addr<Arbiter>>>,
     sum: u64,
     done: Arc<Done>,
 }
@@ -1484,7 +1507,7 @@ impl Receive<StartedSmoking> for Arbiter {
 }
 impl Receive<Smoke> for Smoker {
     fn receive(&mut self, m: Smoke, _: &mut Context<'_, Self>) -> Allocation {
-        self.arbiter.send(StartedSmoking).unwrap();
+        self.arbiter.get().unwrap().send(StartedSmoking).unwrap();
         self.sum = self.sum.wrapping_add(busy(m.round, m.time));
         Allocation::Nodelete
     }
@@ -1499,22 +1522,26 @@ impl Receive<ExitSmoker> for Smoker {
 fn cigarette_smokers(s: &ActorSystem, p: &Params) -> u64 {
     let smokers = p.get("smokers");
     let done = Done::new(smokers);
-    let d = done.clone();
     let (rounds, smoke) = (p.get("rounds"), p.get("smoke"));
-    let arbiter = s.spawn_with(move |ctx| Arbiter {
-        smokers: (0..smokers)
-            .map(|_| {
-                ctx.spawn(Smoker {
-                    arbiter: ctx.address(),
-                    sum: 0,
-                    done: d.clone(),
-                })
+    // Spawned from main, as on the peers; the arbiter's address reaches the smokers once it
+    // exists.
+    let arbiter_addr = Arc::new(OnceLock::new());
+    let list = (0..smokers)
+        .map(|_| {
+            s.spawn(Smoker {
+                arbiter: arbiter_addr.clone(),
+                sum: 0,
+                done: done.clone(),
             })
-            .collect(),
+        })
+        .collect();
+    let arbiter = s.spawn(Arbiter {
+        smokers: list,
         rounds,
         smoke,
         started: 0,
     });
+    assert!(arbiter_addr.set(arbiter.clone()).is_ok());
     arbiter.send(Start).unwrap();
     done.wait()
 }
