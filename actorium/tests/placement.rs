@@ -8,7 +8,7 @@ mod common;
 
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
 use common::watchdog;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -484,5 +484,235 @@ fn a_fan_out_places_its_later_children_on_the_other_worker() {
             );
         }
         assert!(conclusive > 0, "every trial saw a steal: inconclusive");
+    });
+}
+
+/// Runs one long behaviour: sends to `sink` every 20 µs (each send is a point where its worker
+/// may split its queue) until `until` is true or `GIVE_UP` passes; reports whether `until`
+/// became true.
+struct Hog {
+    sink: Arc<std::sync::OnceLock<Addr<Sink>>>,
+    until: Arc<AtomicBool>,
+    report: mpsc::Sender<bool>,
+}
+impl Actor for Hog {}
+impl Receive<()> for Hog {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        let start = Instant::now();
+        let mut ok = false;
+        let sink = self.sink.get().unwrap();
+        while start.elapsed() < GIVE_UP {
+            if self.until.load(Ordering::SeqCst) {
+                ok = true;
+                break;
+            }
+            // A send every 20 µs: the other worker, which takes these, is idle in between.
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_micros(20) {
+                std::hint::spin_loop();
+            }
+            sink.send(()).unwrap();
+        }
+        self.report.send(ok).unwrap();
+        Allocation::Delete
+    }
+}
+
+/// Takes messages and does nothing with them.
+struct Sink;
+impl Actor for Sink {}
+impl Receive<()> for Sink {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Nodelete
+    }
+}
+
+/// Sets a flag when it gets a message.
+struct Flag(Arc<AtomicBool>);
+impl Actor for Flag {}
+impl Receive<()> for Flag {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        self.0.store(true, Ordering::SeqCst);
+        Allocation::Delete
+    }
+}
+
+/// An actor that shares its queue with a long behaviour (placed there by the round-robin of
+/// spawns from outside) gets its mail processed while that behaviour still runs: its worker,
+/// asked by the idle one, splits the queue at the behaviour's next send, and the idle worker
+/// takes the part split off. Without the split the mail waits for the whole behaviour (the
+/// test gives up after 20 s).
+#[test]
+fn an_actor_behind_a_long_behaviour_in_its_queue_is_split_off() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            const PER_WORKER: usize = 4;
+            let system = ActorSystem::builder()
+                .workers(2)
+                .queues_per_worker(PER_WORKER)
+                .queue_stealing(stealing)
+                .stats(true)
+                .build()
+                .unwrap();
+            let (until, sink) = (Arc::new(AtomicBool::new(false)), Arc::default());
+            let ran = Arc::new(AtomicUsize::new(0));
+            let (tx, rx) = mpsc::channel();
+            // Tickets from outside go round-robin: the hog gets queue 0 (worker 0), the sink
+            // queue PER_WORKER (worker 1), and the flag, 2 × PER_WORKER spawns later, queue 0.
+            let hog = system.spawn(Hog {
+                sink: Arc::clone(&sink),
+                until: until.clone(),
+                report: tx,
+            });
+            let before: Vec<Addr<Child>> = (1..PER_WORKER)
+                .map(|_| system.spawn(Child { ran: ran.clone() }))
+                .collect();
+            let the_sink = system.spawn(Sink);
+            let after: Vec<Addr<Child>> = (PER_WORKER + 1..2 * PER_WORKER)
+                .map(|_| system.spawn(Child { ran: ran.clone() }))
+                .collect();
+            let flag = system.spawn(Flag(until.clone()));
+            assert!(sink.set(the_sink.clone()).is_ok());
+            assert_eq!((hog.queue(), flag.queue()), (0, 0));
+            assert_eq!(system.worker_of_queue(the_sink.queue()), 1);
+            hog.send(()).unwrap();
+            flag.send(()).unwrap();
+            let ok = rx.recv().unwrap();
+            for o in before.iter().chain(&after) {
+                o.send(()).unwrap();
+            }
+            the_sink.send(actorium::DeleteMsg).unwrap();
+            let stats = system.stop().unwrap();
+            assert!(
+                ok,
+                "{stealing:?}: the flag's message waited for the whole long behaviour"
+            );
+            assert!(stats.moves > 0, "{stealing:?}: nothing was split off");
+        }
+    });
+}
+
+/// Counts numbered probes: they must arrive in order, one behaviour at a time; counts itself
+/// in `finished` after the last.
+struct Probed {
+    next: u64,
+    probes: u64,
+    running: Arc<AtomicBool>,
+    finished: Arc<AtomicUsize>,
+    report: mpsc::Sender<Result<u64, String>>,
+}
+impl Actor for Probed {}
+impl Receive<u64> for Probed {
+    fn receive(&mut self, n: u64, _: &mut Context<'_, Self>) -> Allocation {
+        if self.running.swap(true, Ordering::SeqCst) {
+            let _ = self.report.send(Err("two behaviours at once".into()));
+        }
+        if n != self.next {
+            let _ = self
+                .report
+                .send(Err(format!("probe {n} when {} was due", self.next)));
+        }
+        self.next = n + 1;
+        self.running.store(false, Ordering::SeqCst);
+        if self.next == self.probes {
+            self.finished.fetch_add(1, Ordering::SeqCst);
+            self.report.send(Ok(self.next)).unwrap();
+        }
+        Allocation::Nodelete
+    }
+}
+
+/// One long behaviour: runs until every probed actor has finished (or `GIVE_UP`), sending to
+/// a sink every 20 µs (points where its worker may split its queue). The probed actors that
+/// share its queue can only finish if it is split.
+struct Busy {
+    sink: Addr<Sink>,
+    finished: Arc<AtomicUsize>,
+    all: usize,
+}
+impl Actor for Busy {}
+impl Receive<()> for Busy {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        let start = Instant::now();
+        while self.finished.load(Ordering::SeqCst) < self.all && start.elapsed() < GIVE_UP {
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_micros(20) {
+                std::hint::spin_loop();
+            }
+            self.sink.send(()).unwrap();
+        }
+        Allocation::Nodelete
+    }
+}
+
+/// A long behaviour shares its queue with actors that an outside thread sends numbered probes
+/// (it runs until they all have them): its queue is split, and every probe still arrives once,
+/// in order, one behaviour at a time, on every stealing heuristic, with 2 and 3 workers.
+#[test]
+fn actors_split_off_keep_order_and_exclusion() {
+    watchdog(300, || {
+        for stealing in stealing_heuristics() {
+            for workers in [2, 3] {
+                const PROBED: usize = 24;
+                const PROBES: u64 = 2_000;
+                let system = ActorSystem::builder()
+                    .workers(workers)
+                    .queues_per_worker(2)
+                    .queue_stealing(stealing)
+                    .stats(true)
+                    .build()
+                    .unwrap();
+                let (tx, rx) = mpsc::channel();
+                let finished = Arc::new(AtomicUsize::new(0));
+                let sink = system.spawn(Sink);
+                // The round-robin of spawns from outside puts probed actors in the hog's queue.
+                let hog = system.spawn(Busy {
+                    sink: sink.clone(),
+                    finished: finished.clone(),
+                    all: PROBED,
+                });
+                let probed: Vec<_> = (0..PROBED)
+                    .map(|_| {
+                        system.spawn(Probed {
+                            next: 0,
+                            probes: PROBES,
+                            running: Arc::default(),
+                            finished: finished.clone(),
+                            report: tx.clone(),
+                        })
+                    })
+                    .collect();
+                assert!(probed.iter().any(|p| p.queue() == hog.queue()));
+                hog.send(()).unwrap();
+                let prober = {
+                    let probed = probed.clone();
+                    std::thread::spawn(move || {
+                        for n in 0..PROBES {
+                            for p in &probed {
+                                p.send(n).unwrap();
+                            }
+                        }
+                    })
+                };
+                prober.join().unwrap();
+                for _ in 0..PROBED {
+                    let r = rx
+                        .recv_timeout(Duration::from_secs(120))
+                        .expect("an actor never got all its probes (a lost message?)");
+                    assert_eq!(r, Ok(PROBES), "{stealing:?}, {workers} workers");
+                }
+                for p in &probed {
+                    p.send(actorium::DeleteMsg).unwrap();
+                }
+                hog.send(actorium::DeleteMsg).unwrap();
+                sink.send(actorium::DeleteMsg).unwrap();
+                let stats = system.stop().unwrap();
+                assert!(
+                    stats.moves > 0,
+                    "nothing moved ({stealing:?}, {workers} workers): the test no longer \
+                     exercises splits"
+                );
+            }
+        }
     });
 }

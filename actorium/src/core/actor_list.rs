@@ -79,6 +79,11 @@ impl ActorList {
         }
     }
 
+    /// Whether the list has no member. The caller holds this list's lock.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.get().is_null()
+    }
+
     /// Calls `f` with each member. The caller holds this list's lock.
     pub(crate) fn for_each(&self, mut f: impl FnMut(*const Link)) {
         let mut cur = self.head.get();

@@ -30,14 +30,18 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub(crate) const INITIAL_CAPACITY: usize = 10;
 
 /// Consecutive quiet gulps (each using under a quarter of the array) before it is halved.
-pub(crate) const QUIET_GULPS: u32 = 8;
+pub(crate) const QUIET_GULPS: u16 = 8;
 
 pub(crate) struct CopyQueue {
     buf: Vec<Envelope>,
     /// Index of the first live envelope (a batch never holds 2^32 envelopes: 192 GiB).
     head: u32,
-    /// Consecutive quiet gulps so far.
-    quiet: u32,
+    /// Consecutive quiet gulps so far (at most `QUIET_GULPS`).
+    quiet: u16,
+    /// Resets so far (wrapping; a visit makes at most 1,024): with `head`, tells one batch's
+    /// envelopes from another's. (Two halves of one word, so the queue stays 32 bytes: a
+    /// mailbox is two cache lines.)
+    resets: u16,
 }
 
 impl CopyQueue {
@@ -46,6 +50,7 @@ impl CopyQueue {
             buf: Vec::with_capacity(INITIAL_CAPACITY),
             head: 0,
             quiet: 0,
+            resets: 0,
         }
     }
 
@@ -56,6 +61,7 @@ impl CopyQueue {
             buf: Vec::new(),
             head: 0,
             quiet: 0,
+            resets: 0,
         }
     }
 
@@ -85,6 +91,51 @@ impl CopyQueue {
             .iter()
             .filter(|e| e.is_message())
             .count()
+    }
+
+    /// The target of the envelope `pop` returned last, while the queue has not been reset
+    /// since: during a drain, the envelope running now. `None` if nothing was popped.
+    pub(crate) fn last_taken_target(&self) -> Option<*const ()> {
+        let head = self.head as usize;
+        // SAFETY: slot `head - 1` is below `len`, inside the array's initialised part: it held
+        // an envelope that `pop` read out bitwise, which leaves its bytes in place until a
+        // reset (pushes append at `len`; a growth reallocates the whole block, keeping every
+        // byte). Only its target pointer is read, through a raw pointer: no second owner of
+        // the payload is made.
+        (head > 0).then(|| unsafe { (*self.buf.as_ptr().add(head - 1)).target() })
+    }
+
+    /// Where the queue is: its resets so far and how many envelopes were popped since the
+    /// last (during a drain: which envelope of which batch runs now).
+    pub(crate) fn position(&self) -> (u16, u32) {
+        (self.resets, self.head)
+    }
+
+    /// The targets of the live envelopes, oldest first.
+    pub(crate) fn targets(&self) -> impl Iterator<Item = *const ()> + '_ {
+        self.buf[self.head as usize..].iter().map(Envelope::target)
+    }
+
+    /// Moves the live envelopes whose target satisfies `pick` to the end of `to`, in order;
+    /// the others stay, in order. Returns how many moved. (Cold: allocates a scratch array.)
+    pub(crate) fn move_picked(
+        &mut self,
+        to: &mut CopyQueue,
+        mut pick: impl FnMut(*const ()) -> bool,
+    ) -> usize {
+        let mut kept = CopyQueue::empty();
+        let mut moved = 0;
+        while let Some(e) = self.pop() {
+            if pick(e.target()) {
+                to.buf.push(e);
+                moved += 1;
+            } else {
+                kept.buf.push(e);
+            }
+        }
+        self.reset_drained();
+        self.append_from(&mut kept);
+        moved
     }
 
     /// Live envelopes.
@@ -143,6 +194,7 @@ impl CopyQueue {
         // forgetting them leaks nothing and drops nothing twice.
         unsafe { self.buf.set_len(0) };
         self.head = 0;
+        self.resets = self.resets.wrapping_add(1);
         let cap = self.buf.capacity();
         if cap > INITIAL_CAPACITY && used < cap / 4 {
             self.quiet += 1;
@@ -276,7 +328,7 @@ mod tests {
         assert_eq!(q.capacity(), grown);
         // Quiet gulps: halved every QUIET_GULPS, down to the initial capacity.
         let halvings = (grown as f64 / INITIAL_CAPACITY as f64).log2().ceil() as u32;
-        for _ in 0..QUIET_GULPS * halvings {
+        for _ in 0..u32::from(QUIET_GULPS) * halvings {
             gulp(&mut q, 3);
         }
         assert_eq!(q.capacity(), INITIAL_CAPACITY);

@@ -90,6 +90,12 @@ impl Envelope {
         }
     }
 
+    /// The actor cell it is addressed to.
+    #[inline]
+    pub(crate) fn target(&self) -> *const () {
+        self.target
+    }
+
     /// Whether it carries a message rather than the executor's own work.
     #[inline]
     pub(crate) fn is_message(&self) -> bool {

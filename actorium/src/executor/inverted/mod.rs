@@ -34,7 +34,7 @@ use crate::runtime::stats::{Counter, Counters, Stats};
 use crossbeam_utils::CachePadded;
 use std::io;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use work_queue::WorkQueue;
@@ -99,6 +99,10 @@ pub(crate) struct Busy {
     /// ran 7 % slower.
     pub(crate) rescues: Counter,
     pub(crate) moves: Counter,
+    /// Set by a thief that found this worker stuck in a visit with mail waiting in the shared
+    /// part of the queue it holds; taken by this worker at its next send or spawn
+    /// (`worker.rs`, `split_current`).
+    pub(crate) split: AtomicBool,
 }
 
 impl WorkerSlot {
@@ -349,6 +353,20 @@ impl Executor {
         env: Envelope,
         me: Option<&InvWorker<'_>>,
     ) -> Result<(), Envelope> {
+        // A point where this worker may split the queue it holds, if asked (out of the common
+        // send path: a send into an empty queue, or to an actor that moved). The lock taken
+        // for this send is released first, and the ticket re-read after.
+        if let Some(w) = me {
+            if self.pool.data(w.index).busy.split.load(Ordering::Relaxed) {
+                drop(g);
+                self.split_current(w);
+                q = &self.queues[hdr.queue()];
+                g = q.lock();
+                if hdr.status() != Status::Alive {
+                    return Err(env);
+                }
+            }
+        }
         while hdr.queue() != q.id {
             drop(g);
             q = &self.queues[hdr.queue()];
@@ -588,6 +606,11 @@ impl Exec for Executor {
     unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope> {
         // SAFETY: `me` is used during this call only.
         let me = unsafe { worker::current_of(self) };
+        if let Some(w) = me {
+            if self.pool.data(w.index).busy.split.load(Ordering::Relaxed) {
+                self.split_current(w);
+            }
+        }
         // A spawn onto the queue this worker is processing queues `start` on the local batch
         // (within the visit budget), so that messages the spawner sends next (local too) cannot
         // overtake it. Otherwise `start` goes to the shared queue and the actor counts as not

@@ -266,6 +266,49 @@ impl<'a> Locked<'a> {
         unsafe { self.q.actors.unlink(link) }
     }
 
+    /// Whether no live actor has this queue's ticket and nothing is queued.
+    pub(crate) fn is_vacant(&self) -> bool {
+        self.q.actors.is_empty() && self.len() == 0
+    }
+
+    /// The targets of the envelopes queued here (the shared part), oldest first.
+    pub(crate) fn targets(&self) -> impl Iterator<Item = *const ()> + '_ {
+        // SAFETY: the lock is held for as long as `self` (and so the iterator) lives, and only
+        // the lock holder touches the buffer.
+        self.q.buf.with(|b| unsafe { (*b).targets() })
+    }
+
+    /// Appends the live envelopes of `from` (a batch its worker holds) whose target satisfies
+    /// `pick` to this queue, in order; the others stay in `from`, in order.
+    pub(crate) fn take_picked(&self, from: &mut CopyQueue, pick: impl FnMut(*const ()) -> bool) {
+        // SAFETY: the lock is held.
+        let n = self.q.buf.with_mut(|b| unsafe {
+            from.move_picked(&mut *b, pick);
+            (*b).len()
+        });
+        self.q.count.store(n, Ordering::Relaxed);
+    }
+
+    /// Moves the queued envelopes whose target satisfies `pick` to the end of `to`'s, in
+    /// order (both locks held). Returns how many moved.
+    pub(crate) fn move_picked(
+        &self,
+        to: &Locked<'_>,
+        pick: impl FnMut(*const ()) -> bool,
+    ) -> usize {
+        // SAFETY: both locks are held, and the queues are different (a queue's lock is not
+        // reentrant), so the two buffers are distinct and touched by no one else.
+        let (moved, left, now) = self.q.buf.with_mut(|b| {
+            to.q.buf.with_mut(|t| unsafe {
+                let m = (*b).move_picked(&mut *t, pick);
+                (m, (*b).len(), (*t).len())
+            })
+        });
+        self.q.count.store(left, Ordering::Relaxed);
+        to.q.count.store(now, Ordering::Relaxed);
+        moved
+    }
+
     /// Calls `f` with each live actor listed on this queue.
     pub(crate) fn for_each_actor(&self, f: impl FnMut(*const Link)) {
         self.q.actors.for_each(f)
@@ -406,6 +449,68 @@ mod loom_tests {
             sent.extend(new_sent);
             sent.sort_unstable();
             assert_eq!(sent, vec![1, 2], "lost or duplicated");
+        });
+    }
+
+    /// A split (`Executor::split_current`) racing a sender: the worker holding the actor's
+    /// queue (its batch holds the actor's message 0, the queue's shared part message 1) moves
+    /// the actor to a vacant queue, taking both, while another thread sends messages 2 and 3
+    /// with the ticket protocol. Every message arrives once, in order, and none lands in the
+    /// old queue after the split.
+    #[test]
+    fn a_split_actor_keeps_its_mail_in_order() {
+        use crate::runtime::loom::sync::atomic::AtomicUsize;
+        loom::model(|| {
+            let qs = Arc::new([WorkQueue::new(0, 0), WorkQueue::new(1, 0)]);
+            let ticket = Arc::new(AtomicUsize::new(1));
+            let mut batch = CopyQueue::new();
+            batch.push(env(0));
+            qs[1].lock().push(env(1));
+            let splitter = {
+                let (qs, ticket) = (qs.clone(), ticket.clone());
+                thread::spawn(move || {
+                    let old = qs[1].lock();
+                    let Some(new) = qs[0]
+                        .try_lock()
+                        .filter(|g| g.is_vacant() && !qs[0].processed_locked(g))
+                    else {
+                        return (false, batch);
+                    };
+                    ticket.store(0, Ordering::Relaxed);
+                    new.take_picked(&mut batch, |_| true);
+                    old.move_picked(&new, |_| true);
+                    (true, batch)
+                })
+            };
+            for v in 2..=3 {
+                loop {
+                    let t = ticket.load(Ordering::Relaxed);
+                    let g = qs[t].lock();
+                    if ticket.load(Ordering::Relaxed) != t {
+                        continue;
+                    }
+                    g.push(env(v));
+                    break;
+                }
+            }
+            let (split, mut batch) = splitter.join().unwrap();
+            let mut local = CopyQueue::new();
+            let (mut held, mut old_rest, mut new_all) = (Vec::new(), Vec::new(), Vec::new());
+            drain(&mut batch, &mut held);
+            if let Gulp::Got(_) = qs[1].gulp(&mut local) {
+                drain(&mut local, &mut old_rest);
+            }
+            if let Gulp::Got(_) = qs[0].gulp(&mut local) {
+                drain(&mut local, &mut new_all);
+            }
+            if split {
+                assert!(held.is_empty() && old_rest.is_empty(), "mail left behind");
+                assert_eq!(new_all, vec![0, 1, 2, 3], "lost, duplicated or reordered");
+            } else {
+                held.extend(old_rest);
+                assert_eq!(held, vec![0, 1, 2, 3]);
+                assert!(new_all.is_empty());
+            }
         });
     }
 

@@ -26,7 +26,7 @@
 //!   ([`WorkQueue::give_back`]) for shutdown to dispose of.
 
 use super::swap::{try_swap, Moves};
-use super::work_queue::{Gulp, WorkQueue};
+use super::work_queue::{self, Gulp, WorkQueue};
 use super::{ranges, Executor, QueueStealing, WorkerSlot};
 use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
 use crate::core::envelope::Envelope;
@@ -125,6 +125,12 @@ pub(crate) struct Local {
     /// Runs of sends to one actor from one queue (see `follows` in `mod.rs`): receiver
     /// address, sending queue, sends in a row; indexed by the receiver's address.
     follow: Box<[Cell<RunEntry>]>,
+    /// Per other worker: the visit count and time of this worker's last request that it
+    /// split its queue (see `Executor::ask_split`).
+    asked: Box<[Cell<Option<VisitSeen>>]>,
+    /// The visit and batch position of the last split request this worker took (see
+    /// `Executor::split_current`).
+    split_seen: Cell<(u64, (u16, u32))>,
     /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
     watching: Cell<bool>,
 }
@@ -231,10 +237,14 @@ impl Local {
         let n = self.visit_spawns.get();
         self.visit_spawns.set(n.saturating_add(1));
         let workers = exec.pool.len();
+        let mut k = self.spawns.get();
+        // The `k`-th spawn's queue in a range: `k` counts spawns over the target ranges.
+        let mut nth = k;
         let index = if n >= SPREAD_AFTER && workers > 1 {
             // A fan-out: its worker is busy with it, so the children go to the others'
-            // ranges, in turn.
-            let k = self.spawns.get();
+            // ranges, in turn (worker `k mod (W − 1)` after this one, then the next queue of
+            // its range: every queue of every other range in turn).
+            nth = k / (workers - 1);
             (index + 1 + k % (workers - 1)) % workers
         } else {
             index
@@ -243,14 +253,13 @@ impl Local {
         if r.is_empty() {
             return None;
         }
-        let mut k = self.spawns.get();
-        let mut q = exec.slot(r.start + k % r.len())?.id;
+        let mut q = exec.slot(r.start + nth % r.len())?.id;
         if q == self.current.get() {
             if r.len() == 1 {
                 return None; // the only queue here is the parent's batch: round-robin then
             }
             k += 1;
-            q = exec.slot(r.start + k % r.len())?.id;
+            q = exec.slot(r.start + (nth + 1) % r.len())?.id;
         }
         self.spawns.set(k.wrapping_add(1));
         Some(q)
@@ -291,6 +300,8 @@ impl Unit for Executor {
                 .collect(),
             rescue_wait: Cell::new(RESCUE_WAIT_FIRST),
             watching: Cell::new(false),
+            split_seen: Cell::new((0, (0, 0))),
+            asked: (0..self.pool.capacity()).map(|_| Cell::new(None)).collect(),
             follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0, 0))).collect(),
         }
     }
@@ -517,6 +528,9 @@ fn messages_in(l: &Local, me: &InvWorker<'_>) -> u64 {
     unsafe { (*l.batch.get()).messages() as u64 }
 }
 
+/// A visit count of another worker, and when this worker saw it.
+type VisitSeen = (u64, Instant);
+
 /// An entry of a worker's table of runs of sends: receiver, sending queue, run, visit of the
 /// run's last counted send.
 type RunEntry = (usize, usize, u32, u32);
@@ -546,7 +560,8 @@ thread_local! {
 }
 
 impl Executor {
-    /// One steal attempt (seed 002, "Stealing Mechanism"): choose a victim, scan its range once
+    /// One steal attempt (seed 002, "Stealing Mechanism"): choose a victim by the heuristic,
+    /// scan its range once
     /// from a random index for a candidate queue (non-null, not being processed, holding at
     /// least [`MIN_STEAL`] envelopes), and try one wait-free swap with a random slot of our own
     /// range. Returns whether a queue was stolen.
@@ -577,6 +592,9 @@ impl Executor {
                 self.slot(s)
                     .is_some_and(|q| !q.looks_processed() && q.len_hint() >= min)
             });
+        if min < MIN_STEAL && self.placing {
+            self.ask_split(l, victim);
+        }
         let Some(candidate) = candidate else {
             self.shared.count(counters, |c| &c.steal_fail_no_candidate);
             return false;
@@ -598,6 +616,146 @@ impl Executor {
             }
         }
         true
+    }
+
+    /// The `victim` is stuck in a visit: ask it to split the queue it holds (see
+    /// [`Executor::split_current`]), at most once every [`STUCK_AFTER`] per victim: the
+    /// thief cannot see the victim's batch, and the victim's look costs a pass over what the
+    /// queue holds.
+    #[cold]
+    fn ask_split(&self, l: &Local, victim: usize) {
+        let v = self.pool.data(victim).busy.visits.load(Ordering::Relaxed);
+        let asked = &l.asked[victim];
+        if let Some((was, at)) = asked.get() {
+            if was == v && at.elapsed() < STUCK_AFTER {
+                return;
+            }
+        }
+        asked.set(Some((v, Instant::now())));
+        self.pool
+            .data(victim)
+            .busy
+            .split
+            .store(true, Ordering::Relaxed);
+    }
+
+    /// Splits the queue this worker holds, asked by a thief that found this worker stuck in
+    /// a visit with mail waiting in that queue (README, "Placement", rule 4). Called at a send
+    /// or spawn of the running behaviour, with no lock held: every actor of the held queue that
+    /// has mail waiting there — in the batch this worker holds, behind the running behaviour,
+    /// or in the queue's shared part — except the one running now, moves with its mail, in
+    /// order (the batch's before the shared part's), into a queue that no worker is
+    /// processing: a vacant one of this worker's range, where an idle worker's rescue takes
+    /// it, else an empty one of another worker's.
+    ///
+    /// Why it is safe (as a move, `Executor::move_here`): an actor moves under the lock of the
+    /// queue it leaves and the lock of the one it enters; none of its behaviours runs (only
+    /// this worker runs behaviours of the held queue, and it runs another actor's now); its
+    /// envelopes in the held batch are this worker's own to take, and they were gulped before
+    /// any in the shared part, so its mail keeps its order; and any message sent later follows
+    /// the new ticket (a sender re-reads it under the lock). This worker's own later sends to
+    /// it take the shared path: its ticket no longer names the held queue.
+    #[inline(never)]
+    pub(crate) fn split_current(&self, me: &InvWorker<'_>) {
+        self.pool
+            .data(me.index)
+            .busy
+            .split
+            .store(false, Ordering::Relaxed);
+        let l = &me.local;
+        let cur = l.current.get();
+        if cur == NO_QUEUE || !self.placing {
+            return; // not in a visit (a fork/join task): nothing held
+        }
+        // SAFETY: a behaviour of this visit is running on this thread, inside a send or spawn;
+        // nothing else borrows the batch until this call returns.
+        let batch = unsafe { &mut *l.batch.get() };
+        let Some(running) = batch.last_taken_target() else {
+            return;
+        };
+        // Only behind one long behaviour: the same one running at two requests (at least
+        // `STUCK_AFTER` apart). A long visit of many short behaviours progresses by itself,
+        // and splitting it would scatter a group that talks (measured: `dictionary` 2.5x,
+        // `logistic-map` 3x slower when any visit stuck for 50 µs was split).
+        let at = (l.visits.get(), batch.position());
+        if l.split_seen.replace(at) != at {
+            return;
+        }
+        let q = &self.queues[cur];
+        let g = q.lock();
+        // (One pass, no sorting: most often the running actor's own mail fills the queue, and
+        // the actors to move are few.)
+        let mut movers: Vec<*const ()> = Vec::new();
+        for t in batch.targets().chain(g.targets()) {
+            if t == running || movers.contains(&t) {
+                continue;
+            }
+            // SAFETY: envelopes in a work queue target cells kept alive by the system's
+            // reference, and a cell starts with its `repr(C)` header.
+            let hdr = unsafe { &*t.cast::<Header>() };
+            if hdr.status() == Status::Alive && hdr.queue() == cur {
+                movers.push(t);
+            }
+        }
+        if movers.is_empty() {
+            return;
+        }
+        // Where to: a queue no one processes, tried without waiting (this worker holds a
+        // lock): a vacant one of this worker's range (no actor, nothing queued: an idle
+        // worker's rescue takes it whole, and nothing else with it), else an empty one of
+        // another worker's range. Not processed, checked under its lock (a gulp takes that
+        // lock): a worker holding it could otherwise send to a moved actor through its local
+        // fast path, into its batch, ahead of the mail moved into the shared part; once the
+        // lock is released, the next gulp takes that mail first.
+        let workers = self.pool.len();
+        fn free(t: &WorkQueue, vacant: bool) -> Option<work_queue::Locked<'_>> {
+            let g2 = t.try_lock()?;
+            let ok = if vacant {
+                g2.is_vacant()
+            } else {
+                g2.len() == 0
+            };
+            (ok && !t.processed_locked(&g2)).then_some(g2)
+        }
+        let mine = self.range(me.index).filter_map(|s| self.slot(s));
+        let others = (1..workers)
+            .flat_map(|k| self.range((me.index + k) % workers))
+            .filter_map(|s| self.slot(s));
+        let Some((to, g2)) = mine
+            .map(|t| (t, true))
+            .chain(others.map(|t| (t, false)))
+            .filter(|(t, _)| t.id != cur && !t.looks_processed())
+            .find_map(|(t, vacant)| free(t, vacant).map(|g2| (t, g2)))
+        else {
+            return;
+        };
+        for &t in &movers {
+            // SAFETY: as above; the actor is alive, so its link is on `q`'s list, and both
+            // lists' locks are held.
+            let hdr = unsafe { &*t.cast::<Header>() };
+            unsafe {
+                g.unlink(&hdr.link);
+                g2.link(&hdr.link);
+            }
+            hdr.move_to_queue(to.id);
+        }
+        let moving = |t: *const ()| movers.contains(&t);
+        g2.take_picked(batch, moving);
+        g.move_picked(&g2, moving);
+        drop(g2);
+        drop(g);
+        if self.pool.stats_on() {
+            self.pool
+                .data(me.index)
+                .busy
+                .moves
+                .bump(movers.len() as u64);
+        }
+        // Wake the queue's owner; if it is this (busy) worker, have an idle one come for it.
+        let owner = to.owner();
+        if owner == me.index || !self.pool.notify(owner) {
+            self.pushed_own();
+        }
     }
 
     /// Whether another worker's queues hold mail that is not being processed: looked at
