@@ -100,9 +100,9 @@ impl CopyQueue {
         // SAFETY: slot `head - 1` is below `len`, inside the array's initialised part: it held
         // an envelope that `pop` read out bitwise, which leaves its bytes in place until a
         // reset (pushes append at `len`; a growth reallocates the whole block, keeping every
-        // byte). Only its target pointer is read, through a raw pointer: no second owner of
-        // the payload is made.
-        (head > 0).then(|| unsafe { (*self.buf.as_ptr().add(head - 1)).target() })
+        // byte; `move_picked` writes from `head` on). Only its target field is read, through a
+        // raw pointer: no reference to the moved-out envelope is made.
+        (head > 0).then(|| unsafe { Envelope::target_at(self.buf.as_ptr().add(head - 1)) })
     }
 
     /// Where the queue is: its resets so far and how many envelopes were popped since the
@@ -117,25 +117,36 @@ impl CopyQueue {
     }
 
     /// Moves the live envelopes whose target satisfies `pick` to the end of `to`, in order;
-    /// the others stay, in order. Returns how many moved. (Cold: allocates a scratch array.)
+    /// the others stay, in order, in place from `head` on (the slots before `head`, and so
+    /// [`Self::last_taken_target`] and [`Self::position`], are left as they were). Returns
+    /// how many moved. `pick` must not panic.
     pub(crate) fn move_picked(
         &mut self,
         to: &mut CopyQueue,
         mut pick: impl FnMut(*const ()) -> bool,
     ) -> usize {
-        let mut kept = CopyQueue::empty();
-        let mut moved = 0;
-        while let Some(e) = self.pop() {
-            if pick(e.target()) {
-                to.buf.push(e);
-                moved += 1;
-            } else {
-                kept.buf.push(e);
+        let (head, len) = (self.head as usize, self.buf.len());
+        let mut kept = head;
+        // SAFETY: `[head, len)` are the live envelopes (invariant 1). The length is set to
+        // `head` first, so that nothing is dropped twice whatever happens; each live envelope
+        // is then read exactly once, and either pushed to `to` or written back at `kept`,
+        // which never passes the slot being read (`kept <= r`), so no live envelope is
+        // overwritten before it is read. Afterwards `[head, kept)` are the kept ones, in order.
+        unsafe {
+            self.buf.set_len(head);
+            let p = self.buf.as_mut_ptr();
+            for r in head..len {
+                let e = p.add(r).read();
+                if pick(e.target()) {
+                    to.buf.push(e);
+                } else {
+                    p.add(kept).write(e);
+                    kept += 1;
+                }
             }
+            self.buf.set_len(kept);
         }
-        self.reset_drained();
-        self.append_from(&mut kept);
-        moved
+        len - kept
     }
 
     /// Live envelopes.
@@ -285,6 +296,33 @@ mod tests {
 
     fn env(v: u64) -> Envelope {
         Envelope::new(std::ptr::null(), &VT, Payload::pack(v))
+    }
+
+    #[test]
+    fn move_picked_keeps_both_orders_and_the_running_slot() {
+        // Targets 1 and 2 (fake addresses: only compared), values in send order.
+        let at = |t: usize, v: u64| Envelope::new(t as *const (), &VT, Payload::pack(v));
+        let mut q = CopyQueue::new();
+        for (t, v) in [(1, 10), (2, 20), (1, 11), (2, 21), (1, 12), (2, 22)] {
+            q.push(at(t, v));
+        }
+        let first = q.pop().unwrap(); // "running": target 1, value 10
+                                      // SAFETY: packed as u64 above.
+        assert_eq!(unsafe { first.into_message::<u64>() }, 10);
+        let before = (q.last_taken_target(), q.position());
+        let mut to = CopyQueue::new();
+        assert_eq!(q.move_picked(&mut to, |t| t as usize == 2), 3);
+        assert_eq!((q.last_taken_target(), q.position()), before);
+        let drain = |c: &mut CopyQueue| {
+            let mut out = Vec::new();
+            while let Some(e) = c.pop() {
+                // SAFETY: as above.
+                out.push(unsafe { e.into_message::<u64>() });
+            }
+            out
+        };
+        assert_eq!(drain(&mut q), vec![11, 12]);
+        assert_eq!(drain(&mut to), vec![20, 21, 22]);
     }
 
     #[test]

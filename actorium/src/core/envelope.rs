@@ -96,6 +96,16 @@ impl Envelope {
         self.target
     }
 
+    /// The target field of the envelope at `e`, read without making a reference to it.
+    ///
+    /// # Safety
+    /// `e` points to initialised envelope bytes (they may have been moved out bitwise).
+    #[inline]
+    pub(crate) unsafe fn target_at(e: *const Envelope) -> *const () {
+        // SAFETY: caller contract; a raw pointer field is read bitwise.
+        unsafe { std::ptr::addr_of!((*e).target).read() }
+    }
+
     /// Whether it carries a message rather than the executor's own work.
     #[inline]
     pub(crate) fn is_message(&self) -> bool {

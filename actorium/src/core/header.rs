@@ -106,17 +106,18 @@ impl Header {
     /// queues), or of its registry shard (mailbox actors).
     ///
     /// Fixed for mailbox actors. The message-centric executor may move an actor to another
-    /// queue while nothing is queued for it and none of its behaviours runs, changing the
-    /// ticket under the old queue's lock ([`Header::move_to_queue`]): a sender that read the
-    /// old ticket checks it again under that lock.
+    /// queue while none of its behaviours runs, taking whatever is queued for it along, in
+    /// order, and changing the ticket under the old queue's lock ([`Header::move_to_queue`]):
+    /// a sender that read the old ticket checks it again under that lock.
     #[inline]
     pub(crate) fn queue(&self) -> usize {
         self.ticket.load(Ordering::Relaxed) as usize
     }
 
     /// Gives the actor queue `q` (message-centric executor). Only under the lock of its
-    /// current queue, while that queue is empty and not being processed, and under `q`'s
-    /// lock (`executor/inverted/README.md`, "Placement").
+    /// current queue and `q`'s, while none of its behaviours runs and with everything queued
+    /// for it moved along (a move while its queue is empty and not processed, or a split by
+    /// the worker holding that queue: `executor/inverted/README.md`, "Placement").
     #[inline]
     pub(crate) fn move_to_queue(&self, q: usize) {
         self.ticket.store(q as u32, Ordering::Relaxed);

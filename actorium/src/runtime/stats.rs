@@ -58,9 +58,9 @@ pub struct Stats {
     /// stuck in one visit (message-centric executor: the rescue of mail behind a long
     /// behaviour; counted in `steals` too).
     pub rescues: u64,
-    /// Actors moved to a queue of the worker whose actors kept handing them messages one at
-    /// a time across cores (message-centric executor: placement that follows the
-    /// communication).
+    /// Actors moved to another queue by the message-centric executor's placement: to a queue
+    /// of the worker whose actors kept handing them messages one at a time across cores, or
+    /// out of a queue held by a long behaviour (a split).
     pub moves: u64,
 }
 

@@ -3,8 +3,8 @@
 //! M = workers × queues-per-worker message queues; every actor gets a queue *ticket* when
 //! spawned (round-robin, or a queue of its spawner's worker), and all its messages go to that
 //! queue, so messages between a pair of actors keep their order and an actor never runs two
-//! behaviours at once. The ticket changes only when the actor moves, while its queue holds
-//! nothing for it and none of its behaviours runs (placement: `README.md`, "Placement"). Worker `i` owns a contiguous
+//! behaviours at once. The ticket changes only when the actor moves, while none of its
+//! behaviours runs, with what is queued for it (placement: `README.md`, "Placement"). Worker `i` owns a contiguous
 //! range of the queue-pointer array and cycles through it, gulping queues (`README.md` here
 //! explains the gulp and why it is safe).
 //!
@@ -99,9 +99,9 @@ pub(crate) struct Busy {
     /// ran 7 % slower.
     pub(crate) rescues: Counter,
     pub(crate) moves: Counter,
-    /// Set by a thief that found this worker stuck in a visit with mail waiting in the shared
-    /// part of the queue it holds; taken by this worker at its next send or spawn
-    /// (`worker.rs`, `split_current`).
+    /// Set by a thief that found this worker stuck in a visit (it cannot see what the held
+    /// queue holds); taken by this worker at its next spawn or out-of-line send
+    /// (`worker.rs`, `ask_split` and `split_current`).
     pub(crate) split: AtomicBool,
 }
 

@@ -130,7 +130,7 @@ pub(crate) struct Local {
     asked: Box<[Cell<Option<VisitSeen>>]>,
     /// The visit and batch position of the last split request this worker took (see
     /// `Executor::split_current`).
-    split_seen: Cell<(u64, (u16, u32))>,
+    split_seen: Cell<Option<SplitSeen>>,
     /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
     watching: Cell<bool>,
 }
@@ -300,7 +300,7 @@ impl Unit for Executor {
                 .collect(),
             rescue_wait: Cell::new(RESCUE_WAIT_FIRST),
             watching: Cell::new(false),
-            split_seen: Cell::new((0, (0, 0))),
+            split_seen: Cell::new(None),
             asked: (0..self.pool.capacity()).map(|_| Cell::new(None)).collect(),
             follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0, 0))).collect(),
         }
@@ -531,6 +531,9 @@ fn messages_in(l: &Local, me: &InvWorker<'_>) -> u64 {
 /// A visit count of another worker, and when this worker saw it.
 type VisitSeen = (u64, Instant);
 
+/// This worker's visit count and batch position at a split request, and when it took it.
+type SplitSeen = ((u64, (u16, u32)), Instant);
+
 /// An entry of a worker's table of runs of sends: receiver, sending queue, run, visit of the
 /// run's last counted send.
 type RunEntry = (usize, usize, u32, u32);
@@ -678,25 +681,31 @@ impl Executor {
         // and splitting it would scatter a group that talks (measured: `dictionary` 2.5x,
         // `logistic-map` 3x slower when any visit stuck for 50 µs was split).
         let at = (l.visits.get(), batch.position());
-        if l.split_seen.replace(at) != at {
-            return;
+        let now = Instant::now();
+        match l.split_seen.get() {
+            Some((was, since)) if was == at && now.duration_since(since) >= STUCK_AFTER => {}
+            Some((was, _)) if was == at => return, // asked again too soon (another thief)
+            _ => {
+                l.split_seen.set(Some((at, now)));
+                return;
+            }
         }
         let q = &self.queues[cur];
         let g = q.lock();
-        // (One pass, no sorting: most often the running actor's own mail fills the queue, and
-        // the actors to move are few.)
-        let mut movers: Vec<*const ()> = Vec::new();
-        for t in batch.targets().chain(g.targets()) {
-            if t == running || movers.contains(&t) {
-                continue;
-            }
+        // (Sorted, for the look-ups below: O(n log n) in what the queue holds.)
+        let mut movers: Vec<*const ()> = batch
+            .targets()
+            .chain(g.targets())
+            .filter(|&t| t != running)
+            .collect();
+        movers.sort_unstable();
+        movers.dedup();
+        movers.retain(|&t| {
             // SAFETY: envelopes in a work queue target cells kept alive by the system's
             // reference, and a cell starts with its `repr(C)` header.
             let hdr = unsafe { &*t.cast::<Header>() };
-            if hdr.status() == Status::Alive && hdr.queue() == cur {
-                movers.push(t);
-            }
-        }
+            hdr.status() == Status::Alive && hdr.queue() == cur
+        });
         if movers.is_empty() {
             return;
         }
@@ -739,7 +748,7 @@ impl Executor {
             }
             hdr.move_to_queue(to.id);
         }
-        let moving = |t: *const ()| movers.contains(&t);
+        let moving = |t: *const ()| movers.binary_search(&t).is_ok();
         g2.take_picked(batch, moving);
         g.move_picked(&g2, moving);
         drop(g2);
