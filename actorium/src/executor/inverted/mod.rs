@@ -130,7 +130,7 @@ pub(crate) struct Executor {
     adaptive_spin: bool,
     pub(crate) stealing: QueueStealing,
     /// `stealing` is on: so are the placement rules built on it (children next to their
-    /// parent, actors following their senders, the rescue of stuck mail). A flag of its own,
+    /// parent, actors following their senders, the rescue of stuck mail, splits). A flag of its own,
     /// read on the send path.
     pub(crate) placing: bool,
     epoch: Instant,

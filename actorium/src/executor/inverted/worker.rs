@@ -643,8 +643,10 @@ impl Executor {
     }
 
     /// Splits the queue this worker holds, asked by a thief that found this worker stuck in
-    /// a visit with mail waiting in that queue (README, "Placement", rule 4). Called at a send
-    /// or spawn of the running behaviour, with no lock held: every actor of the held queue that
+    /// a visit (README, "Placement", rule 4), if the same behaviour ran at a request at least
+    /// [`STUCK_AFTER`] earlier. Called at a spawn or an out-of-line send
+    /// (`Executor::push_placing`) of the running behaviour, with no lock held: every actor of
+    /// the held queue that
     /// has mail waiting there — in the batch this worker holds, behind the running behaviour,
     /// or in the queue's shared part — except the one running now, moves with its mail, in
     /// order (the batch's before the shared part's), into a queue that no worker is
