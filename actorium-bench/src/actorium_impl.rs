@@ -4,7 +4,8 @@ use crate::suite::Params;
 use actorium::policy::{WorkSharing, WorkStealing};
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
 use actorium_peers::common::{
-    bb_item, busy, cig_round, complement, matrices, ring_checksum, row_sum, tiny, Round, XorShift,
+    bb_item, busy, cig_round, complement, matrices, ring_checksum, row_sum, tiny, BbBook, BbSend,
+    Round, XorShift,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1121,13 +1122,7 @@ fn logistic_map(s: &ActorSystem, series: u64, terms: u64) -> u64 {
 struct BbManager {
     producers: Vec<Addr<BbProducer>>,
     consumers: Vec<Addr<BbConsumer>>,
-    /// Consumers with nothing to do, oldest first.
-    available: VecDeque<usize>,
-    buffer: VecDeque<u64>,
-    capacity: usize,
-    /// Items that found the buffer full, with their producers, in arrival order.
-    waiting: VecDeque<(u64, usize)>,
-    producers_done: usize,
+    book: BbBook,
 }
 type BbManagerAddr = Arc<OnceLock<Addr<BbManager>>>;
 struct BbProducer {
@@ -1154,12 +1149,16 @@ impl Actor for BbManager {}
 impl Actor for BbProducer {}
 impl Actor for BbConsumer {}
 impl BbManager {
-    /// Every producer done, nothing buffered and every consumer idle: collect the sums.
-    fn finish_if_done(&mut self) -> Allocation {
-        if self.producers_done == self.producers.len()
-            && self.buffer.is_empty()
-            && self.available.len() == self.consumers.len()
-        {
+    /// Sends what a step of the bookkeeping says; when every item is consumed, asks the
+    /// consumers for their sums and ends.
+    fn apply(&self, step: BbSend) -> Allocation {
+        if let Some((c, x)) = step.consume {
+            self.consumers[c].send(Consume(x)).unwrap();
+        }
+        if let Some(p) = step.produce {
+            self.producers[p].send(Produce).unwrap();
+        }
+        if step.finished {
             for c in &self.consumers {
                 c.send(ReportSum).unwrap();
             }
@@ -1178,16 +1177,8 @@ impl Receive<Start> for BbManager {
 }
 impl Receive<BbItem> for BbManager {
     fn receive(&mut self, BbItem(x, p): BbItem, _: &mut Context<'_, Self>) -> Allocation {
-        if let Some(c) = self.available.pop_front() {
-            self.consumers[c].send(Consume(x)).unwrap();
-            self.producers[p].send(Produce).unwrap();
-        } else if self.buffer.len() < self.capacity {
-            self.buffer.push_back(x);
-            self.producers[p].send(Produce).unwrap();
-        } else {
-            self.waiting.push_back((x, p));
-        }
-        Allocation::Nodelete
+        let step = self.book.item(x, p);
+        self.apply(step)
     }
 }
 impl Receive<ConsumerAvailable> for BbManager {
@@ -1196,26 +1187,14 @@ impl Receive<ConsumerAvailable> for BbManager {
         ConsumerAvailable(c): ConsumerAvailable,
         _: &mut Context<'_, Self>,
     ) -> Allocation {
-        match self.buffer.pop_front() {
-            Some(x) => {
-                self.consumers[c].send(Consume(x)).unwrap();
-                if let Some((y, p)) = self.waiting.pop_front() {
-                    self.buffer.push_back(y);
-                    self.producers[p].send(Produce).unwrap();
-                }
-                Allocation::Nodelete
-            }
-            None => {
-                self.available.push_back(c);
-                self.finish_if_done()
-            }
-        }
+        let step = self.book.available(c);
+        self.apply(step)
     }
 }
 impl Receive<ProducerDone> for BbManager {
     fn receive(&mut self, _: ProducerDone, _: &mut Context<'_, Self>) -> Allocation {
-        self.producers_done += 1;
-        self.finish_if_done()
+        let step = self.book.producer_done();
+        self.apply(step)
     }
 }
 impl Receive<Produce> for BbProducer {
@@ -1282,11 +1261,7 @@ fn bounded_buffer(s: &ActorSystem, p: &Params) -> u64 {
     let m = s.spawn(BbManager {
         producers: producer_addrs,
         consumers: consumer_addrs,
-        available: (0..consumers).collect(),
-        buffer: VecDeque::with_capacity(capacity),
-        capacity,
-        waiting: VecDeque::new(),
-        producers_done: 0,
+        book: BbBook::new(producers as usize, consumers, capacity),
     });
     assert!(manager.set(m.clone()).is_ok());
     m.send(Start).unwrap();

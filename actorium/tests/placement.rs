@@ -487,25 +487,22 @@ fn a_fan_out_places_its_later_children_on_the_other_worker() {
     });
 }
 
-/// Runs one long behaviour: sends to `sink` every 20 µs (each send is a point where its worker
-/// may split its queue) until `until` is true or `GIVE_UP` passes; reports whether `until`
-/// became true.
+/// Runs one long behaviour: sends to the sink every 20 µs (each send is a point where its
+/// worker may split its queue) until `done` reaches `need` or `GIVE_UP` passes; reports
+/// whether it did.
 struct Hog {
     sink: Arc<std::sync::OnceLock<Addr<Sink>>>,
-    until: Arc<AtomicBool>,
-    report: mpsc::Sender<bool>,
+    done: Arc<AtomicUsize>,
+    need: usize,
+    report: Option<mpsc::Sender<bool>>,
 }
 impl Actor for Hog {}
 impl Receive<()> for Hog {
     fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
         let start = Instant::now();
-        let mut ok = false;
         let sink = self.sink.get().unwrap();
-        while start.elapsed() < GIVE_UP {
-            if self.until.load(Ordering::SeqCst) {
-                ok = true;
-                break;
-            }
+        let reached = || self.done.load(Ordering::SeqCst) >= self.need;
+        while !reached() && start.elapsed() < GIVE_UP {
             // A send every 20 µs: the other worker, which takes these, is idle in between.
             let t = Instant::now();
             while t.elapsed() < Duration::from_micros(20) {
@@ -513,8 +510,10 @@ impl Receive<()> for Hog {
             }
             sink.send(()).unwrap();
         }
-        self.report.send(ok).unwrap();
-        Allocation::Delete
+        if let Some(r) = &self.report {
+            r.send(reached()).unwrap();
+        }
+        Allocation::Nodelete
     }
 }
 
@@ -524,16 +523,6 @@ impl Actor for Sink {}
 impl Receive<()> for Sink {
     fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
         Allocation::Nodelete
-    }
-}
-
-/// Sets a flag when it gets a message.
-struct Flag(Arc<AtomicBool>);
-impl Actor for Flag {}
-impl Receive<()> for Flag {
-    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
-        self.0.store(true, Ordering::SeqCst);
-        Allocation::Delete
     }
 }
 
@@ -554,15 +543,16 @@ fn an_actor_behind_a_long_behaviour_in_its_queue_is_split_off() {
                 .stats(true)
                 .build()
                 .unwrap();
-            let (until, sink) = (Arc::new(AtomicBool::new(false)), Arc::default());
+            let (flagged, sink) = (Arc::new(AtomicUsize::new(0)), Arc::default());
             let ran = Arc::new(AtomicUsize::new(0));
             let (tx, rx) = mpsc::channel();
             // Tickets from outside go round-robin: the hog gets queue 0 (worker 0), the sink
             // queue PER_WORKER (worker 1), and the flag, 2 × PER_WORKER spawns later, queue 0.
             let hog = system.spawn(Hog {
                 sink: Arc::clone(&sink),
-                until: until.clone(),
-                report: tx,
+                done: flagged.clone(),
+                need: 1,
+                report: Some(tx),
             });
             let before: Vec<Addr<Child>> = (1..PER_WORKER)
                 .map(|_| system.spawn(Child { ran: ran.clone() }))
@@ -571,7 +561,7 @@ fn an_actor_behind_a_long_behaviour_in_its_queue_is_split_off() {
             let after: Vec<Addr<Child>> = (PER_WORKER + 1..2 * PER_WORKER)
                 .map(|_| system.spawn(Child { ran: ran.clone() }))
                 .collect();
-            let flag = system.spawn(Flag(until.clone()));
+            let flag = system.spawn(Child { ran: flagged });
             assert!(sink.set(the_sink.clone()).is_ok());
             assert_eq!((hog.queue(), flag.queue()), (0, 0));
             assert_eq!(system.worker_of_queue(the_sink.queue()), 1);
@@ -581,6 +571,7 @@ fn an_actor_behind_a_long_behaviour_in_its_queue_is_split_off() {
             for o in before.iter().chain(&after) {
                 o.send(()).unwrap();
             }
+            hog.send(actorium::DeleteMsg).unwrap();
             the_sink.send(actorium::DeleteMsg).unwrap();
             let stats = system.stop().unwrap();
             assert!(
@@ -622,31 +613,9 @@ impl Receive<u64> for Probed {
     }
 }
 
-/// One long behaviour: runs until every probed actor has finished (or `GIVE_UP`), sending to
-/// a sink every 20 µs (points where its worker may split its queue). The probed actors that
-/// share its queue can only finish if it is split.
-struct Busy {
-    sink: Addr<Sink>,
-    finished: Arc<AtomicUsize>,
-    all: usize,
-}
-impl Actor for Busy {}
-impl Receive<()> for Busy {
-    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
-        let start = Instant::now();
-        while self.finished.load(Ordering::SeqCst) < self.all && start.elapsed() < GIVE_UP {
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_micros(20) {
-                std::hint::spin_loop();
-            }
-            self.sink.send(()).unwrap();
-        }
-        Allocation::Nodelete
-    }
-}
-
-/// A long behaviour shares its queue with actors that an outside thread sends numbered probes
-/// (it runs until they all have them): its queue is split, and every probe still arrives once,
+/// A long behaviour ([`Hog`]) shares its queue with actors that an outside thread sends
+/// numbered probes (it runs until they all have them, which they can only if its queue is
+/// split): its queue is split, and every probe still arrives once,
 /// in order, one behaviour at a time, on every stealing heuristic, with 2 and 3 workers.
 #[test]
 fn actors_split_off_keep_order_and_exclusion() {
@@ -666,10 +635,11 @@ fn actors_split_off_keep_order_and_exclusion() {
                 let finished = Arc::new(AtomicUsize::new(0));
                 let sink = system.spawn(Sink);
                 // The round-robin of spawns from outside puts probed actors in the hog's queue.
-                let hog = system.spawn(Busy {
-                    sink: sink.clone(),
-                    finished: finished.clone(),
-                    all: PROBED,
+                let hog = system.spawn(Hog {
+                    sink: Arc::new(sink.clone().into()),
+                    done: finished.clone(),
+                    need: PROBED,
+                    report: None,
                 });
                 let probed: Vec<_> = (0..PROBED)
                     .map(|_| {

@@ -1246,13 +1246,7 @@ struct BbManager {
     _me: Addr<BbManager>,
     producers: Vec<Addr<BbProducer>>,
     consumers: Vec<Addr<BbConsumer>>,
-    /// Consumers with nothing to do, oldest first.
-    available: VecDeque<usize>,
-    buffer: VecDeque<u64>,
-    capacity: usize,
-    /// Items that found the buffer full, with their producers, in arrival order.
-    waiting: VecDeque<(u64, usize)>,
-    producers_done: usize,
+    book: common::BbBook,
 }
 struct BbProducer {
     _me: Addr<BbProducer>,
@@ -1291,13 +1285,16 @@ message!(
 );
 
 impl BbManager {
-    /// Every producer done, nothing buffered and every consumer available: ask the consumers
-    /// for their sums and end.
-    fn finish_if_done(&mut self, ctx: &mut Context<Self>) {
-        if self.producers_done == self.producers.len()
-            && self.buffer.is_empty()
-            && self.available.len() == self.consumers.len()
-        {
+    /// Sends what a step of the bookkeeping says; when every item is consumed, asks the
+    /// consumers for their sums and ends.
+    fn apply(&self, step: common::BbSend, ctx: &mut Context<Self>) {
+        if let Some((c, x)) = step.consume {
+            self.consumers[c].do_send(Consume(x));
+        }
+        if let Some(p) = step.produce {
+            self.producers[p].do_send(Produce);
+        }
+        if step.finished {
             for c in &self.consumers {
                 c.do_send(ReportSum);
             }
@@ -1328,16 +1325,9 @@ impl Handler<Start> for BbManager {
 impl Handler<BbItem> for BbManager {
     type Result = ();
 
-    fn handle(&mut self, BbItem(x, p): BbItem, _: &mut Context<Self>) {
-        if let Some(c) = self.available.pop_front() {
-            self.consumers[c].do_send(Consume(x));
-            self.producers[p].do_send(Produce);
-        } else if self.buffer.len() < self.capacity {
-            self.buffer.push_back(x);
-            self.producers[p].do_send(Produce);
-        } else {
-            self.waiting.push_back((x, p));
-        }
+    fn handle(&mut self, BbItem(x, p): BbItem, ctx: &mut Context<Self>) {
+        let step = self.book.item(x, p);
+        self.apply(step, ctx);
     }
 }
 
@@ -1345,19 +1335,8 @@ impl Handler<ConsumerAvailable> for BbManager {
     type Result = ();
 
     fn handle(&mut self, ConsumerAvailable(c): ConsumerAvailable, ctx: &mut Context<Self>) {
-        match self.buffer.pop_front() {
-            Some(x) => {
-                self.consumers[c].do_send(Consume(x));
-                if let Some((y, p)) = self.waiting.pop_front() {
-                    self.buffer.push_back(y);
-                    self.producers[p].do_send(Produce);
-                }
-            }
-            None => {
-                self.available.push_back(c);
-                self.finish_if_done(ctx);
-            }
-        }
+        let step = self.book.available(c);
+        self.apply(step, ctx);
     }
 }
 
@@ -1365,8 +1344,8 @@ impl Handler<ProducerDone> for BbManager {
     type Result = ();
 
     fn handle(&mut self, _: ProducerDone, ctx: &mut Context<Self>) {
-        self.producers_done += 1;
-        self.finish_if_done(ctx);
+        let step = self.book.producer_done();
+        self.apply(step, ctx);
     }
 }
 
@@ -1418,11 +1397,7 @@ async fn bounded_buffer(
         _me,
         producers: Vec::new(),
         consumers: Vec::new(),
-        available: (0..consumers as usize).collect(),
-        buffer: VecDeque::with_capacity(capacity),
-        capacity,
-        waiting: VecDeque::new(),
-        producers_done: 0,
+        book: common::BbBook::new(producers as usize, consumers as usize, capacity),
     });
     let producer_list = (0..producers)
         .map(|index| {

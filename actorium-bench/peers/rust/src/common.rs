@@ -359,6 +359,103 @@ pub fn bb_item(p: u64, i: u64, items: u64, cost: u64) -> u64 {
     busy(p * items + i, cost)
 }
 
+/// bounded-buffer: the manager's bookkeeping, as `BENCHMARKS.md` specifies it; each step says
+/// what the manager sends ([`BbSend`]).
+pub struct BbBook {
+    /// Consumers with nothing to do, oldest first.
+    available: std::collections::VecDeque<usize>,
+    buffer: std::collections::VecDeque<u64>,
+    capacity: usize,
+    /// Items that found the buffer full, with their producers, in arrival order.
+    waiting: std::collections::VecDeque<(u64, usize)>,
+    producers: usize,
+    producers_done: usize,
+    consumers: usize,
+}
+
+/// What the manager sends after one step, in this order: item `consume.1` to consumer
+/// `consume.0`, then `Produce` to producer `produce`; with `finished` (every producer done,
+/// nothing buffered, every consumer idle) it asks every consumer for its sum and ends.
+#[derive(Default)]
+pub struct BbSend {
+    pub consume: Option<(usize, u64)>,
+    pub produce: Option<usize>,
+    pub finished: bool,
+}
+
+impl BbBook {
+    /// Every consumer available (in index order), nothing buffered.
+    pub fn new(producers: usize, consumers: usize, capacity: usize) -> Self {
+        BbBook {
+            available: (0..consumers).collect(),
+            buffer: std::collections::VecDeque::with_capacity(capacity),
+            capacity,
+            waiting: std::collections::VecDeque::new(),
+            producers,
+            producers_done: 0,
+            consumers,
+        }
+    }
+
+    /// Producer `p` made item `x`: to the first available consumer, else into the buffer,
+    /// else it waits (and its producer is not asked for more yet).
+    pub fn item(&mut self, x: u64, p: usize) -> BbSend {
+        if let Some(c) = self.available.pop_front() {
+            BbSend {
+                consume: Some((c, x)),
+                produce: Some(p),
+                finished: false,
+            }
+        } else if self.buffer.len() < self.capacity {
+            self.buffer.push_back(x);
+            BbSend {
+                produce: Some(p),
+                ..BbSend::default()
+            }
+        } else {
+            self.waiting.push_back((x, p));
+            BbSend::default()
+        }
+    }
+
+    /// Consumer `c` is available: the oldest buffered item, and the oldest waiting item moves
+    /// into the buffer (its producer is asked for the next); else `c` waits.
+    pub fn available(&mut self, c: usize) -> BbSend {
+        match self.buffer.pop_front() {
+            Some(x) => {
+                let produce = self.waiting.pop_front().map(|(y, p)| {
+                    self.buffer.push_back(y);
+                    p
+                });
+                BbSend {
+                    consume: Some((c, x)),
+                    produce,
+                    finished: false,
+                }
+            }
+            None => {
+                self.available.push_back(c);
+                self.check()
+            }
+        }
+    }
+
+    /// A producer made all its items.
+    pub fn producer_done(&mut self) -> BbSend {
+        self.producers_done += 1;
+        self.check()
+    }
+
+    fn check(&self) -> BbSend {
+        BbSend {
+            finished: self.producers_done == self.producers
+                && self.buffer.is_empty()
+                && self.available.len() == self.consumers,
+            ..BbSend::default()
+        }
+    }
+}
+
 /// cigarette-smokers: round `r`'s smoker and smoking time (`busy` steps).
 #[inline]
 pub fn cig_round(r: u64, smokers: u64, smoke: u64) -> (u64, u64) {

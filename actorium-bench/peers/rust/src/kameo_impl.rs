@@ -1120,13 +1120,7 @@ async fn logistic_map(series: u64, terms: u64) -> Result<u64, String> {
 type BbPeers = Arc<OnceLock<(Vec<ActorRef<BbProducer>>, Vec<ActorRef<BbConsumer>>)>>;
 struct BbManager {
     peers: BbPeers,
-    /// Consumers with nothing to do, oldest first.
-    available: VecDeque<usize>,
-    buffer: VecDeque<u64>,
-    capacity: usize,
-    /// Items that found the buffer full, with their producers, in arrival order.
-    waiting: VecDeque<(u64, usize)>,
-    producers_done: usize,
+    book: common::BbBook,
 }
 struct BbProducer {
     index: u64,
@@ -1153,13 +1147,17 @@ struct ReportSum;
 actor!(BbManager, BbProducer, BbConsumer);
 
 impl BbManager {
-    /// Every producer done, nothing buffered and every consumer idle: collect the sums.
-    fn finish_if_done(&self, ctx: &mut Context<Self, ()>) {
+    /// Sends what a step of the bookkeeping says; when every item is consumed, asks the
+    /// consumers for their sums and ends.
+    fn apply(&self, step: common::BbSend, ctx: &mut Context<Self, ()>) {
         let (producers, consumers) = self.peers.get().expect("peers set");
-        if self.producers_done == producers.len()
-            && self.buffer.is_empty()
-            && self.available.len() == consumers.len()
-        {
+        if let Some((c, x)) = step.consume {
+            send(&consumers[c], Consume(x));
+        }
+        if let Some(p) = step.produce {
+            send(&producers[p], Produce);
+        }
+        if step.finished {
             for c in consumers {
                 send(c, ReportSum);
             }
@@ -1181,17 +1179,9 @@ impl Message<Start> for BbManager {
 impl Message<BbItem> for BbManager {
     type Reply = ();
 
-    async fn handle(&mut self, BbItem(x, p): BbItem, _: &mut Context<Self, ()>) {
-        let (producers, consumers) = self.peers.get().expect("peers set");
-        if let Some(c) = self.available.pop_front() {
-            send(&consumers[c], Consume(x));
-            send(&producers[p], Produce);
-        } else if self.buffer.len() < self.capacity {
-            self.buffer.push_back(x);
-            send(&producers[p], Produce);
-        } else {
-            self.waiting.push_back((x, p));
-        }
+    async fn handle(&mut self, BbItem(x, p): BbItem, ctx: &mut Context<Self, ()>) {
+        let step = self.book.item(x, p);
+        self.apply(step, ctx);
     }
 }
 
@@ -1203,20 +1193,8 @@ impl Message<ConsumerAvailable> for BbManager {
         ConsumerAvailable(c): ConsumerAvailable,
         ctx: &mut Context<Self, ()>,
     ) {
-        let (producers, consumers) = self.peers.get().expect("peers set");
-        match self.buffer.pop_front() {
-            Some(x) => {
-                send(&consumers[c], Consume(x));
-                if let Some((y, p)) = self.waiting.pop_front() {
-                    self.buffer.push_back(y);
-                    send(&producers[p], Produce);
-                }
-            }
-            None => {
-                self.available.push_back(c);
-                self.finish_if_done(ctx);
-            }
-        }
+        let step = self.book.available(c);
+        self.apply(step, ctx);
     }
 }
 
@@ -1224,8 +1202,8 @@ impl Message<ProducerDone> for BbManager {
     type Reply = ();
 
     async fn handle(&mut self, _: ProducerDone, ctx: &mut Context<Self, ()>) {
-        self.producers_done += 1;
-        self.finish_if_done(ctx);
+        let step = self.book.producer_done();
+        self.apply(step, ctx);
     }
 }
 
@@ -1275,11 +1253,7 @@ async fn bounded_buffer(
     let (consumers, capacity) = (consumers as usize, capacity as usize);
     let manager = spawn(BbManager {
         peers: peers.clone(),
-        available: (0..consumers).collect(),
-        buffer: VecDeque::with_capacity(capacity),
-        capacity,
-        waiting: VecDeque::new(),
-        producers_done: 0,
+        book: common::BbBook::new(producers as usize, consumers, capacity),
     });
     let ps: Vec<_> = (0..producers)
         .map(|index| {

@@ -1253,13 +1253,7 @@ enum BbManagerMsg {
 }
 struct BbManagerState {
     peers: BbPeers,
-    /// Consumers with nothing to do, oldest first.
-    available: VecDeque<usize>,
-    buffer: VecDeque<u64>,
-    capacity: usize,
-    /// Items that found the buffer full, with their producers, in arrival order.
-    waiting: VecDeque<(u64, usize)>,
-    producers_done: usize,
+    book: common::BbBook,
 }
 struct BbProducer;
 struct Produce;
@@ -1299,42 +1293,25 @@ impl Actor for BbManager {
         st: &mut BbManagerState,
     ) -> Handled {
         let (producers, consumers) = st.peers.get().expect("peers set");
-        match m {
+        let step = match m {
             BbManagerMsg::Start => {
                 for p in producers {
                     send(p, Produce);
                 }
-            }
-            BbManagerMsg::Item(x, p) => {
-                if let Some(c) = st.available.pop_front() {
-                    send(&consumers[c], ConsumerMsg::Consume(x));
-                    send(&producers[p], Produce);
-                } else if st.buffer.len() < st.capacity {
-                    st.buffer.push_back(x);
-                    send(&producers[p], Produce);
-                } else {
-                    st.waiting.push_back((x, p));
-                }
                 return Ok(());
             }
-            BbManagerMsg::Available(c) => match st.buffer.pop_front() {
-                Some(x) => {
-                    send(&consumers[c], ConsumerMsg::Consume(x));
-                    if let Some((y, p)) = st.waiting.pop_front() {
-                        st.buffer.push_back(y);
-                        send(&producers[p], Produce);
-                    }
-                    return Ok(());
-                }
-                None => st.available.push_back(c),
-            },
-            BbManagerMsg::ProducerDone => st.producers_done += 1,
+            BbManagerMsg::Item(x, p) => st.book.item(x, p),
+            BbManagerMsg::Available(c) => st.book.available(c),
+            BbManagerMsg::ProducerDone => st.book.producer_done(),
+        };
+        if let Some((c, x)) = step.consume {
+            send(&consumers[c], ConsumerMsg::Consume(x));
         }
-        // Every producer done, nothing buffered and every consumer idle: collect the sums.
-        if st.producers_done == producers.len()
-            && st.buffer.is_empty()
-            && st.available.len() == consumers.len()
-        {
+        if let Some(p) = step.produce {
+            send(&producers[p], Produce);
+        }
+        if step.finished {
+            // Every item consumed: collect the sums.
             for c in consumers {
                 send(c, ConsumerMsg::ReportSum);
             }
@@ -1410,11 +1387,7 @@ async fn bounded_buffer(
         BbManager,
         BbManagerState {
             peers: peers.clone(),
-            available: (0..consumers).collect(),
-            buffer: VecDeque::with_capacity(capacity),
-            capacity,
-            waiting: VecDeque::new(),
-            producers_done: 0,
+            book: common::BbBook::new(producers as usize, consumers, capacity),
         },
     )
     .await;

@@ -837,59 +837,27 @@ async fn bb_manager(
     consumers: Vec<Addr<ConsumerMsg>>,
     capacity: usize,
 ) {
-    // Consumers with nothing to do, oldest first; items that found the buffer full, with their
-    // producers, in arrival order.
-    let mut available: VecDeque<usize> = (0..consumers.len()).collect();
-    let mut buffer: VecDeque<u64> = VecDeque::with_capacity(capacity);
-    let mut waiting: VecDeque<(u64, usize)> = VecDeque::new();
-    let mut producers_done = 0;
+    let mut book = common::BbBook::new(producers.len(), consumers.len(), capacity);
     while let Some(m) = rx.recv().await {
-        // Whether a consumer became available or a producer finished.
-        let check = match m {
+        let step = match m {
             ManagerMsg::Start => {
                 for p in &producers {
                     send(p, Produce);
                 }
-                false
+                continue;
             }
-            ManagerMsg::Item(x, p) => {
-                if let Some(c) = available.pop_front() {
-                    send(&consumers[c], ConsumerMsg::Consume(x));
-                    send(&producers[p], Produce);
-                } else if buffer.len() < capacity {
-                    buffer.push_back(x);
-                    send(&producers[p], Produce);
-                } else {
-                    waiting.push_back((x, p));
-                }
-                false
-            }
-            ManagerMsg::Available(c) => match buffer.pop_front() {
-                Some(x) => {
-                    send(&consumers[c], ConsumerMsg::Consume(x));
-                    if let Some((y, p)) = waiting.pop_front() {
-                        buffer.push_back(y);
-                        send(&producers[p], Produce);
-                    }
-                    false
-                }
-                None => {
-                    available.push_back(c);
-                    true
-                }
-            },
-            ManagerMsg::ProducerDone => {
-                producers_done += 1;
-                true
-            }
+            ManagerMsg::Item(x, p) => book.item(x, p),
+            ManagerMsg::Available(c) => book.available(c),
+            ManagerMsg::ProducerDone => book.producer_done(),
         };
-        // Done when every producer is done, nothing is buffered and every consumer is
-        // available.
-        if check
-            && producers_done == producers.len()
-            && buffer.is_empty()
-            && available.len() == consumers.len()
-        {
+        if let Some((c, x)) = step.consume {
+            send(&consumers[c], ConsumerMsg::Consume(x));
+        }
+        if let Some(p) = step.produce {
+            send(&producers[p], Produce);
+        }
+        if step.finished {
+            // Every item consumed: collect the sums.
             for c in &consumers {
                 send(c, ConsumerMsg::ReportSum);
             }

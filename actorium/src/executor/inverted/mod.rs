@@ -356,15 +356,12 @@ impl Executor {
         // A point where this worker may split the queue it holds, if asked (out of the common
         // send path: a send into an empty queue, or to an actor that moved). The lock taken
         // for this send is released first, and the ticket re-read after.
-        if let Some(w) = me {
-            if self.pool.data(w.index).busy.split.load(Ordering::Relaxed) {
-                drop(g);
-                self.split_current(w);
-                q = &self.queues[hdr.queue()];
-                g = q.lock();
-                if hdr.status() != Status::Alive {
-                    return Err(env);
-                }
+        if let Some(w) = me.filter(|w| self.split_asked(w)) {
+            drop(g);
+            self.split_current(w);
+            g = q.lock();
+            if hdr.status() != Status::Alive {
+                return Err(env);
             }
         }
         while hdr.queue() != q.id {
@@ -606,10 +603,8 @@ impl Exec for Executor {
     unsafe fn register(&self, hdr: &Header, start: Envelope) -> Result<(), Envelope> {
         // SAFETY: `me` is used during this call only.
         let me = unsafe { worker::current_of(self) };
-        if let Some(w) = me {
-            if self.pool.data(w.index).busy.split.load(Ordering::Relaxed) {
-                self.split_current(w);
-            }
+        if let Some(w) = me.filter(|w| self.split_asked(w)) {
+            self.split_current(w);
         }
         // A spawn onto the queue this worker is processing queues `start` on the local batch
         // (within the visit budget), so that messages the spawner sends next (local too) cannot

@@ -299,6 +299,7 @@ impl<'a> Locked<'a> {
         // SAFETY: both locks are held, and the queues are different (a queue's lock is not
         // reentrant), so the two buffers are distinct and touched by no one else.
         let (moved, left, now) = self.q.buf.with_mut(|b| {
+            // SAFETY: as just said; `b` and `t` are the two distinct locked buffers.
             to.q.buf.with_mut(|t| unsafe {
                 let m = (*b).move_picked(&mut *t, pick);
                 (m, (*b).len(), (*t).len())

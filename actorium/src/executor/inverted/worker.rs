@@ -642,6 +642,13 @@ impl Executor {
             .store(true, Ordering::Relaxed);
     }
 
+    /// Whether a thief asked worker `w` to split the queue it holds (one relaxed load of its
+    /// own row; see [`Executor::split_current`]).
+    #[inline]
+    pub(crate) fn split_asked(&self, w: &InvWorker<'_>) -> bool {
+        self.pool.data(w.index).busy.split.load(Ordering::Relaxed)
+    }
+
     /// Splits the queue this worker holds, asked by a thief that found this worker stuck in
     /// a visit (README, "Placement", rule 4), if the same behaviour ran at a request at least
     /// [`STUCK_AFTER`] earlier. Called at a spawn or an out-of-line send
@@ -741,9 +748,10 @@ impl Executor {
             return;
         };
         for &t in &movers {
-            // SAFETY: as above; the actor is alive, so its link is on `q`'s list, and both
-            // lists' locks are held.
+            // SAFETY: as above (a cell in a work queue, starting with its header).
             let hdr = unsafe { &*t.cast::<Header>() };
+            // SAFETY: the actor is alive with ticket `cur`, so its link is on `q`'s list; both
+            // lists' locks are held.
             unsafe {
                 g.unlink(&hdr.link);
                 g2.link(&hdr.link);
