@@ -14,6 +14,7 @@ mod idle;
 mod report;
 mod resize;
 mod suite;
+mod threads;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -119,6 +120,14 @@ enum Cmd {
         threads: usize,
         n: u64,
     },
+    /// One report of runs at several thread counts, from their `--json` files (what
+    /// `scripts/device-sweep.sh` writes): each system's time at each count against its time on
+    /// 1 thread, and actorium against the fastest peer at each count (writes OUT/threads.md).
+    ThreadsTable {
+        /// The JSON files (`--json` of earlier runs), any thread counts.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Lists the benchmarks and systems.
     List,
 }
@@ -217,6 +226,21 @@ fn main() {
                 std::process::exit(1);
             }
         }
+        Some(Cmd::ThreadsTable { ref files }) => match threads::load(files) {
+            Ok(cells) => {
+                let md = threads::markdown(&cells);
+                println!("{md}");
+                let _ = std::fs::create_dir_all(&cli.out);
+                let path = cli.out.join("threads.md");
+                if let Err(e) = std::fs::write(&path, md) {
+                    eprintln!("{}: {e}", path.display());
+                }
+            }
+            Err(e) => {
+                eprintln!("actorium-bench: {e}");
+                std::process::exit(2);
+            }
+        },
         Some(Cmd::List) => {
             for b in BENCHES {
                 println!(
