@@ -159,3 +159,34 @@ fn shutdown_timeout_returns_ok_when_every_actor_ends_in_time() {
         });
     });
 }
+
+/// Found by the random programs (`random_programs.rs`): on the actor-centric executors, a
+/// send to an actor whose spawn the stopping system refused (its cell has no mailbox) panicked
+/// in the runtime instead of returning the message; in a behaviour that panic ended the
+/// sending actor and leaked the message.
+#[test]
+fn a_send_to_an_actor_spawned_after_the_stop_returns_the_message() {
+    on_every_executor(|name, choose| {
+        let system = choose(ActorSystem::builder().workers(1)).build().unwrap();
+        let handle = system.handle();
+        drop(system);
+        let got = Arc::new(AtomicUsize::new(0));
+        let late = handle.spawn(Server {
+            got: got.clone(),
+            stopped: Arc::new(AtomicUsize::new(0)),
+        });
+        assert!(!late.is_alive(), "{name}");
+        assert_eq!(
+            late.send(7u32).map_err(|e| e.into_inner()),
+            Err(7),
+            "{name}"
+        );
+        assert!(late
+            .respawn(Server {
+                got: got.clone(),
+                stopped: got.clone()
+            })
+            .is_err());
+        assert_eq!(got.load(Ordering::SeqCst), 0, "{name}");
+    });
+}

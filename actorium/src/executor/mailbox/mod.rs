@@ -216,7 +216,11 @@ fn count(
 /// Inlined into the cells' send path (`ExecRef::push`); making the job is not.
 #[inline(always)]
 pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
-    let mb = mailbox_of(hdr);
+    // No mailbox: a cell that was never registered (a spawn refused by a stopping system);
+    // every send to it fails.
+    let Some(mb) = hdr.mailbox() else {
+        return Err(env);
+    };
     // (`installed` is read only on the job's thread, the one that writes it: `&&` orders it
     // after the test that this thread runs the job.)
     if local_send(mb) && hdr.installed() {
@@ -398,7 +402,10 @@ pub(crate) unsafe fn revive(
     hdr: &Header,
     install: Envelope,
 ) -> Result<(), Envelope> {
-    let mb = mailbox_of(hdr);
+    // A cell that was never registered (no mailbox) cannot be revived.
+    let Some(mb) = hdr.mailbox() else {
+        return Err(install);
+    };
     let schedule = {
         let g = mb.lock();
         if hdr.status() != Status::Destroyed {

@@ -1,0 +1,1002 @@
+//! Random actor programs checked against a model (issue 14).
+//!
+//! proptest generates small programs: actors (sometimes under a supervisor), outside threads
+//! that send, ask, poison, resize and set timers, and messages carrying *scripts* that make the
+//! receiving behaviour send, spawn, ask (a continuation, never blocking), fork and join, panic
+//! or stop. Each program runs on every executor and stealing heuristic (the message-centric
+//! executor with longest-victim, random and no queue stealing; the actor-centric
+//! work-stealing and work-sharing policies) with 1 to 4 workers, and ends in one of three
+//! ways: it quiesces, then every actor is poisoned and `stop()` returns; `shutdown()` while
+//! outside threads still send; or the system is dropped while they still send and ask. A
+//! ledger checks, on every run:
+//!
+//! - every message created is, exactly once, delivered, dropped undelivered, or returned by a
+//!   refused send; a message is dropped undelivered only when its receiver was hit by a fault
+//!   (a panic, a poison pill, `Context::stop`) or the run ends by `shutdown` or `drop`;
+//! - per (sender, receiver), messages are delivered in send order, across restarts too;
+//! - no actor runs two behaviours at once (its flag is shared by its incarnations);
+//! - every ask resolves: from outside, `wait_timeout` returns the receiver's answer (an error
+//!   only where a fault or the end reached it); inside, the continuation runs or is dropped
+//!   with the asker, and never sees a wrong answer;
+//! - without faults, the run delivers exactly the model's number of messages (each script
+//!   is a tree of sends, so the model counts them before the run);
+//! - fork/join inside behaviours computes fib right;
+//! - `stop()`, `shutdown()` and `drop` return (a watchdog), and once the system is gone every
+//!   actor state that was built has been dropped exactly once.
+//!
+//! Failing programs shrink to a minimal one, which proptest prints (and records under
+//! `proptest-regressions/`). CI runs `ACTORIUM_PROGRAMS` programs (default 16), each on all 20
+//! (executor, workers) pairs. Soak mode, printing programs and messages per second as it goes:
+//!
+//! ```text
+//! ACTORIUM_SOAK_SECS=1800 cargo test --release -p actorium --test random_programs -- --ignored soak --nocapture
+//! ```
+//!
+//! It prints each failing program's seed; `ACTORIUM_REPLAY=<seed>` with `-- --ignored replay`
+//! runs that program again.
+
+mod common;
+
+use actorium::policy::{WorkSharing, WorkStealing};
+use actorium::{
+    Actor, ActorSystem, ActorSystemBuilder, Addr, Allocation, Ask, AskError, Context, DeleteMsg,
+    DestroyMsg, Event, FinishedMsg, QueueStealing, Receive, Restart, SendError,
+    Strategy as SupervisorStrategy, Supervisor, SystemHandle,
+};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, Once, RwLock};
+use std::time::{Duration, Instant};
+
+// ---- programs ----------------------------------------------------------------------------
+
+/// What a behaviour does with a message's script, hop by hop.
+#[derive(Debug, Clone)]
+enum Hop {
+    /// Send a message (carrying `then`) to actor `to` (an index into every actor so far).
+    Send { to: usize, then: Vec<Hop> },
+    /// Spawn an actor and send it a message carrying `then`.
+    Spawn { then: Vec<Hop> },
+    /// Ask actor `to` its id (`Context::ask`: the answer comes back as a continuation).
+    Ask { to: usize },
+    /// `ctx.join` computing fib(n) on the workers.
+    Join { n: u8 },
+    /// Panic (a fault: the actor ends, or its supervisor restarts it).
+    Panic,
+    /// `Context::stop` (a fault for the model: mail after it is dropped).
+    Stop,
+}
+
+/// What an outside thread does.
+#[derive(Debug, Clone)]
+enum Step {
+    Send {
+        to: usize,
+        script: Vec<Hop>,
+    },
+    /// `Addr::ask` and `wait_timeout`.
+    Ask {
+        to: usize,
+    },
+    /// A poison pill (a fault).
+    Pill {
+        to: usize,
+        kind: Pill,
+    },
+    /// `send_after` with a delay of `micros`.
+    Timer {
+        to: usize,
+        micros: u16,
+        script: Vec<Hop>,
+    },
+    /// `add_workers(1)` or `remove_workers(1)`.
+    Resize {
+        add: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Pill {
+    Delete,
+    Destroy,
+    Finished,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum End {
+    /// Wait until every message is accounted for, poison every actor, `stop()`.
+    Quiesce,
+    /// `shutdown()` once outside thread 0 has made `end_after` steps (the others go on).
+    Shutdown,
+    /// `drop(system)` at the same point.
+    Drop,
+}
+
+#[derive(Debug, Clone)]
+struct Program {
+    actors: usize,
+    /// The first actors are children of a one-for-one supervisor (permanent restarts).
+    supervised: bool,
+    /// Its intensity: restarts allowed per second before it gives up (and its children end).
+    intensity: u32,
+    /// One list of steps per outside thread.
+    threads: Vec<Vec<Step>>,
+    end: End,
+    end_after: usize,
+}
+
+const MAX_TO: usize = 16;
+
+fn hop() -> impl Strategy<Value = Hop> {
+    let leaf = prop_oneof![
+        6 => (0..MAX_TO).prop_map(|to| Hop::Send { to, then: vec![] }),
+        2 => (0..MAX_TO).prop_map(|to| Hop::Ask { to }),
+        1 => (0u8..14).prop_map(|n| Hop::Join { n }),
+        1 => Just(Hop::Panic),
+        1 => Just(Hop::Stop),
+    ];
+    leaf.prop_recursive(3, 24, 3, |inner| {
+        prop_oneof![
+            3 => ((0..MAX_TO), prop::collection::vec(inner.clone(), 0..3))
+                .prop_map(|(to, then)| Hop::Send { to, then }),
+            1 => prop::collection::vec(inner, 0..3).prop_map(|then| Hop::Spawn { then }),
+        ]
+    })
+}
+
+fn script() -> impl Strategy<Value = Vec<Hop>> {
+    prop::collection::vec(hop(), 0..4)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => ((0..MAX_TO), script()).prop_map(|(to, script)| Step::Send { to, script }),
+        2 => (0..MAX_TO).prop_map(|to| Step::Ask { to }),
+        1 => ((0..MAX_TO), prop_oneof![Just(Pill::Delete), Just(Pill::Destroy),
+                                       Just(Pill::Finished)])
+            .prop_map(|(to, kind)| Step::Pill { to, kind }),
+        1 => ((0..MAX_TO), (0u16..2000), script())
+            .prop_map(|(to, micros, script)| Step::Timer { to, micros, script }),
+        1 => any::<bool>().prop_map(|add| Step::Resize { add }),
+    ]
+}
+
+fn program() -> impl Strategy<Value = Program> {
+    (
+        1usize..7,
+        any::<bool>(),
+        prop_oneof![Just(1u32), Just(1000)],
+        prop::collection::vec(prop::collection::vec(step(), 0..10), 1..4),
+        prop_oneof![
+            3 => Just(End::Quiesce),
+            1 => Just(End::Shutdown),
+            1 => Just(End::Drop),
+        ],
+        0usize..10,
+        // Half the programs have no faults, so the model's message count is checked exactly.
+        any::<bool>(),
+    )
+        .prop_map(
+            |(actors, supervised, intensity, threads, end, end_after, faults)| {
+                let mut p = Program {
+                    actors,
+                    supervised,
+                    intensity,
+                    threads,
+                    end,
+                    end_after,
+                };
+                if !faults {
+                    p.remove_faults();
+                }
+                p
+            },
+        )
+}
+
+fn strip(script: &mut Vec<Hop>) {
+    script.retain(|h| !matches!(h, Hop::Panic | Hop::Stop));
+    for h in script {
+        if let Hop::Send { then, .. } | Hop::Spawn { then } = h {
+            strip(then);
+        }
+    }
+}
+
+fn script_messages(script: &[Hop]) -> u64 {
+    script
+        .iter()
+        .map(|h| match h {
+            Hop::Send { then, .. } | Hop::Spawn { then } => 1 + script_messages(then),
+            Hop::Ask { .. } => 1,
+            _ => 0,
+        })
+        .sum()
+}
+
+fn script_spawns(script: &[Hop]) -> u64 {
+    script
+        .iter()
+        .map(|h| match h {
+            Hop::Send { then, .. } => script_spawns(then),
+            Hop::Spawn { then } => 1 + script_spawns(then),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn has_fault(script: &[Hop]) -> bool {
+    script.iter().any(|h| match h {
+        Hop::Panic | Hop::Stop => true,
+        Hop::Send { then, .. } | Hop::Spawn { then } => has_fault(then),
+        _ => false,
+    })
+}
+
+impl Program {
+    fn remove_faults(&mut self) {
+        for t in &mut self.threads {
+            t.retain(|s| !matches!(s, Step::Pill { .. }));
+            for s in t {
+                if let Step::Send { script, .. } | Step::Timer { script, .. } = s {
+                    strip(script);
+                }
+            }
+        }
+    }
+
+    fn scripts(&self) -> impl Iterator<Item = &[Hop]> {
+        self.threads.iter().flatten().filter_map(|s| match s {
+            Step::Send { script, .. } | Step::Timer { script, .. } => Some(&script[..]),
+            _ => None,
+        })
+    }
+
+    /// The model: how many messages the program creates at most (exactly, without faults).
+    fn messages(&self) -> u64 {
+        let steps: u64 = self
+            .threads
+            .iter()
+            .flatten()
+            .map(|s| match s {
+                Step::Send { .. } | Step::Timer { .. } | Step::Ask { .. } => 1,
+                _ => 0,
+            })
+            .sum();
+        steps + self.scripts().map(script_messages).sum::<u64>()
+    }
+
+    /// Actors the program can spawn (at most: a fault can stop a script).
+    fn max_actors(&self) -> usize {
+        self.actors + self.scripts().map(script_spawns).sum::<u64>() as usize
+    }
+
+    fn has_faults(&self) -> bool {
+        self.scripts().any(has_fault)
+            || self
+                .threads
+                .iter()
+                .flatten()
+                .any(|s| matches!(s, Step::Pill { .. }))
+    }
+}
+
+// ---- the ledger --------------------------------------------------------------------------
+
+const CREATED: u8 = 0;
+const DELIVERED: u8 = 1;
+const DROPPED: u8 = 2;
+const RETURNED: u8 = 3;
+
+/// Sender keys: outside thread `t` is `t`; actor `i` is `ACTOR_KEY + i`; every timer message
+/// has a key of its own (timers promise no order between them).
+const ACTOR_KEY: u64 = 1 << 20;
+const TIMER_KEY: u64 = 1 << 40;
+
+struct Ledger {
+    /// Per message id: CREATED, then exactly one of the others.
+    state: Vec<AtomicU8>,
+    /// The receiver of each message (its stable actor id) and its sender's key.
+    to: Vec<AtomicUsize>,
+    from: Vec<AtomicU64>,
+    next_id: AtomicU64,
+    /// Messages created and not yet delivered, dropped or returned.
+    pending: AtomicU64,
+    delivered: AtomicU64,
+    /// Next sequence number per (sender, receiver), and the last one delivered.
+    seq: Mutex<HashMap<(u64, usize), u64>>,
+    last: Mutex<HashMap<(u64, usize), u64>>,
+    /// Per actor: a fault reached it (its dropped mail and failed asks are allowed).
+    tainted: Vec<AtomicBool>,
+    /// Per actor: in a behaviour now (shared by its incarnations).
+    busy: Vec<Arc<AtomicBool>>,
+    /// Per actor: states built and dropped.
+    built: Vec<AtomicU64>,
+    dropped: Vec<AtomicU64>,
+    next_actor: AtomicUsize,
+    /// Every actor so far, by stable id (index `to % len` in scripts).
+    addrs: RwLock<Vec<Addr<Node>>>,
+    /// Asks from behaviours whose continuation has neither run nor been dropped.
+    asks_open: AtomicU64,
+    /// Every fault is allowed to drop mail (supervised programs: an escalation ends all).
+    all_tainted: AtomicBool,
+    /// The run ends by shutdown or drop: mail may be dropped, asks may fail.
+    ending: AtomicBool,
+    violations: Mutex<Vec<String>>,
+}
+
+impl Ledger {
+    fn new(p: &Program) -> Arc<Self> {
+        let n = p.messages() as usize;
+        let a = p.max_actors();
+        Arc::new(Self {
+            state: (0..n).map(|_| AtomicU8::new(CREATED)).collect(),
+            to: (0..n).map(|_| AtomicUsize::new(usize::MAX)).collect(),
+            from: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            next_id: AtomicU64::new(0),
+            pending: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+            seq: Mutex::new(HashMap::new()),
+            last: Mutex::new(HashMap::new()),
+            tainted: (0..a).map(|_| AtomicBool::new(false)).collect(),
+            busy: (0..a).map(|_| Arc::new(AtomicBool::new(false))).collect(),
+            built: (0..a).map(|_| AtomicU64::new(0)).collect(),
+            dropped: (0..a).map(|_| AtomicU64::new(0)).collect(),
+            next_actor: AtomicUsize::new(0),
+            addrs: RwLock::new(Vec::new()),
+            asks_open: AtomicU64::new(0),
+            all_tainted: AtomicBool::new(false),
+            ending: AtomicBool::new(false),
+            violations: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn violation(&self, what: String) {
+        let mut v = self.violations.lock().unwrap();
+        if v.len() < 20 {
+            v.push(what);
+        }
+    }
+
+    fn excused(&self, to: usize) -> bool {
+        self.ending.load(Ordering::SeqCst)
+            || self.all_tainted.load(Ordering::SeqCst)
+            || self.tainted[to].load(Ordering::SeqCst)
+    }
+
+    fn taint(&self, to: usize) {
+        self.tainted[to].store(true, Ordering::SeqCst);
+    }
+
+    /// A new message from `from` to actor `to` (a stable id).
+    fn create(self: &Arc<Self>, from: u64, to: usize) -> Tag {
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst) as usize;
+        assert!(
+            id < self.state.len(),
+            "the program made more messages than its model allows"
+        );
+        self.to[id].store(to, Ordering::SeqCst);
+        self.from[id].store(from, Ordering::SeqCst);
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        let seq = {
+            let mut s = self.seq.lock().unwrap();
+            let e = s.entry((from, to)).or_insert(0);
+            *e += 1;
+            *e
+        };
+        Tag {
+            id,
+            from,
+            seq,
+            ledger: Some(self.clone()),
+        }
+    }
+
+    fn settle(&self, id: usize, to: u8) -> bool {
+        match self.state[id].compare_exchange(CREATED, to, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => {
+                self.pending.fetch_sub(1, Ordering::SeqCst);
+                true
+            }
+            Err(was) => {
+                self.violation(format!(
+                    "message {id}: {} after it was already {}",
+                    name(to),
+                    name(was)
+                ));
+                false
+            }
+        }
+    }
+
+    /// Actor `me` runs the message `tag`: exactly once, in order per sender.
+    fn deliver(&self, mut tag: Tag, me: usize) {
+        tag.ledger = None;
+        let to = self.to[tag.id].load(Ordering::SeqCst);
+        if to != me {
+            self.violation(format!(
+                "message {} for actor {to} delivered to actor {me}",
+                tag.id
+            ));
+        }
+        let mut last = self.last.lock().unwrap();
+        let l = last.entry((tag.from, me)).or_insert(0);
+        if tag.seq <= *l {
+            self.violation(format!(
+                "sender {:#x} -> actor {me}: message {} delivered after message {}",
+                tag.from, tag.seq, *l
+            ));
+        }
+        *l = tag.seq;
+        drop(last);
+        if self.settle(tag.id, DELIVERED) {
+            self.delivered.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A refused send gave the message back.
+    fn returned(&self, mut tag: Tag) {
+        tag.ledger = None;
+        self.settle(tag.id, RETURNED);
+    }
+
+    fn addr(&self, to: usize) -> (usize, Addr<Node>) {
+        let a = self.addrs.read().unwrap();
+        let i = to % a.len();
+        (i, a[i].clone())
+    }
+
+    /// Sends a message carrying `script` from `from` to actor `to` (an index).
+    fn send(self: &Arc<Self>, from: u64, to: usize, script: Vec<Hop>) {
+        let (to, addr) = self.addr(to);
+        let tag = self.create(from, to);
+        if let Err(SendError(m)) = addr.send(Msg { tag, script }) {
+            self.returned(m.tag);
+        }
+    }
+}
+
+fn name(s: u8) -> &'static str {
+    ["created", "delivered", "dropped", "returned"][s as usize]
+}
+
+/// Travels in every message: dropped without delivery, it records a dead letter (allowed
+/// only where a fault or the end reached the receiver).
+struct Tag {
+    id: usize,
+    from: u64,
+    seq: u64,
+    ledger: Option<Arc<Ledger>>,
+}
+
+impl Drop for Tag {
+    fn drop(&mut self) {
+        if let Some(l) = self.ledger.take() {
+            let to = l.to[self.id].load(Ordering::SeqCst);
+            if !l.excused(to) {
+                l.violation(format!(
+                    "message {} to actor {to}, never hit by a fault, dropped undelivered",
+                    self.id
+                ));
+            }
+            l.settle(self.id, DROPPED);
+        }
+    }
+}
+
+struct Msg {
+    tag: Tag,
+    script: Vec<Hop>,
+}
+
+/// An ask's question.
+struct Question(Tag);
+
+/// Held by a behaviour's ask continuation: resolved when it runs or is dropped.
+struct AskToken(Arc<Ledger>);
+
+impl Drop for AskToken {
+    fn drop(&mut self) {
+        self.0.asks_open.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+// ---- the actor ---------------------------------------------------------------------------
+
+struct Node {
+    id: usize,
+    ledger: Arc<Ledger>,
+    busy: Arc<AtomicBool>,
+}
+
+impl Node {
+    /// A new state of actor `id` (counted: every state built must be dropped once).
+    fn build(ledger: &Arc<Ledger>, id: usize) -> Self {
+        ledger.built[id].fetch_add(1, Ordering::SeqCst);
+        Node {
+            id,
+            ledger: ledger.clone(),
+            busy: ledger.busy[id].clone(),
+        }
+    }
+
+    fn enter(&self) {
+        if self.busy.swap(true, Ordering::SeqCst) {
+            self.ledger
+                .violation(format!("actor {} ran two behaviours at once", self.id));
+        }
+    }
+
+    fn leave(&self) {
+        self.busy.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.ledger.dropped[self.id].fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Actor for Node {}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib(n - 1) + fib(n - 2)
+    }
+}
+
+impl Receive<Msg> for Node {
+    fn receive(&mut self, m: Msg, ctx: &mut Context<'_, Self>) -> Allocation {
+        self.enter();
+        let l = self.ledger.clone();
+        let me = ACTOR_KEY + self.id as u64;
+        let mut stop = false;
+        for hop in m.script {
+            match hop {
+                Hop::Send { to, then } => l.send(me, to, then),
+                Hop::Spawn { then } => {
+                    // The id is the actor's index among all actors (allocated under the lock).
+                    let id = {
+                        let mut all = l.addrs.write().unwrap();
+                        let id = l.next_actor.fetch_add(1, Ordering::SeqCst);
+                        all.push(ctx.spawn(Node::build(&l, id)));
+                        id
+                    };
+                    l.send(me, id, then);
+                }
+                Hop::Ask { to } => {
+                    let (to, addr) = l.addr(to);
+                    let tag = l.create(me, to);
+                    l.asks_open.fetch_add(1, Ordering::SeqCst);
+                    let token = AskToken(l.clone());
+                    let asked = ctx.ask(&addr, Question(tag), move |me: &mut Self, reply, _| {
+                        let _token = token;
+                        match reply {
+                            Ok(id) if id == to => {}
+                            Ok(id) => me
+                                .ledger
+                                .violation(format!("asked actor {to}, actor {id} answered")),
+                            Err(e) if !me.ledger.excused(to) => me.ledger.violation(format!(
+                                "an ask to actor {to}, never hit by a fault, failed: {e:?}"
+                            )),
+                            Err(_) => {}
+                        }
+                        Allocation::Nodelete
+                    });
+                    if let Err(SendError(Question(tag))) = asked {
+                        l.returned(tag);
+                    }
+                }
+                Hop::Join { n } => {
+                    let n = u64::from(n);
+                    let (a, b) = ctx.join(|| fib(n + 1), || fib(n));
+                    if a + b != fib(n + 2) {
+                        l.violation(format!("ctx.join gave fib({}) = {}", n + 2, a + b));
+                    }
+                }
+                Hop::Panic => {
+                    l.taint(self.id);
+                    l.deliver(m.tag, self.id);
+                    self.leave();
+                    std::panic::panic_any(Injected);
+                }
+                Hop::Stop => {
+                    l.taint(self.id);
+                    stop = true;
+                }
+            }
+        }
+        if stop {
+            ctx.stop();
+        }
+        l.deliver(m.tag, self.id);
+        self.leave();
+        Allocation::Nodelete
+    }
+}
+
+impl Receive<Ask<Question, usize>> for Node {
+    fn receive(&mut self, q: Ask<Question, usize>, _: &mut Context<'_, Self>) -> Allocation {
+        self.enter();
+        self.ledger.deliver(q.msg.0, self.id);
+        q.reply.send(self.id).ok();
+        self.leave();
+        Allocation::Nodelete
+    }
+}
+
+/// The payload of injected panics (kept off standard error).
+struct Injected;
+
+// ---- running a program -------------------------------------------------------------------
+
+type Choice = fn(ActorSystemBuilder) -> ActorSystemBuilder;
+
+const EXECUTORS: &[(&str, Choice)] = &[
+    ("message-centric, longest-victim stealing", |b| {
+        b.queue_stealing(QueueStealing::LongestVictim)
+    }),
+    ("message-centric, random stealing", |b| {
+        b.queue_stealing(QueueStealing::Random)
+    }),
+    ("message-centric, no stealing", |b| {
+        b.queue_stealing(QueueStealing::None)
+    }),
+    ("actor-centric, work stealing", |b| {
+        b.policy(WorkStealing::default())
+    }),
+    ("actor-centric, work sharing", |b| b.policy(WorkSharing)),
+];
+
+/// What one run did.
+#[derive(Default, Debug, Clone, Copy)]
+struct Ran {
+    messages: u64,
+}
+
+fn quiet_injected_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if info.payload().downcast_ref::<Injected>().is_none() {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// Runs `p` once on `choice` with `workers` workers; `Err` lists what broke.
+fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
+    let ledger = Ledger::new(p);
+    let system = choice(ActorSystem::builder().workers(workers).max_workers(8))
+        // Quiet: the injected panics and dead letters are expected.
+        .on_event(|_: &Event<'_>| {})
+        .build()
+        .map_err(|e| format!("build: {e}"))?;
+    let handle = system.handle();
+    let sup = p.supervised.then(|| {
+        system.spawn(
+            Supervisor::new(SupervisorStrategy::OneForOne)
+                .intensity(p.intensity, Duration::from_secs(1)),
+        )
+    });
+    for _ in 0..p.actors {
+        let id = ledger.next_actor.fetch_add(1, Ordering::SeqCst);
+        let addr = match &sup {
+            Some(sup) => {
+                let l = ledger.clone();
+                sup.supervise(Restart::Permanent, move || Node::build(&l, id))
+                    .map_err(|e| format!("supervise: {e}"))?
+            }
+            None => system.spawn(Node::build(&ledger, id)),
+        };
+        ledger.addrs.write().unwrap().push(addr);
+    }
+    if p.supervised && p.has_faults() {
+        // Past its intensity a supervisor ends all its children: any fault may drop any mail.
+        ledger.all_tainted.store(true, Ordering::SeqCst);
+    }
+
+    // Outside threads; thread 0 tells the main thread when it has made `end_after` steps.
+    let (at_end, end_now) = mpsc::channel::<()>();
+    let threads: Vec<_> = p
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(t, steps)| {
+            let (l, h, steps) = (ledger.clone(), handle.clone(), steps.clone());
+            let at_end = (t == 0).then(|| at_end.clone());
+            let end_after = p.end_after;
+            std::thread::spawn(move || outside(t as u64, &l, &h, steps, at_end, end_after))
+        })
+        .collect();
+    drop(at_end);
+
+    let mut broke = Vec::new();
+    // Shutdown and drop come while outside threads still send and ask (thread 0 has made
+    // `end_after` steps), under a watchdog: neither may hang.
+    let system = match p.end {
+        End::Quiesce => Some(system),
+        End::Shutdown | End::Drop => {
+            let (l, end) = (ledger.clone(), p.end);
+            common::watchdog(120, move || {
+                let _ = end_now.recv();
+                l.ending.store(true, Ordering::SeqCst);
+                if end == End::Shutdown {
+                    system.shutdown();
+                } else {
+                    drop(system);
+                }
+            });
+            None
+        }
+    };
+    for t in threads {
+        if let Err(e) = t.join() {
+            std::panic::resume_unwind(e);
+        }
+    }
+    if let Some(system) = system {
+        let (l, sup) = (ledger.clone(), sup.clone());
+        let r = common::watchdog(120, move || -> Result<(), String> {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while l.pending.load(Ordering::SeqCst) > 0 || l.asks_open.load(Ordering::SeqCst) > 0 {
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "not quiescent after 60 s: {} messages neither delivered nor dropped, \
+                         {} asks unresolved",
+                        l.pending.load(Ordering::SeqCst),
+                        l.asks_open.load(Ordering::SeqCst)
+                    ));
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            // Poison everyone (the supervisor ends its children), then stop() returns.
+            l.ending.store(true, Ordering::SeqCst);
+            if let Some(sup) = &sup {
+                let _ = sup.send(DeleteMsg);
+            }
+            for a in l.addrs.read().unwrap().iter() {
+                let _ = a.send(DeleteMsg);
+            }
+            drop(sup);
+            system.stop();
+            Ok(())
+        });
+        if let Err(e) = r {
+            broke.push(e);
+        }
+    }
+    drop(sup);
+    drop(handle);
+    // Everything is gone: break the ledger's cycle through the addresses.
+    let addrs = std::mem::take(&mut *ledger.addrs.write().unwrap());
+    drop(addrs);
+
+    let l = &ledger;
+    broke.extend(l.violations.lock().unwrap().drain(..));
+    let pending = l.pending.load(Ordering::SeqCst);
+    if pending > 0 {
+        let lost: Vec<String> = (0..l.next_id.load(Ordering::SeqCst) as usize)
+            .filter(|&i| l.state[i].load(Ordering::SeqCst) == CREATED)
+            .map(|i| {
+                format!(
+                    "{i} (from {:#x} to actor {})",
+                    l.from[i].load(Ordering::SeqCst),
+                    l.to[i].load(Ordering::SeqCst)
+                )
+            })
+            .collect();
+        broke.push(format!(
+            "{pending} messages neither delivered, dropped nor returned after the system is \
+             gone: {}",
+            lost.join(", ")
+        ));
+    }
+    let open = l.asks_open.load(Ordering::SeqCst);
+    if open > 0 {
+        broke.push(format!("{open} asks from behaviours never resolved"));
+    }
+    let made = l.next_id.load(Ordering::SeqCst);
+    let delivered = l.delivered.load(Ordering::SeqCst);
+    if p.end == End::Quiesce && !p.has_faults() && made != p.messages() {
+        broke.push(format!(
+            "the model says {} messages, the run made {made}",
+            p.messages()
+        ));
+    }
+    if p.end == End::Quiesce && !p.has_faults() && delivered != made {
+        broke.push(format!(
+            "without faults every message is delivered: {delivered} of {made}"
+        ));
+    }
+    for id in 0..l.next_actor.load(Ordering::SeqCst) {
+        let (b, d) = (
+            l.built[id].load(Ordering::SeqCst),
+            l.dropped[id].load(Ordering::SeqCst),
+        );
+        if b != d {
+            broke.push(format!(
+                "actor {id}: {b} states built, {d} dropped once the system is gone"
+            ));
+        }
+    }
+    if broke.is_empty() {
+        Ok(Ran {
+            messages: delivered,
+        })
+    } else {
+        Err(broke.join("\n"))
+    }
+}
+
+/// Outside thread `t`: its steps in order.
+fn outside(
+    t: u64,
+    l: &Arc<Ledger>,
+    h: &SystemHandle,
+    steps: Vec<Step>,
+    at_end: Option<mpsc::Sender<()>>,
+    end_after: usize,
+) {
+    let mut at_end = at_end;
+    for (i, s) in steps.into_iter().enumerate() {
+        if i == end_after {
+            if let Some(tx) = at_end.take() {
+                let _ = tx.send(());
+            }
+        }
+        match s {
+            Step::Send { to, script } => l.send(t, to, script),
+            Step::Ask { to } => {
+                let (to, addr) = l.addr(to);
+                let tag = l.create(t, to);
+                match addr.ask(Question(tag)) {
+                    Err(SendError(Question(tag))) => l.returned(tag),
+                    Ok(pending) => match pending.wait_timeout(Duration::from_secs(60)) {
+                        Ok(id) if id == to => {}
+                        Ok(id) => l.violation(format!("asked actor {to}, actor {id} answered")),
+                        Err(AskError::Timeout) => {
+                            l.violation(format!("an ask to actor {to} did not resolve in 60 s"))
+                        }
+                        Err(e) if !l.excused(to) => l.violation(format!(
+                            "an ask to actor {to}, never hit by a fault, failed: {e:?}"
+                        )),
+                        Err(_) => {}
+                    },
+                }
+            }
+            Step::Pill { to, kind } => {
+                let (to, addr) = l.addr(to);
+                l.taint(to);
+                let _ = match kind {
+                    Pill::Delete => addr.send(DeleteMsg).is_ok(),
+                    Pill::Destroy => addr.send(DestroyMsg).is_ok(),
+                    Pill::Finished => addr.send(FinishedMsg).is_ok(),
+                };
+            }
+            Step::Timer { to, micros, script } => {
+                let (to, addr) = l.addr(to);
+                let key = TIMER_KEY + l.next_id.load(Ordering::SeqCst);
+                let tag = l.create(key, to);
+                let m = Msg { tag, script };
+                if let Err(SendError(m)) =
+                    h.send_after(&addr, m, Duration::from_micros(u64::from(micros)))
+                {
+                    l.returned(m.tag);
+                }
+            }
+            Step::Resize { add } => {
+                // Refusals (too many, the last worker, a stopping system) are fine here.
+                let _ = if add {
+                    h.add_workers(1)
+                } else {
+                    h.remove_workers(1)
+                };
+            }
+        }
+    }
+    drop(at_end);
+}
+
+/// Runs `p` on every executor with 1 to 4 workers.
+fn run_everywhere(p: &Program) -> Result<u64, String> {
+    quiet_injected_panics();
+    let mut messages = 0;
+    for &(name, choice) in EXECUTORS {
+        for workers in 1..=4 {
+            let ran =
+                run(p, choice, workers).map_err(|e| format!("{name}, {workers} workers:\n{e}"))?;
+            messages += ran.messages;
+        }
+    }
+    Ok(messages)
+}
+
+fn programs_per_run() -> u32 {
+    std::env::var("ACTORIUM_PROGRAMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16)
+}
+
+proptest! {
+    #![proptest_config(Config {
+        cases: programs_per_run(),
+        max_shrink_iters: 200,
+        ..Config::default()
+    })]
+
+    #[test]
+    fn random_programs_keep_every_guarantee(p in program()) {
+        let r = run_everywhere(&p);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
+    }
+}
+
+/// The program of `seed` (what soak mode runs and prints).
+fn program_of(seed: u64) -> Program {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    );
+    program().new_tree(&mut runner).unwrap().current()
+}
+
+/// Soak mode: random programs for `ACTORIUM_SOAK_SECS` seconds (default 60), printing
+/// programs and messages per second; the first failure prints its seed and program.
+#[test]
+#[ignore = "soak mode: minutes to hours, run by hand"]
+fn soak() {
+    let secs: u64 = std::env::var("ACTORIUM_SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let start = Instant::now();
+    let mut seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let (mut programs, mut messages, mut last) = (0u64, 0u64, Instant::now());
+    while start.elapsed() < Duration::from_secs(secs) {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let p = program_of(seed);
+        match run_everywhere(&p) {
+            Ok(m) => messages += m,
+            Err(e) => panic!("seed {seed} (replay: ACTORIUM_REPLAY={seed}) failed:\n{e}\n{p:#?}"),
+        }
+        programs += 1;
+        if last.elapsed() > Duration::from_secs(10) {
+            let t = start.elapsed().as_secs_f64();
+            println!(
+                "{t:.0} s: {programs} programs ({:.1}/s), {messages} messages ({:.0}/s)",
+                programs as f64 / t,
+                messages as f64 / t
+            );
+            last = Instant::now();
+        }
+    }
+    println!("soak: {programs} programs, {messages} messages delivered, no failure");
+}
+
+/// Replays the program of `ACTORIUM_REPLAY=<seed>` (a seed soak mode printed).
+#[test]
+#[ignore = "replays a seed given by ACTORIUM_REPLAY"]
+fn replay() {
+    let seed: u64 = std::env::var("ACTORIUM_REPLAY")
+        .expect("set ACTORIUM_REPLAY to a seed printed by soak mode")
+        .parse()
+        .expect("ACTORIUM_REPLAY must be a number");
+    let p = program_of(seed);
+    println!("{p:#?}");
+    run_everywhere(&p).unwrap_or_else(|e| panic!("{e}"));
+}
