@@ -125,6 +125,8 @@
 //! resizing), `runtime/pool.rs` (resizing).
 
 #![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod actor;
 mod core;

@@ -798,7 +798,7 @@ impl<A: Actor> Start<A> {
         // A start envelope queued on the shared queue left the actor uninstalled (so that no
         // local send could overtake it); the state is there, make it runnable now.
         if cell.header.status() == Status::Alive {
-            // SAFETY (of the read): we hold the actor's queue, and a live actor that has not
+            // SAFETY: (of the read) we hold the actor's queue, and a live actor that has not
             // started still has its state.
             debug_assert!(unsafe { (*cell.state.get()).is_some() });
             cell.header.set_installed(true);
@@ -898,7 +898,8 @@ impl<A: Actor> Revive<A> {
         let cell = unsafe { &*target.cast::<Cell<A>>() };
         // SAFETY: packed from a `u64` by `ChildOps::restart`.
         let generation = unsafe { Payload::unpack::<u64>(p) };
-        // SAFETY (of every access to `sup` and `state` below): we hold the actor's queue.
+        // SAFETY: we hold the actor's queue (this holds for every access to `sup` and `state`
+        // below).
         if cell.header.status() != Status::Alive || unsafe { (*cell.sup.get()).is_none() } {
             return;
         }

@@ -66,9 +66,9 @@ impl<P: Policy> Unit for Executor<P> {
 
     fn turn(&self, me: &Worker<'_, Self>, _: &Idleness) -> Turn {
         let index = me.index;
-        // SAFETY: this is worker `index`'s thread, and no other context of it is alive.
         let job = self
             .policy_call("dequeue", Moves::Jobs, || {
+                // SAFETY: this is worker `index`'s thread, and no other context of it is alive.
                 self.policy.dequeue(&mut unsafe { self.ctx(index) })
             })
             .flatten();
@@ -253,8 +253,8 @@ impl<P: Policy> Executor<P> {
         // the job (whose behaviours may make their own for internal enqueues, and whose runner
         // makes one between behaviours for `during_resume`), and policy code runs with the
         // worker hidden, so a send it makes cannot make another.
-        // SAFETY (every `ctx` below): as just said; this is worker `index`'s thread.
         self.policy_call("before_resume", Moves::Nothing, || {
+            // SAFETY: as just said; this is worker `index`'s thread.
             p.before_resume(&mut unsafe { self.ctx(index) }, &job)
         });
         let during_resume = || {
@@ -273,6 +273,7 @@ impl<P: Policy> Executor<P> {
         // SAFETY: the policy handed this job to this thread only (caller contract).
         let (r, _) = unsafe { mailbox::resume(&self.shared, &job, &runner, max_throughput) };
         self.policy_call("after_resume", Moves::Nothing, || {
+            // SAFETY: the job has returned; no other context of this worker is alive.
             p.after_resume(&mut unsafe { self.ctx(index) }, &job, r)
         });
         match r {
@@ -369,9 +370,9 @@ impl<P: Policy> Executor<P> {
         }
         let me = Worker::new(self, 0);
         let _enter = Enter::worker(&me);
-        // SAFETY: caller-driven: no worker threads; `driver` serialises the callers.
         let job = self
             .policy_call("dequeue", Moves::Jobs, || {
+                // SAFETY: caller-driven: no worker threads; `driver` serialises the callers.
                 self.policy.dequeue(&mut unsafe { self.ctx(0) })
             })
             .flatten();

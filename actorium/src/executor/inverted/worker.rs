@@ -893,8 +893,8 @@ impl Executor {
     /// abort, hands back what is left. Returns the size of the first gulp (0: nothing was done).
     fn visit(&self, me: &InvWorker<'_>, q: &WorkQueue) -> usize {
         let l = &me.local;
-        // SAFETY (every `batch` borrow below): no behaviour is running, so nothing else
-        // borrows the batch; each borrow ends before the next behaviour runs.
+        // SAFETY: no behaviour is running, so nothing else borrows the batch; each borrow
+        // ends before the next behaviour runs (this holds for every `batch` borrow below).
         let (first, messages) = match q.gulp(unsafe { &mut *l.batch.get() }) {
             Gulp::Empty => return 0,
             Gulp::Missed => {
