@@ -160,7 +160,7 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(to, kind)| Step::Pill { to, kind }),
         1 => ((0..MAX_TO), (0u16..2000), script())
             .prop_map(|(to, micros, script)| Step::Timer { to, micros, script }),
-        1 => any::<bool>().prop_map(|add| Step::Resize { add }),
+        2 => any::<bool>().prop_map(|add| Step::Resize { add }),
     ]
 }
 
@@ -297,20 +297,36 @@ const ACTOR_KEY: u64 = 1 << 20;
 const TIMER_KEY: u64 = 1 << 40;
 
 struct Ledger {
+    end: End,
     /// Per message id: CREATED, then exactly one of the others.
     state: Vec<AtomicU8>,
-    /// The receiver of each message (its stable actor id) and its sender's key.
+    /// Per message: its receiver (a stable actor id), sender key and sequence number; whether
+    /// it is a timer's; whether its send was accepted before the end began (shutdown must
+    /// deliver those); for a refused send, whether the end had begun when it was refused.
     to: Vec<AtomicUsize>,
     from: Vec<AtomicU64>,
+    seq_of: Vec<AtomicU64>,
+    timer: Vec<AtomicBool>,
+    before_end: Vec<AtomicBool>,
+    refused_at_end: Vec<AtomicBool>,
     next_id: AtomicU64,
+    next_timer: AtomicU64,
     /// Messages created and not yet delivered, dropped or returned.
     pending: AtomicU64,
     delivered: AtomicU64,
     /// Next sequence number per (sender, receiver), and the last one delivered.
     seq: Mutex<HashMap<(u64, usize), u64>>,
     last: Mutex<HashMap<(u64, usize), u64>>,
-    /// Per actor: a fault reached it (its dropped mail and failed asks are allowed).
-    tainted: Vec<AtomicBool>,
+    /// The first `supervised` actors are a supervisor's children: a fault restarts them in
+    /// place with their mail, so it excuses nothing, unless the supervisor gives up.
+    supervised: usize,
+    gave_up: AtomicBool,
+    /// Per unsupervised actor: ended by a panic or `Context::stop` (its mail may be dropped),
+    /// or sent a poison pill (mail queued before it must still be delivered).
+    faulted: Vec<AtomicBool>,
+    pilled: Vec<AtomicBool>,
+    /// (sender, receiver, the sender's last sequence number to it before the pill).
+    pills: Mutex<Vec<(u64, usize, u64)>>,
     /// Per actor: in a behaviour now (shared by its incarnations).
     busy: Vec<Arc<AtomicBool>>,
     /// Per actor: states built and dropped.
@@ -321,9 +337,12 @@ struct Ledger {
     addrs: RwLock<Vec<Addr<Node>>>,
     /// Asks from behaviours whose continuation has neither run nor been dropped.
     asks_open: AtomicU64,
-    /// Every fault is allowed to drop mail (supervised programs: an escalation ends all).
-    all_tainted: AtomicBool,
-    /// The run ends by shutdown or drop: mail may be dropped, asks may fail.
+    /// Questions whose ask resolved to an error (each must not have been delivered), and
+    /// continuations dropped unrun (the asker's id and the question: the asker must have
+    /// ended, or the question been refused).
+    failed_asks: Mutex<Vec<(usize, String)>>,
+    lost_continuations: Mutex<Vec<(usize, usize)>>,
+    /// The end (shutdown or drop) has begun.
     ending: AtomicBool,
     violations: Mutex<Vec<String>>,
 }
@@ -332,23 +351,35 @@ impl Ledger {
     fn new(p: &Program) -> Arc<Self> {
         let n = p.messages() as usize;
         let a = p.max_actors();
+        let v = |f: fn() -> AtomicBool| (0..n).map(|_| f()).collect::<Vec<_>>();
         Arc::new(Self {
+            end: p.end,
             state: (0..n).map(|_| AtomicU8::new(CREATED)).collect(),
             to: (0..n).map(|_| AtomicUsize::new(usize::MAX)).collect(),
             from: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            seq_of: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            timer: v(|| AtomicBool::new(false)),
+            before_end: v(|| AtomicBool::new(false)),
+            refused_at_end: v(|| AtomicBool::new(false)),
             next_id: AtomicU64::new(0),
+            next_timer: AtomicU64::new(0),
             pending: AtomicU64::new(0),
             delivered: AtomicU64::new(0),
             seq: Mutex::new(HashMap::new()),
             last: Mutex::new(HashMap::new()),
-            tainted: (0..a).map(|_| AtomicBool::new(false)).collect(),
+            supervised: if p.supervised { p.actors } else { 0 },
+            gave_up: AtomicBool::new(false),
+            faulted: (0..a).map(|_| AtomicBool::new(false)).collect(),
+            pilled: (0..a).map(|_| AtomicBool::new(false)).collect(),
+            pills: Mutex::new(Vec::new()),
             busy: (0..a).map(|_| Arc::new(AtomicBool::new(false))).collect(),
             built: (0..a).map(|_| AtomicU64::new(0)).collect(),
             dropped: (0..a).map(|_| AtomicU64::new(0)).collect(),
             next_actor: AtomicUsize::new(0),
             addrs: RwLock::new(Vec::new()),
             asks_open: AtomicU64::new(0),
-            all_tainted: AtomicBool::new(false),
+            failed_asks: Mutex::new(Vec::new()),
+            lost_continuations: Mutex::new(Vec::new()),
             ending: AtomicBool::new(false),
             violations: Mutex::new(Vec::new()),
         })
@@ -361,38 +392,45 @@ impl Ledger {
         }
     }
 
-    fn excused(&self, to: usize) -> bool {
-        self.ending.load(Ordering::SeqCst)
-            || self.all_tainted.load(Ordering::SeqCst)
-            || self.tainted[to].load(Ordering::SeqCst)
+    /// Whether actor `a` may have ended for good before the end: a fault on an unsupervised
+    /// actor, or its supervisor gave up.
+    fn may_have_ended(&self, a: usize) -> bool {
+        if a < self.supervised {
+            self.gave_up.load(Ordering::SeqCst)
+        } else {
+            self.faulted[a].load(Ordering::SeqCst) || self.pilled[a].load(Ordering::SeqCst)
+        }
     }
 
-    fn taint(&self, to: usize) {
-        self.tainted[to].store(true, Ordering::SeqCst);
+    /// A fault (a panic, `Context::stop`; for a supervised child, a pill too) hits actor `a`.
+    fn fault(&self, a: usize) {
+        self.faulted[a].store(true, Ordering::SeqCst);
     }
 
-    /// A new message from `from` to actor `to` (a stable id).
-    fn create(self: &Arc<Self>, from: u64, to: usize) -> Tag {
+    /// A new message from `from` to actor `to` (a stable id); `None` past the model's bound
+    /// (a violation: the model counts every message a program can make).
+    fn create(self: &Arc<Self>, from: u64, to: usize) -> Option<Tag> {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst) as usize;
-        assert!(
-            id < self.state.len(),
-            "the program made more messages than its model allows"
-        );
-        self.to[id].store(to, Ordering::SeqCst);
-        self.from[id].store(from, Ordering::SeqCst);
-        self.pending.fetch_add(1, Ordering::SeqCst);
+        if id >= self.state.len() {
+            self.violation("the program made more messages than its model allows".into());
+            return None;
+        }
         let seq = {
             let mut s = self.seq.lock().unwrap();
             let e = s.entry((from, to)).or_insert(0);
             *e += 1;
             *e
         };
-        Tag {
+        self.to[id].store(to, Ordering::SeqCst);
+        self.from[id].store(from, Ordering::SeqCst);
+        self.seq_of[id].store(seq, Ordering::SeqCst);
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        Some(Tag {
             id,
             from,
             seq,
             ledger: Some(self.clone()),
-        }
+        })
     }
 
     fn settle(&self, id: usize, to: u8) -> bool {
@@ -437,9 +475,18 @@ impl Ledger {
         }
     }
 
+    /// A send was accepted (`Ok`).
+    fn accepted(&self, id: usize) {
+        if !self.ending.load(Ordering::SeqCst) {
+            self.before_end[id].store(true, Ordering::SeqCst);
+        }
+    }
+
     /// A refused send gave the message back.
     fn returned(&self, mut tag: Tag) {
         tag.ledger = None;
+        // Read after the refusal: a refusal caused by the end sees `ending` set.
+        self.refused_at_end[tag.id].store(self.ending.load(Ordering::SeqCst), Ordering::SeqCst);
         self.settle(tag.id, RETURNED);
     }
 
@@ -452,9 +499,78 @@ impl Ledger {
     /// Sends a message carrying `script` from `from` to actor `to` (an index).
     fn send(self: &Arc<Self>, from: u64, to: usize, script: Vec<Hop>) {
         let (to, addr) = self.addr(to);
-        let tag = self.create(from, to);
-        if let Err(SendError(m)) = addr.send(Msg { tag, script }) {
-            self.returned(m.tag);
+        let Some(tag) = self.create(from, to) else {
+            return;
+        };
+        let id = tag.id;
+        match addr.send(Msg { tag, script }) {
+            Ok(()) => self.accepted(id),
+            Err(SendError(m)) => self.returned(m.tag),
+        }
+    }
+
+    /// Once the system is gone: every message dropped or refused, every failed ask and every
+    /// continuation dropped unrun must have an excuse.
+    fn judge(&self) {
+        let made = (self.next_id.load(Ordering::SeqCst) as usize).min(self.state.len());
+        let pills = self.pills.lock().unwrap().clone();
+        for id in 0..made {
+            let to = self.to[id].load(Ordering::SeqCst);
+            let (from, seq) = (
+                self.from[id].load(Ordering::SeqCst),
+                self.seq_of[id].load(Ordering::SeqCst),
+            );
+            match self.state[id].load(Ordering::SeqCst) {
+                DROPPED => {
+                    // Queued before a pill from the same sender: delivered before the pill.
+                    // (Only where it was the one pill: after another sender's, anything goes.)
+                    let before_pill = pills.iter().filter(|p| p.1 == to).count() == 1
+                        && pills
+                            .iter()
+                            .any(|&(f, t, s)| f == from && t == to && seq <= s);
+                    let excused = self.end == End::Drop
+                        || (self.may_have_ended(to)
+                            && !(before_pill
+                                && !self.faulted[to].load(Ordering::SeqCst)
+                                && to >= self.supervised))
+                        || (self.end == End::Shutdown
+                            && (!self.before_end[id].load(Ordering::SeqCst)
+                                || self.timer[id].load(Ordering::SeqCst)
+                                // A supervised child between two incarnations when the
+                                // shutdown began is not restarted: the mail that waited for
+                                // the restart is dropped (documented on `Supervisor`).
+                                || (to < self.supervised
+                                    && self.faulted[to].load(Ordering::SeqCst))));
+                    if !excused {
+                        self.violation(format!(
+                            "message {id} (sender {from:#x}, #{seq}) to actor {to} dropped \
+                             undelivered with no fault or end to excuse it"
+                        ));
+                    }
+                }
+                RETURNED => {
+                    if !self.may_have_ended(to) && !self.refused_at_end[id].load(Ordering::SeqCst) {
+                        self.violation(format!(
+                            "a send to actor {to}, which had not ended, was refused"
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (q, what) in self.failed_asks.lock().unwrap().iter() {
+            if self.state[*q].load(Ordering::SeqCst) == DELIVERED {
+                self.violation(format!("question {q} was answered, yet its ask {what}"));
+            }
+        }
+        for &(asker, q) in self.lost_continuations.lock().unwrap().iter() {
+            // A refused question drops its continuation with it.
+            let refused = self.state[q].load(Ordering::SeqCst) == RETURNED;
+            if self.end == End::Quiesce && !refused && !self.may_have_ended(asker) {
+                self.violation(format!(
+                    "actor {asker}'s ask continuation was dropped unrun, yet it had not ended"
+                ));
+            }
         }
     }
 }
@@ -463,8 +579,8 @@ fn name(s: u8) -> &'static str {
     ["created", "delivered", "dropped", "returned"][s as usize]
 }
 
-/// Travels in every message: dropped without delivery, it records a dead letter (allowed
-/// only where a fault or the end reached the receiver).
+/// Travels in every message: dropped without delivery, it records a dead letter (judged at
+/// the end: allowed only where a fault or the end reached the receiver).
 struct Tag {
     id: usize,
     from: u64,
@@ -475,13 +591,6 @@ struct Tag {
 impl Drop for Tag {
     fn drop(&mut self) {
         if let Some(l) = self.ledger.take() {
-            let to = l.to[self.id].load(Ordering::SeqCst);
-            if !l.excused(to) {
-                l.violation(format!(
-                    "message {} to actor {to}, never hit by a fault, dropped undelivered",
-                    self.id
-                ));
-            }
             l.settle(self.id, DROPPED);
         }
     }
@@ -495,12 +604,25 @@ struct Msg {
 /// An ask's question.
 struct Question(Tag);
 
-/// Held by a behaviour's ask continuation: resolved when it runs or is dropped.
-struct AskToken(Arc<Ledger>);
+/// Held by a behaviour's ask continuation: resolved when it runs or is dropped (dropped
+/// unrun, it records its asker: that actor must have ended).
+struct AskToken {
+    ledger: Arc<Ledger>,
+    asker: usize,
+    question: usize,
+    ran: bool,
+}
 
 impl Drop for AskToken {
     fn drop(&mut self) {
-        self.0.asks_open.fetch_sub(1, Ordering::SeqCst);
+        if !self.ran {
+            self.ledger
+                .lost_continuations
+                .lock()
+                .unwrap()
+                .push((self.asker, self.question));
+        }
+        self.ledger.asks_open.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -537,6 +659,12 @@ impl Node {
 
 impl Drop for Node {
     fn drop(&mut self) {
+        if self.busy.load(Ordering::SeqCst) {
+            self.ledger.violation(format!(
+                "actor {}'s state dropped during a behaviour",
+                self.id
+            ));
+        }
         self.ledger.dropped[self.id].fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -572,25 +700,39 @@ impl Receive<Msg> for Node {
                 }
                 Hop::Ask { to } => {
                     let (to, addr) = l.addr(to);
-                    let tag = l.create(me, to);
+                    let Some(tag) = l.create(me, to) else {
+                        continue;
+                    };
+                    let q = tag.id;
                     l.asks_open.fetch_add(1, Ordering::SeqCst);
-                    let token = AskToken(l.clone());
+                    let mut token = AskToken {
+                        ledger: l.clone(),
+                        asker: self.id,
+                        question: q,
+                        ran: false,
+                    };
                     let asked = ctx.ask(&addr, Question(tag), move |me: &mut Self, reply, _| {
-                        let _token = token;
+                        token.ran = true;
+                        me.enter();
                         match reply {
                             Ok(id) if id == to => {}
                             Ok(id) => me
                                 .ledger
                                 .violation(format!("asked actor {to}, actor {id} answered")),
-                            Err(e) if !me.ledger.excused(to) => me.ledger.violation(format!(
-                                "an ask to actor {to}, never hit by a fault, failed: {e:?}"
-                            )),
-                            Err(_) => {}
+                            Err(e) => me
+                                .ledger
+                                .failed_asks
+                                .lock()
+                                .unwrap()
+                                .push((q, format!("from actor {} failed: {e:?}", me.id))),
                         }
+                        me.leave();
+                        drop(token);
                         Allocation::Nodelete
                     });
-                    if let Err(SendError(Question(tag))) = asked {
-                        l.returned(tag);
+                    match asked {
+                        Ok(()) => l.accepted(q),
+                        Err(SendError(Question(tag))) => l.returned(tag),
                     }
                 }
                 Hop::Join { n } => {
@@ -601,13 +743,13 @@ impl Receive<Msg> for Node {
                     }
                 }
                 Hop::Panic => {
-                    l.taint(self.id);
+                    l.fault(self.id);
                     l.deliver(m.tag, self.id);
                     self.leave();
                     std::panic::panic_any(Injected);
                 }
                 Hop::Stop => {
-                    l.taint(self.id);
+                    l.fault(self.id);
                     stop = true;
                 }
             }
@@ -675,11 +817,24 @@ fn quiet_injected_panics() {
 /// Runs `p` once on `choice` with `workers` workers; `Err` lists what broke.
 fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
     let ledger = Ledger::new(p);
-    let system = choice(ActorSystem::builder().workers(workers).max_workers(8))
-        // Quiet: the injected panics and dead letters are expected.
-        .on_event(|_: &Event<'_>| {})
-        .build()
-        .map_err(|e| format!("build: {e}"))?;
+    // Room for two more workers: further adds are refused, as removing the last is.
+    let system = choice(
+        ActorSystem::builder()
+            .workers(workers)
+            .max_workers(workers + 2),
+    )
+    // Quiet (the injected panics and dead letters are expected), but a supervisor that
+    // gives up ends its children: from then on their mail may be dropped.
+    .on_event({
+        let l = Arc::downgrade(&ledger);
+        move |e: &Event<'_>| {
+            if let (Event::SupervisorGaveUp { .. }, Some(l)) = (e, l.upgrade()) {
+                l.gave_up.store(true, Ordering::SeqCst);
+            }
+        }
+    })
+    .build()
+    .map_err(|e| format!("build: {e}"))?;
     let handle = system.handle();
     let sup = p.supervised.then(|| {
         system.spawn(
@@ -698,10 +853,6 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
             None => system.spawn(Node::build(&ledger, id)),
         };
         ledger.addrs.write().unwrap().push(addr);
-    }
-    if p.supervised && p.has_faults() {
-        // Past its intensity a supervisor ends all its children: any fault may drop any mail.
-        ledger.all_tainted.store(true, Ordering::SeqCst);
     }
 
     // Outside threads; thread 0 tells the main thread when it has made `end_after` steps.
@@ -781,6 +932,7 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
     drop(addrs);
 
     let l = &ledger;
+    l.judge();
     broke.extend(l.violations.lock().unwrap().drain(..));
     let pending = l.pending.load(Ordering::SeqCst);
     if pending > 0 {
@@ -857,25 +1009,40 @@ fn outside(
             Step::Send { to, script } => l.send(t, to, script),
             Step::Ask { to } => {
                 let (to, addr) = l.addr(to);
-                let tag = l.create(t, to);
+                let Some(tag) = l.create(t, to) else {
+                    continue;
+                };
+                let q = tag.id;
                 match addr.ask(Question(tag)) {
                     Err(SendError(Question(tag))) => l.returned(tag),
-                    Ok(pending) => match pending.wait_timeout(Duration::from_secs(60)) {
-                        Ok(id) if id == to => {}
-                        Ok(id) => l.violation(format!("asked actor {to}, actor {id} answered")),
-                        Err(AskError::Timeout) => {
-                            l.violation(format!("an ask to actor {to} did not resolve in 60 s"))
+                    Ok(pending) => {
+                        l.accepted(q);
+                        match pending.wait_timeout(Duration::from_secs(60)) {
+                            Ok(id) if id == to => {}
+                            Ok(id) => l.violation(format!("asked actor {to}, actor {id} answered")),
+                            Err(AskError::Timeout) => {
+                                l.violation(format!("an ask to actor {to} did not resolve in 60 s"))
+                            }
+                            Err(e) => l
+                                .failed_asks
+                                .lock()
+                                .unwrap()
+                                .push((q, format!("from thread {t} failed: {e:?}"))),
                         }
-                        Err(e) if !l.excused(to) => l.violation(format!(
-                            "an ask to actor {to}, never hit by a fault, failed: {e:?}"
-                        )),
-                        Err(_) => {}
-                    },
+                    }
                 }
             }
             Step::Pill { to, kind } => {
                 let (to, addr) = l.addr(to);
-                l.taint(to);
+                if to < l.supervised {
+                    // A supervised child ends its incarnation and is restarted in place.
+                    l.fault(to);
+                } else {
+                    // Mail this thread queued before the pill must still be delivered.
+                    let last = l.seq.lock().unwrap().get(&(t, to)).copied().unwrap_or(0);
+                    l.pills.lock().unwrap().push((t, to, last));
+                    l.pilled[to].store(true, Ordering::SeqCst);
+                }
                 let _ = match kind {
                     Pill::Delete => addr.send(DeleteMsg).is_ok(),
                     Pill::Destroy => addr.send(DestroyMsg).is_ok(),
@@ -884,13 +1051,16 @@ fn outside(
             }
             Step::Timer { to, micros, script } => {
                 let (to, addr) = l.addr(to);
-                let key = TIMER_KEY + l.next_id.load(Ordering::SeqCst);
-                let tag = l.create(key, to);
+                let key = TIMER_KEY + l.next_timer.fetch_add(1, Ordering::SeqCst);
+                let Some(tag) = l.create(key, to) else {
+                    continue;
+                };
+                let id = tag.id;
+                l.timer[id].store(true, Ordering::SeqCst);
                 let m = Msg { tag, script };
-                if let Err(SendError(m)) =
-                    h.send_after(&addr, m, Duration::from_micros(u64::from(micros)))
-                {
-                    l.returned(m.tag);
+                match h.send_after(&addr, m, Duration::from_micros(u64::from(micros))) {
+                    Ok(_) => l.accepted(id),
+                    Err(SendError(m)) => l.returned(m.tag),
                 }
             }
             Step::Resize { add } => {

@@ -570,3 +570,32 @@ fn children_that_end_with_their_supervisor_are_events_and_hooks_may_call_it() {
         assert!(!replaced.lock().unwrap().as_ref().unwrap().is_alive());
     });
 }
+
+/// Found by the random programs (`random_programs.rs`): a child supervised just before a
+/// graceful shutdown, whose first incarnation was not built yet, ended unstarted and its
+/// queued mail became dead letters (the shutdown's "no restart" rule caught its first start
+/// too). Its mail is delivered, as an unsupervised actor's is.
+#[test]
+fn a_child_supervised_just_before_shutdown_gets_its_mail() {
+    on_every_executor(|name, choose| {
+        if is_testing(name) {
+            return; // caller-driven: `shutdown` runs the jobs in its own order
+        }
+        for round in 0..200 {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let sup = system.spawn(Supervisor::new(Strategy::OneForOne));
+            let (factory, _) = child_factory(log.clone());
+            let child: Addr<Child> = sup.supervise(Restart::Permanent, factory).unwrap();
+            for i in 0..10 {
+                child.send(Msg::Log(i)).unwrap();
+            }
+            watchdog(60, move || system.shutdown());
+            assert_eq!(
+                *log.lock().unwrap(),
+                (0..10).collect::<Vec<_>>(),
+                "{name}, round {round}"
+            );
+        }
+    });
+}

@@ -908,8 +908,10 @@ impl<A: Actor> Revive<A> {
         if cell.header.installed() {
             finish_state(cell, Status::Deleted, w, &mut reason);
         }
-        // During a graceful shutdown nothing is restarted: the child ends for good.
-        if cell.header.exec.shared().draining() {
+        // During a graceful shutdown nothing is restarted: the child ends for good. Its first
+        // incarnation (generation 0) is built all the same: a child supervised before the
+        // shutdown began gets the mail queued for it, as an unsupervised actor does.
+        if generation > 0 && cell.header.exec.shared().draining() {
             retire(cell, Status::Deleted, w, reason);
             return;
         }

@@ -72,7 +72,10 @@ pub enum Restart {
 /// hear `Escalated`.
 ///
 /// **Ending a tree.** Ending a supervisor (a poison pill, or graceful shutdown) ends all its
-/// children. A graceful [`crate::ActorSystem::shutdown`] restarts nothing.
+/// children. A graceful [`crate::ActorSystem::shutdown`] restarts nothing: a child it finds
+/// between two incarnations ends for good, and the mail that waited for its restart becomes
+/// dead letters; a child supervised before the shutdown but not started yet does start, and
+/// gets its mail, as any actor does.
 /// [`crate::ActorSystem::stop`] waits for every actor, so it returns only once the supervisors
 /// are ended.
 ///
