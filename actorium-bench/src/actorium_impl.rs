@@ -107,6 +107,7 @@ pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f6
         "counting" => counting(&system, p.get("n")),
         "fork-join-throughput" => fj_throughput(&system, p.get("actors"), p.get("msgs")),
         "fork-join-creation" => fj_creation(&system, p.get("n")),
+        "scale" => scale(&system, p.get("n")),
         "thread-ring" => thread_ring(&system, p.get("actors"), p.get("passes")),
         "chameneos" => chameneos(&system, p.get("creatures"), p.get("meetings")),
         "big" => big(&system, p.get("actors"), p.get("pings")),
@@ -577,6 +578,30 @@ fn fj_creation(s: &ActorSystem, n: u64) -> u64 {
         .unwrap();
     }
     done.wait()
+}
+
+/// `actorium-bench scale`: `n` fork-join workers spawned from this thread and kept alive
+/// (their addresses held), then sent one message each; the two phases are marked.
+fn scale(s: &ActorSystem, n: u64) -> u64 {
+    actorium_peers::common::mark("start");
+    let done = Done::new(n);
+    let workers: Vec<Addr<FjWorker>> = (0..n)
+        .map(|_| {
+            s.spawn(FjWorker {
+                x: 1,
+                count: 0,
+                msgs: 1,
+                done: done.clone(),
+            })
+        })
+        .collect();
+    actorium_peers::common::mark("spawned");
+    for (i, w) in workers.iter().enumerate() {
+        w.send(Work(i as u64)).unwrap();
+    }
+    let sum = done.wait();
+    actorium_peers::common::mark("messaged");
+    sum
 }
 
 // ---- thread-ring ----------------------------------------------------------------------------

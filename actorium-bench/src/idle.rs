@@ -151,6 +151,12 @@ fn native_peer(
     Some(Ok(if s == "erlang" {
         let mut c = Command::new("erl");
         c.arg("+S").arg(format!("{threads}:{threads}"));
+        if sub == "scale" {
+            // Room in the process table for every actor (the default is 262,144).
+            let n: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(0);
+            c.arg("+P")
+                .arg((n + 4096).clamp(262_144, 134_217_727).to_string());
+        }
         c.args(["-noshell", "-pa"]).arg(erlang_ebin());
         c.args(["-run", "actorium_bench", sub]).args(args);
         c

@@ -13,6 +13,7 @@ mod harness;
 mod idle;
 mod report;
 mod resize;
+mod scale;
 mod suite;
 mod threads;
 
@@ -120,6 +121,24 @@ enum Cmd {
         threads: usize,
         n: u64,
     },
+    /// Scale: `--n` actors (default 10,000,000) spawned and kept alive, then messaged once
+    /// each, on actorium's executors; `--peer-n` (default 1,000,000) on the peers: spawn
+    /// rate, time to message all, bytes per actor (writes OUT/scale.md).
+    Scale {
+        #[arg(long, default_value_t = 10_000_000)]
+        n: u64,
+        #[arg(long, default_value_t = 1_000_000)]
+        peer_n: u64,
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// One system's scale run, in this process (what `scale` runs in a child).
+    #[command(hide = true)]
+    ScaleExec {
+        system: String,
+        threads: usize,
+        n: u64,
+    },
     /// One report of runs at several thread counts, from their `--json` files (what
     /// `scripts/device-sweep.sh` writes): each system's time at each count against its time on
     /// 1 thread, and actorium against the fastest peer at each count (writes OUT/threads.md).
@@ -222,6 +241,44 @@ fn main() {
             n,
         }) => {
             if let Err(e) = ask::exec(system, threads, n) {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
+        }
+        Some(Cmd::Scale { n, peer_n, threads }) => {
+            let systems = if cli.systems.is_empty() {
+                scale::all_systems()
+            } else {
+                cli.systems.clone()
+            };
+            let (n, peer_n) = if cli.quick {
+                (n.min(100_000), peer_n.min(100_000))
+            } else {
+                (n, peer_n)
+            };
+            let md = scale::run(
+                &systems,
+                threads.unwrap_or_else(available_parallelism),
+                n,
+                peer_n,
+            );
+            println!("{md}");
+            let _ = std::fs::create_dir_all(&cli.out);
+            let path = cli.out.join("scale.md");
+            let failed = md.lines().any(|l| l.contains("failed"));
+            if let Err(e) = std::fs::write(&path, md) {
+                eprintln!("{}: {e}", path.display());
+            }
+            if failed {
+                std::process::exit(1);
+            }
+        }
+        Some(Cmd::ScaleExec {
+            ref system,
+            threads,
+            n,
+        }) => {
+            if let Err(e) = scale::exec(system, threads, n) {
                 eprintln!("{e}");
                 std::process::exit(1);
             }

@@ -558,12 +558,13 @@ impl Ledger {
                         ));
                     }
                 }
-                RETURNED => {
-                    if !self.may_have_ended(to) && !self.refused_at_end[id].load(Ordering::SeqCst) {
-                        self.violation(format!(
-                            "a send to actor {to}, which had not ended, was refused"
-                        ));
-                    }
+                RETURNED
+                    if !self.may_have_ended(to)
+                        && !self.refused_at_end[id].load(Ordering::SeqCst) =>
+                {
+                    self.violation(format!(
+                        "a send to actor {to}, which had not ended, was refused"
+                    ));
                 }
                 _ => {}
             }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -1491,6 +1492,77 @@ int run(const std::string& policy, std::size_t threads, uint64_t n) {
 
 } // namespace askb
 
+// ---- scale measurement (actorium-bench scale): n actors spawned, kept, each messaged once ------
+namespace scaleb {
+
+// A field of /proc/self/status in KiB (`VmRSS:`, `VmHWM:`); 0 if it cannot be read.
+std::uint64_t proc_status_kib(const char* key) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f)
+    return 0;
+  char line[256];
+  std::uint64_t kib = 0;
+  const std::size_t len = std::strlen(key);
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, key, len) == 0) {
+      kib = std::strtoull(line + len, nullptr, 10);
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib;
+}
+
+// Same protocol as actorium-bench's `scale-exec`: prints `SCALE ...`. The resident set is read
+// before the actor_system exists; the clock starts once it and main's scoped_actor are up. n
+// fork-join-creation workers (`fjc_worker`) are spawned from main and their handles kept in a
+// vector; then each gets one `(work, i)`, reports `(done, 1)` to main and quits; main counts the
+// reports (the checksum, n).
+int run(const std::string& policy, std::size_t threads, std::uint64_t n) {
+  using namespace bench;
+  const auto base = proc_status_kib("VmRSS:");
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", threads);
+  cfg.set("scheduler.policy",
+          policy == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
+  double spawn_s = 0, msg_s = 0;
+  std::uint64_t spawned = 0, peak = 0, sum = 0;
+  {
+    caf::actor_system sys{cfg};
+    {
+      caf::scoped_actor self{sys};
+      caf::actor main_actor{self};
+      auto t0 = clock_type::now();
+      std::vector<caf::actor> ws;
+      ws.reserve(n);
+      for (u64 i = 0; i < n; ++i)
+        ws.push_back(sys.spawn(fjc_worker, main_actor));
+      spawn_s = since(t0);
+      spawned = proc_status_kib("VmRSS:");
+      auto t1 = clock_type::now();
+      for (u64 i = 0; i < n; ++i)
+        self->send(ws[i], work_atom::value, i);
+      sum = collect(self, n);
+      msg_s = since(t1);
+      peak = proc_status_kib("VmHWM:");
+    }
+    // ~actor_system waits until every actor has terminated.
+  }
+  if (sum != n) {
+    std::fprintf(stderr, "checksum: %llu reports, expected %llu\n", (unsigned long long)sum,
+                 (unsigned long long)n);
+    return 1;
+  }
+  std::printf("SCALE n=%llu spawn_s=%.4f msg_s=%.4f base_kib=%llu spawned_kib=%llu peak_kib=%llu "
+              "checksum=%llu\n",
+              (unsigned long long)n, spawn_s, msg_s, (unsigned long long)base,
+              (unsigned long long)spawned, (unsigned long long)peak, (unsigned long long)sum);
+  std::fflush(stdout);
+  return 0;
+}
+
+} // namespace scaleb
+
 int main(int argc, char** argv) {
   using namespace bench;
   // caf-bench ask <stealing|sharing> <threads> <n>
@@ -1501,6 +1573,17 @@ int main(int argc, char** argv) {
       return 1;
     }
     return askb::run(argv[2], threads, n);
+  }
+  // caf-bench scale <stealing|sharing> <threads> <n>
+  if (argc == 5 && std::string(argv[1]) == "scale") {
+    u64 threads = 0, n = 0;
+    std::string policy = argv[2];
+    if ((policy != "stealing" && policy != "sharing") || !parse_u64(argv[3], threads) ||
+        threads == 0 || !parse_u64(argv[4], n) || n == 0) {
+      std::fprintf(stderr, "usage: %s scale <stealing|sharing> <threads> <n>\n", argv[0]);
+      return 1;
+    }
+    return scaleb::run(policy, threads, n);
   }
   // caf-bench idle <stealing|sharing> <threads> <secs> <pings>
   if (argc == 6 && std::string(argv[1]) == "idle") {

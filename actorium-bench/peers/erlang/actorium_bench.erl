@@ -18,7 +18,7 @@
 %% series and sleeping-barber's room and barber are told to stop after the clock has stopped).
 %% No work is left running when the clock stops.
 -module(actorium_bench).
--export([main/0, main/1, idle/1, ask/1]).
+-export([main/0, main/1, idle/1, ask/1, scale/1]).
 -behaviour(gen_server).
 -export([init/1, handle_call/3, handle_cast/2]).
 
@@ -739,6 +739,65 @@ handle_cast(_, St) -> {noreply, St}.
 
 client_loop(_Srv, N, N, Sum) -> Sum;
 client_loop(Srv, X, N, Sum) -> client_loop(Srv, X + 1, N, Sum + gen_server:call(Srv, X, infinity)).
+
+%% ---- scale measurement (actorium-bench scale) ---------------------------------------------------
+%%
+%%   erl +S T:T +P <n + 4096> -noshell -pa peers/erlang/ebin -run actorium_bench scale <n>
+%%
+%% Same protocol as actorium-bench's `scale-exec`. The resident set (VmRSS) is read first; then
+%% this process spawns N fork-join-creation workers (fjc_actor) and keeps their pids in a list
+%% (spawn_s, then VmRSS again); then it sends each one `{work, I}`, and each reports
+%% `{done, 1, X}` to this process and ends; this process counts the reports (msg_s; the
+%% checksum, N). The peak is VmHWM. Prints one `SCALE ...` line and halts.
+
+scale([NS]) ->
+    N = list_to_integer(NS),
+    N > 0 orelse begin
+                     io:format(standard_error, "scale: n must be positive~n", []),
+                     erlang:halt(1)
+                 end,
+    Base = proc_status_kib(<<"VmRSS:">>),
+    Main = self(),
+    T0 = now_ns(),
+    Pids = scale_spawn(N, Main, []),
+    SpawnS = seconds_since(T0),
+    Spawned = proc_status_kib(<<"VmRSS:">>),
+    T1 = now_ns(),
+    scale_send(Pids, 0),
+    Sum = fjt_collect(N, 0),
+    MsgS = seconds_since(T1),
+    Peak = proc_status_kib(<<"VmHWM:">>),
+    case Sum of
+        N -> ok;
+        _ ->
+            io:format(standard_error, "checksum: ~B reports, expected ~B~n", [Sum, N]),
+            erlang:halt(1)
+    end,
+    io:format("SCALE n=~B spawn_s=~.4f msg_s=~.4f base_kib=~B spawned_kib=~B peak_kib=~B checksum=~B~n",
+              [N, SpawnS, MsgS, Base, Spawned, Peak, Sum]),
+    erlang:halt(0).
+
+%% Spawns N workers; returns their pids, first spawned first.
+scale_spawn(0, _Main, Acc) -> lists:reverse(Acc);
+scale_spawn(K, Main, Acc) ->
+    scale_spawn(K - 1, Main, [spawn(fun() -> fjc_actor(Main) end) | Acc]).
+
+scale_send([], _I) -> ok;
+scale_send([P | Ps], I) ->
+    P ! {work, I},
+    scale_send(Ps, I + 1).
+
+%% A field of /proc/self/status (`VmRSS:`, `VmHWM:`) in KiB; 0 if absent.
+proc_status_kib(Key) ->
+    {ok, Status} = file:read_file("/proc/self/status"),
+    Lines = binary:split(Status, <<"\n">>, [global]),
+    case [L || L <- Lines, binary:longest_common_prefix([L, Key]) =:= byte_size(Key)] of
+        [Line | _] ->
+            Rest = binary:part(Line, byte_size(Key), byte_size(Line) - byte_size(Key)),
+            [Num | _] = binary:split(string:trim(Rest), <<" ">>),
+            binary_to_integer(Num);
+        [] -> 0
+    end.
 
 %% ---- dictionary (workers, msgs, write): Savina's concurrent dictionary ----------------------
 dictionary(P) ->

@@ -43,6 +43,7 @@ pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
             Bench::Counting { n } => counting(&p, n).await,
             Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(&p, actors, msgs).await,
             Bench::ForkJoinCreation { n } => fj_creation(&p, n).await,
+            Bench::Scale { n } => scale(&p, n).await,
             Bench::ThreadRing { actors, passes } => thread_ring(&p, actors, passes).await,
             Bench::Chameneos {
                 creatures,
@@ -626,6 +627,20 @@ async fn fj_creation(p: &Placer, n: u64) -> Result<u64, String> {
     }
     drop(done);
     common::wait(rx).await
+}
+
+async fn scale(p: &Placer, n: u64) -> Result<u64, String> {
+    common::mark("start");
+    let (done, rx) = Done::new(n);
+    let workers: Vec<_> = (0..n).map(|_| FjWorker::start(p, 1, &done)).collect();
+    drop(done);
+    common::mark("spawned");
+    for (i, w) in workers.iter().enumerate() {
+        w.do_send(Work(i as u64));
+    }
+    let sum = common::wait(rx).await;
+    common::mark("messaged");
+    sum
 }
 
 // ---- thread-ring ----------------------------------------------------------------------------

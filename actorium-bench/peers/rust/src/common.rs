@@ -47,6 +47,11 @@ pub enum Bench {
     ForkJoinCreation {
         n: u64,
     },
+    /// `actorium-bench scale`: `n` actors spawned and kept alive, then sent one message each
+    /// (the fork-join workers with one message each, the two phases marked: [`mark`]).
+    Scale {
+        n: u64,
+    },
     ThreadRing {
         actors: u64,
         passes: u64,
@@ -158,6 +163,7 @@ impl Bench {
                 msgs: positive(p, "msgs")?,
             },
             "fork-join-creation" => Bench::ForkJoinCreation { n: param(p, "n")? },
+            "scale" => Bench::Scale { n: param(p, "n")? },
             "thread-ring" => Bench::ThreadRing {
                 actors: positive(p, "actors")?,
                 passes: param(p, "passes")?,
@@ -756,4 +762,43 @@ impl Drop for ActixThread {
             let _ = t.join();
         }
     }
+}
+
+/// A point of a workload's run, for `actorium-bench scale`: its name, when, and the process's
+/// resident memory then (KiB).
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    pub name: &'static str,
+    pub at: std::time::Instant,
+    pub rss_kib: u64,
+}
+
+static MARKS: Mutex<Vec<Mark>> = Mutex::new(Vec::new());
+
+/// Records the point `name` of the running workload (read back with [`marks`]).
+pub fn mark(name: &'static str) {
+    let m = Mark {
+        name,
+        at: std::time::Instant::now(),
+        rss_kib: proc_status_kib("VmRSS:"),
+    };
+    MARKS.lock().unwrap().push(m);
+}
+
+/// The points recorded so far.
+pub fn marks() -> Vec<Mark> {
+    MARKS.lock().unwrap().clone()
+}
+
+/// A `/proc/self/status` field in KiB (`VmRSS:`, the resident set now; `VmHWM:`, its peak);
+/// 0 where there is none.
+pub fn proc_status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
 }

@@ -34,6 +34,7 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
             Bench::Counting { n } => counting(n).await,
             Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(actors, msgs).await,
             Bench::ForkJoinCreation { n } => fj_creation(n).await,
+            Bench::Scale { n } => scale(n).await,
             Bench::ThreadRing { actors, passes } => thread_ring(actors, passes).await,
             Bench::Chameneos {
                 creatures,
@@ -535,6 +536,20 @@ async fn fj_creation(n: u64) -> Result<u64, String> {
     }
     drop(done);
     common::wait(rx).await
+}
+
+async fn scale(n: u64) -> Result<u64, String> {
+    common::mark("start");
+    let (done, rx) = Done::new(n);
+    let workers: Vec<_> = (0..n).map(|_| spawn(FjWorker::new(1, &done))).collect();
+    drop(done);
+    common::mark("spawned");
+    for (i, w) in workers.iter().enumerate() {
+        send(w, Work(i as u64));
+    }
+    let sum = common::wait(rx).await;
+    common::mark("messaged");
+    sum
 }
 
 // ---- thread-ring ----------------------------------------------------------------------------

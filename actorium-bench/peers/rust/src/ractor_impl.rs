@@ -27,6 +27,7 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
             Bench::Counting { n } => counting(n).await,
             Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(actors, msgs).await,
             Bench::ForkJoinCreation { n } => fj_creation(n).await,
+            Bench::Scale { n } => scale(n).await,
             Bench::ThreadRing { actors, passes } => thread_ring(actors, passes).await,
             Bench::Chameneos {
                 creatures,
@@ -595,6 +596,23 @@ async fn fj_creation(n: u64) -> Result<u64, String> {
     }
     drop(done);
     common::wait(rx).await
+}
+
+async fn scale(n: u64) -> Result<u64, String> {
+    common::mark("start");
+    let (done, rx) = Done::new(n);
+    let mut workers = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        workers.push(spawn(FjWorker, FjState::new(1, &done)).await);
+    }
+    drop(done);
+    common::mark("spawned");
+    for (i, w) in workers.iter().enumerate() {
+        send(w, Work(i as u64));
+    }
+    let sum = common::wait(rx).await;
+    common::mark("messaged");
+    sum
 }
 
 // ---- thread-ring ----------------------------------------------------------------------------
