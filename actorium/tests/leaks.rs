@@ -34,10 +34,11 @@ impl Drop for Selfish {
 }
 
 /// Actors whose states each round leaves behind, one way or another.
-const STATES: u64 = 6;
+const STATES: u64 = 7;
 
 /// One system's life: actors that finish holding their own address (no join handle, or one
-/// dropped unjoined, before and after they finish), a cycle of two, and one alive at the drop.
+/// dropped unjoined, before and after they finish), a cycle of two, one alive at the drop, and
+/// a detached one alive at the drop with a timer pending for it.
 fn round(choose: common::ExecutorChoice, drops: &Arc<AtomicU64>) -> Addr<Selfish> {
     let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
     let selfish = || Selfish {
@@ -58,6 +59,12 @@ fn round(choose: common::ExecutorChoice, drops: &Arc<AtomicU64>) -> Addr<Selfish
     let (e, joined_late) = system.spawn_joinable(selfish());
     e.send(FinishedMsg).unwrap();
     let _alive = system.spawn(selfish());
+    // A detached actor (a thread of its own) alive at the drop, and a pending timer (the
+    // timer thread) holding a message for it.
+    let detached = system.spawn_detached(selfish());
+    let _timer = system
+        .send_after(&detached, FinishedMsg, std::time::Duration::from_secs(3600))
+        .unwrap();
     settle(&system, 30, "the actors to finish", || {
         [&a, &b, &c, &d, &e].iter().all(|x| !x.is_alive())
     });
@@ -68,6 +75,12 @@ fn round(choose: common::ExecutorChoice, drops: &Arc<AtomicU64>) -> Addr<Selfish
 
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
+/// The process's threads (every worker, timer and detached thread of a dropped system must
+/// have ended).
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
 }
 
 fn rss_kib() -> u64 {
@@ -89,12 +102,12 @@ fn a_thousand_dropped_systems_leave_nothing_behind() {
             for _ in 0..20 {
                 round(choose, &drops);
             }
-            let (fds, rss) = (open_fds(), rss_kib());
+            let (fds, rss, threads_before) = (open_fds(), rss_kib(), threads());
             const ROUNDS: u64 = 1000;
             for _ in 0..ROUNDS {
                 round(choose, &drops);
             }
-            let (fds_after, rss_after) = (open_fds(), rss_kib());
+            let (fds_after, rss_after, threads_after) = (open_fds(), rss_kib(), threads());
             eprintln!(
                 "{name}: {ROUNDS} systems: fds {fds} -> {fds_after}, RSS {rss} -> {rss_after} KiB"
             );
@@ -104,6 +117,12 @@ fn a_thousand_dropped_systems_leave_nothing_behind() {
                 "{name}: every actor state is dropped exactly once"
             );
             assert_eq!(fds_after, fds, "{name}: file descriptors leaked");
+            // (The test harness runs other tests' threads meanwhile only if this binary had
+            // other tests: it has one.)
+            assert_eq!(
+                threads_after, threads_before,
+                "{name}: threads outlived their system"
+            );
             assert!(
                 rss_after < rss + 8 * 1024,
                 "{name}: RSS grew from {rss} to {rss_after} KiB over {ROUNDS} systems"
