@@ -61,8 +61,11 @@ use std::time::{Duration, Instant};
 enum Hop {
     /// Send a message (carrying `then`) to actor `to` (an index into every actor so far).
     Send { to: usize, then: Vec<Hop> },
-    /// Spawn an actor and send it a message carrying `then`.
-    Spawn { then: Vec<Hop> },
+    /// Spawn an actor and send it a message carrying `then`; a `faulty` one panics in its
+    /// `started` hook (a fault: it ends before any message).
+    Spawn { then: Vec<Hop>, faulty: bool },
+    /// From now on this incarnation's `stopped` hook panics (when it ends, however it ends).
+    ArmStopped,
     /// Ask actor `to` its id (`Context::ask`: the answer comes back as a continuation).
     Ask { to: usize },
     /// `ctx.join` computing fib(n) on the workers.
@@ -145,12 +148,14 @@ fn hop() -> impl Strategy<Value = Hop> {
         1 => (0u8..14).prop_map(|n| Hop::Join { n }),
         1 => Just(Hop::Panic),
         1 => Just(Hop::Stop),
+        1 => Just(Hop::ArmStopped),
     ];
     leaf.prop_recursive(3, 24, 3, |inner| {
         prop_oneof![
             3 => ((0..MAX_TO), prop::collection::vec(inner.clone(), 0..3))
                 .prop_map(|(to, then)| Hop::Send { to, then }),
-            1 => prop::collection::vec(inner, 0..3).prop_map(|then| Hop::Spawn { then }),
+            1 => (prop::collection::vec(inner, 0..3), prop::bool::weighted(0.2))
+                .prop_map(|(then, faulty)| Hop::Spawn { then, faulty }),
         ]
     })
 }
@@ -209,8 +214,13 @@ fn program() -> impl Strategy<Value = Program> {
 fn strip(script: &mut Vec<Hop>) {
     script.retain(|h| !matches!(h, Hop::Panic | Hop::Stop));
     for h in script {
-        if let Hop::Send { then, .. } | Hop::Spawn { then } = h {
-            strip(then);
+        match h {
+            Hop::Send { then, .. } => strip(then),
+            Hop::Spawn { then, faulty } => {
+                *faulty = false;
+                strip(then);
+            }
+            _ => {}
         }
     }
 }
@@ -219,7 +229,7 @@ fn script_messages(script: &[Hop]) -> u64 {
     script
         .iter()
         .map(|h| match h {
-            Hop::Send { then, .. } | Hop::Spawn { then } => 1 + script_messages(then),
+            Hop::Send { then, .. } | Hop::Spawn { then, .. } => 1 + script_messages(then),
             Hop::Ask { .. } => 1,
             _ => 0,
         })
@@ -231,7 +241,7 @@ fn script_spawns(script: &[Hop]) -> u64 {
         .iter()
         .map(|h| match h {
             Hop::Send { then, .. } => script_spawns(then),
-            Hop::Spawn { then } => 1 + script_spawns(then),
+            Hop::Spawn { then, .. } => 1 + script_spawns(then),
             _ => 0,
         })
         .sum()
@@ -239,8 +249,8 @@ fn script_spawns(script: &[Hop]) -> u64 {
 
 fn has_fault(script: &[Hop]) -> bool {
     script.iter().any(|h| match h {
-        Hop::Panic | Hop::Stop => true,
-        Hop::Send { then, .. } | Hop::Spawn { then } => has_fault(then),
+        Hop::Panic | Hop::Stop | Hop::Spawn { faulty: true, .. } => true,
+        Hop::Send { then, .. } | Hop::Spawn { then, .. } => has_fault(then),
         _ => false,
     })
 }
@@ -643,6 +653,9 @@ struct Node {
     id: usize,
     ledger: Arc<Ledger>,
     busy: Arc<AtomicBool>,
+    /// Injected faults in the hooks.
+    panic_in_started: bool,
+    panic_in_stopped: bool,
 }
 
 impl Node {
@@ -653,6 +666,8 @@ impl Node {
             id,
             ledger: ledger.clone(),
             busy: ledger.busy[id].clone(),
+            panic_in_started: false,
+            panic_in_stopped: false,
         }
     }
 
@@ -680,7 +695,19 @@ impl Drop for Node {
     }
 }
 
-impl Actor for Node {}
+impl Actor for Node {
+    fn started(&mut self, _: &mut Context<'_, Self>) {
+        if self.panic_in_started {
+            std::panic::panic_any(Injected);
+        }
+    }
+
+    fn stopped(&mut self) {
+        if self.panic_in_stopped {
+            std::panic::panic_any(Injected);
+        }
+    }
+}
 
 fn fib(n: u64) -> u64 {
     if n < 2 {
@@ -699,16 +726,22 @@ impl Receive<Msg> for Node {
         for hop in m.script {
             match hop {
                 Hop::Send { to, then } => l.send(me, to, then),
-                Hop::Spawn { then } => {
+                Hop::Spawn { then, faulty } => {
                     // The id is the actor's index among all actors (allocated under the lock).
                     let id = {
                         let mut all = l.addrs.write().unwrap();
                         let id = l.next_actor.fetch_add(1, Ordering::SeqCst);
-                        all.push(ctx.spawn(Node::build(&l, id)));
+                        let mut child = Node::build(&l, id);
+                        if faulty {
+                            l.fault(id);
+                            child.panic_in_started = true;
+                        }
+                        all.push(ctx.spawn(child));
                         id
                     };
                     l.send(me, id, then);
                 }
+                Hop::ArmStopped => self.panic_in_stopped = true,
                 Hop::Ask { to } => {
                     let (to, addr) = l.addr(to);
                     let Some(tag) = l.create(me, to) else {
