@@ -2,7 +2,7 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Event, Receive};
 use common::{on_every_executor, watchdog};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -64,7 +64,16 @@ fn shutdown_ends_100000_live_actors_after_their_queued_messages() {
 fn shutdown_also_ends_actors_spawned_while_it_runs() {
     watchdog(60, || {
         on_every_executor(|_, choose| {
-            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let dead = Arc::new(AtomicUsize::new(0));
+            let d = dead.clone();
+            let system = choose(ActorSystem::builder().workers(2))
+                .on_event(move |e| {
+                    if let Event::DeadLetters { count, .. } = e {
+                        d.fetch_add(*count as usize, Ordering::SeqCst);
+                    }
+                })
+                .build()
+                .unwrap();
             let (got, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
             let parents: Vec<_> = (0..100)
                 .map(|_| {
@@ -79,10 +88,13 @@ fn shutdown_also_ends_actors_spawned_while_it_runs() {
             }
             system.shutdown();
             assert_eq!(stopped.load(Ordering::SeqCst), 200, "parents and children");
+            // A child's message is sent during the shutdown: usually the child gets it, but the
+            // shutdown may have asked the child to end first (seen under valgrind); then it is
+            // a dead letter, counted, never lost.
             assert_eq!(
-                got.load(Ordering::SeqCst),
+                got.load(Ordering::SeqCst) + dead.load(Ordering::SeqCst),
                 100,
-                "each child got its message"
+                "each child's message delivered or counted as a dead letter"
             );
             for p in &parents {
                 assert!(p.send(1).is_err(), "ended");
