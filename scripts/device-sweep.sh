@@ -14,7 +14,8 @@
 #           at PEER_THREADS (default: the largest count), one run each.
 # Writes OUT_DIR/NAME-T.json (every record of phase NAME at T threads) and logs, and packs
 # OUT_DIR into $TAR (default OUT_DIR/sweep.tar.gz) after every step, so a run cut short still
-# returns what it measured. `actorium-bench threads-table OUT_DIR/*.json` makes the tables.
+# returns the steps it finished (a step killed by its limit writes no JSON: size STEP_S so
+# that each finishes). `actorium-bench threads-table OUT_DIR/*.json` makes the tables.
 set -uo pipefail
 bin=$1 out=$2 threads=${3:-"1 2 4 8 16"} runs=${4:-3}
 step=${STEP_S:-150}

@@ -57,7 +57,9 @@ pub fn exec(system: &str, threads: usize, n: u64) -> Result<(), String> {
         (spawned.at - start.at).as_secs_f64(),
         (messaged.at - spawned.at).as_secs_f64(),
         spawned.rss_kib,
-        proc_status_kib("VmHWM:"),
+        // Read when the last message was handled (before the system is torn down), as the
+        // CAF and Erlang peers read it.
+        messaged.peak_kib,
     );
     Ok(())
 }
@@ -129,21 +131,40 @@ pub fn run(systems: &[String], threads: usize, n: u64, peer_n: u64) -> String {
          |---|---|---|---|---|---|---|---|\n"
     );
     for s in systems {
-        let count = if s.starts_with("actorium") { n } else { peer_n };
-        eprintln!("scale: {s}, {count} actors ...");
-        let result = crate::idle::run_child(s, threads, "scale", &[&count.to_string()], "SCALE ")
-            .and_then(|f| Line::parse(|k| f.get(k)));
-        match result {
-            Ok(line) => md.push_str(&line.row(s)),
-            Err(why) => md.push_str(&format!("| {s} | {count} | {why} | | | | | |\n")),
+        // actorium at the peers' count too, so every system is compared at the same size.
+        let mut counts = vec![peer_n];
+        if s.starts_with("actorium") && n != peer_n {
+            counts.push(n);
+        }
+        for count in counts {
+            eprintln!("scale: {s}, {count} actors ...");
+            let result =
+                crate::idle::run_child(s, threads, "scale", &[&count.to_string()], "SCALE ")
+                    .and_then(|f| Line::parse(|k| f.get(k)));
+            match result {
+                Ok(line) => md.push_str(&line.row(s)),
+                Err(why) => {
+                    // (A child that failed says so already; a bad result line does not.)
+                    let why = if why.starts_with("failed") {
+                        why
+                    } else {
+                        format!("failed: {why}")
+                    };
+                    md.push_str(&format!("| {s} | {count} | {why} | | | | | |\n"))
+                }
+            }
         }
     }
     md.push_str(&format!(
-        "\nactorium with {n} actors, the peers with {peer_n} (ractor and kameo take about 7 KB \
-         per actor: ten million would not fit in this machine's memory). Each actor's state \
+        "\nEvery system with {peer_n} actors, actorium also with {n} (ractor and kameo take \
+         about 7 KB per actor: ten million would not fit in this machine's memory). Each actor's state \
          is the fork-join worker's (two counters, a step count, the latch: 32 bytes in Rust); \
-         the vector of addresses is counted (8 bytes per actor for actorium). actix: its \
-         one-arbiter configuration (`actix-1`). Erlang runs with `+P` raised to fit.\n\n\
+         the vector of addresses is counted (8 bytes per actor for actorium). Completion: a \
+         shared counter each actor decrements, the last one waking the main thread (every \
+         system). actix: its one-arbiter configuration (`actix-1`), actors without an address \
+         of their own. ractor's spawn awaits each actor's `pre_start` (its API). Erlang runs \
+         with `+P` raised to fit; its baseline is read after the VM has booted (its process \
+         table included), the others' before their runtime starts.\n\n\
          Command: `cargo run --release -p actorium-bench -- [--systems a,b] scale [--n N] \
          [--peer-n M] [--threads T]`.\n"
     ));

@@ -60,17 +60,20 @@ fn ignores_threads(system: &str) -> bool {
 }
 
 /// The cell of (`bench`, `system`) at `t` threads (any thread count for a system that ignores
-/// it; the last file wins when several hold one).
+/// it). When several files hold one, the last with a time wins, else the last.
 fn at<'a>(cells: &'a [Cell], bench: &str, system: &str, t: usize) -> Option<&'a Cell> {
     let any = ignores_threads(system);
-    cells
+    let mut matching = cells
         .iter()
         .rev()
-        .find(|c| c.bench == bench && c.system == system && (any || c.threads == t))
+        .filter(|c| c.bench == bench && c.system == system && (any || c.threads == t));
+    let last = matching.clone().next();
+    matching.find(|c| c.median_s.is_some()).or(last)
 }
 
 /// The Markdown report: per group, the two tables (see the module docs). Benchmarks and
-/// systems appear in the suite's order; unknown names after them.
+/// systems appear in the suite's order (a benchmark the suite does not know is left out);
+/// unknown systems after the known ones.
 pub fn markdown(cells: &[Cell]) -> String {
     let mut counts: Vec<usize> = cells.iter().map(|c| c.threads).collect();
     counts.sort_unstable();
@@ -254,6 +257,24 @@ mod tests {
         );
         assert!(!md.contains("| balance-one | kameo |"), "{md}");
         assert!(md.contains("| balance-one | no peer |"), "{md}");
+    }
+
+    #[test]
+    fn a_failed_run_in_a_later_file_does_not_hide_a_measured_one() {
+        let mut cells = parse(&json(&[("ping-pong", "actix-1", 2, Some(0.020))])).unwrap();
+        cells.extend(parse(&json(&[("ping-pong", "actix-1", 16, None)])).unwrap());
+        cells.extend(
+            parse(&json(&[
+                ("ping-pong", "actorium-inverted-longest", 1, Some(0.002)),
+                ("ping-pong", "actorium-inverted-longest", 16, Some(0.004)),
+            ]))
+            .unwrap(),
+        );
+        let md = markdown(&cells);
+        assert!(
+            md.contains("| ping-pong | 10.00× (actix-1) | — | 5.00× (actix-1) |"),
+            "{md}"
+        );
     }
 
     #[test]

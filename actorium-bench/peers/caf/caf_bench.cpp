@@ -1513,11 +1513,36 @@ std::uint64_t proc_status_kib(const char* key) {
   return kib;
 }
 
+// The completion latch of `scale`, as the Rust systems' `Done`: each worker adds 1 to `sum` and
+// decrements `remaining`; the one that brings `remaining` to 0 sends main the single
+// `(done, sum)` (the checksum, n: counted, not assumed).
+struct latch {
+  std::atomic<std::uint64_t> remaining;
+  std::atomic<std::uint64_t> sum{0};
+  caf::actor main;
+  latch(std::uint64_t n, caf::actor m) : remaining(n), main(std::move(m)) {}
+};
+
+// A fork-join-creation worker (the state and work of `bench::fjc_worker`) that completes through
+// the shared latch instead of a report per actor: one message (a bare integer), then it quits.
+caf::behavior worker(caf::stateful_actor<bench::fjc_state>* self, std::shared_ptr<latch> l) {
+  return {
+    [=](std::uint64_t i) {
+      auto& s = self->state;
+      s.x = (s.x * 31 + i) % 1000003;
+      l->sum.fetch_add(1, std::memory_order_relaxed);
+      if (l->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
+        self->send(l->main, bench::done_atom::value, l->sum.load(std::memory_order_acquire));
+      self->quit();
+    },
+  };
+}
+
 // Same protocol as actorium-bench's `scale-exec`: prints `SCALE ...`. The resident set is read
 // before the actor_system exists; the clock starts once it and main's scoped_actor are up. n
-// fork-join-creation workers (`fjc_worker`) are spawned from main and their handles kept in a
-// vector; then each gets one `(work, i)`, reports `(done, 1)` to main and quits; main counts the
-// reports (the checksum, n).
+// scale workers (`worker`: fjc_worker's state, a shared completion latch) are spawned from main
+// and their handles kept in a vector; then each gets one integer and quits; the last to finish
+// sends main the one completion message. The peak (VmHWM) is read as soon as it arrives.
 int run(const std::string& policy, std::size_t threads, std::uint64_t n) {
   using namespace bench;
   const auto base = proc_status_kib("VmRSS:");
@@ -1533,23 +1558,24 @@ int run(const std::string& policy, std::size_t threads, std::uint64_t n) {
       caf::scoped_actor self{sys};
       caf::actor main_actor{self};
       auto t0 = clock_type::now();
+      auto l = std::make_shared<latch>(n, main_actor);
       std::vector<caf::actor> ws;
       ws.reserve(n);
       for (u64 i = 0; i < n; ++i)
-        ws.push_back(sys.spawn(fjc_worker, main_actor));
+        ws.push_back(sys.spawn(worker, l));
       spawn_s = since(t0);
       spawned = proc_status_kib("VmRSS:");
       auto t1 = clock_type::now();
       for (u64 i = 0; i < n; ++i)
-        self->send(ws[i], work_atom::value, i);
-      sum = collect(self, n);
+        self->send(ws[i], i);
+      self->receive([&](done_atom, u64 v) { sum = v; });
       msg_s = since(t1);
       peak = proc_status_kib("VmHWM:");
     }
     // ~actor_system waits until every actor has terminated.
   }
   if (sum != n) {
-    std::fprintf(stderr, "checksum: %llu reports, expected %llu\n", (unsigned long long)sum,
+    std::fprintf(stderr, "checksum: %llu actors counted, expected %llu\n", (unsigned long long)sum,
                  (unsigned long long)n);
     return 1;
   }

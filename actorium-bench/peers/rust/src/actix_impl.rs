@@ -118,6 +118,17 @@ impl Placer {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.arbiters.len();
         A::start_in_arbiter(&self.arbiters[i], move |ctx| make(ctx.address()))
     }
+
+    /// Starts `make()` on the next arbiter, without an address of its own: only for actors
+    /// whose caller holds an `Addr` until they have handled their mail (`scale`).
+    fn start_plain<A, F>(&self, make: F) -> Addr<A>
+    where
+        A: Actor<Context = Context<A>>,
+        F: FnOnce() -> A + Send + 'static,
+    {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.arbiters.len();
+        A::start_in_arbiter(&self.arbiters[i], move |_| make())
+    }
 }
 
 /// Messages without a result.
@@ -629,10 +640,34 @@ async fn fj_creation(p: &Placer, n: u64) -> Result<u64, String> {
     common::wait(rx).await
 }
 
+/// The fork-join worker without an address of its own (`scale` holds every address until the
+/// end, so none is needed; an actix address costs two allocations).
+struct ScaleWorker {
+    x: u64,
+    done: Arc<Done>,
+}
+actor!(ScaleWorker);
+
+impl Handler<Work> for ScaleWorker {
+    type Result = ();
+
+    fn handle(&mut self, Work(r): Work, ctx: &mut Context<Self>) {
+        self.x = tiny(self.x, r);
+        std::hint::black_box(self.x);
+        self.done.report(1);
+        ctx.stop();
+    }
+}
+
 async fn scale(p: &Placer, n: u64) -> Result<u64, String> {
     common::mark("start");
     let (done, rx) = Done::new(n);
-    let workers: Vec<_> = (0..n).map(|_| FjWorker::start(p, 1, &done)).collect();
+    let workers: Vec<_> = (0..n)
+        .map(|_| {
+            let done = done.clone();
+            p.start_plain(move || ScaleWorker { x: 1, done })
+        })
+        .collect();
     drop(done);
     common::mark("spawned");
     for (i, w) in workers.iter().enumerate() {

@@ -765,12 +765,14 @@ impl Drop for ActixThread {
 }
 
 /// A point of a workload's run, for `actorium-bench scale`: its name, when, and the process's
-/// resident memory then (KiB).
+/// resident memory then and its peak so far (KiB).
 #[derive(Debug, Clone, Copy)]
 pub struct Mark {
     pub name: &'static str,
     pub at: std::time::Instant,
     pub rss_kib: u64,
+    /// The peak resident set so far (`VmHWM`), KiB.
+    pub peak_kib: u64,
 }
 
 static MARKS: Mutex<Vec<Mark>> = Mutex::new(Vec::new());
@@ -781,6 +783,7 @@ pub fn mark(name: &'static str) {
         name,
         at: std::time::Instant::now(),
         rss_kib: proc_status_kib("VmRSS:"),
+        peak_kib: proc_status_kib("VmHWM:"),
     };
     MARKS.lock().unwrap().push(m);
 }
