@@ -1196,7 +1196,15 @@ fn soak() {
     while start.elapsed() < Duration::from_secs(secs) {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
         let p = program_of(seed);
-        match run_everywhere(&p) {
+        // A hang panics in the watchdog: caught here, so that its seed is printed too.
+        let r = std::panic::catch_unwind(|| run_everywhere(&p)).unwrap_or_else(|e| {
+            Err(e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into()))
+        });
+        match r {
             Ok(m) => messages += m,
             Err(e) => panic!("seed {seed} (replay: ACTORIUM_REPLAY={seed}) failed:\n{e}\n{p:#?}"),
         }

@@ -106,9 +106,16 @@ fn a_panicking_builder_ends_the_actor_as_panicked() {
     watchdog(120, || {
         on_every_executor(|name, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
-            let a: Addr<Unbuildable> = system.spawn_with(|_| panic!("no state for you"));
+            // The builder waits for the monitor to be in place (without the gate, a builder
+            // that ran first left the monitor to report `NotAlive`: seen under valgrind).
+            let (go, gate) = std::sync::mpsc::channel::<()>();
+            let a: Addr<Unbuildable> = system.spawn_with(move |_| {
+                let _ = gate.recv();
+                panic!("no state for you")
+            });
             let down = a.monitor();
             let _ = a.send(1); // accepted or refused; never run
+            drop(go);
             assert_eq!(
                 down.wait(),
                 Ok(ExitReason::Panicked("no state for you".into())),
