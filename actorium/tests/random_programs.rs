@@ -1125,14 +1125,25 @@ fn outside(
     drop(at_end);
 }
 
+/// A panic's message.
+fn panic_text(e: &(dyn std::any::Any + Send)) -> String {
+    e.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic".into())
+}
+
 /// Runs `p` on every executor with 1 to 4 workers.
 fn run_everywhere(p: &Program) -> Result<u64, String> {
     quiet_injected_panics();
     let mut messages = 0;
     for &(name, choice) in EXECUTORS {
         for workers in 1..=4 {
+            // A hang (the watchdog) or a panic in the harness is a failure of this run too.
             let ran =
-                run(p, choice, workers).map_err(|e| format!("{name}, {workers} workers:\n{e}"))?;
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(p, choice, workers)))
+                    .unwrap_or_else(|e| Err(panic_text(&*e)))
+                    .map_err(|e| format!("{name}, {workers} workers:\n{e}"))?;
             messages += ran.messages;
         }
     }
@@ -1196,15 +1207,7 @@ fn soak() {
     while start.elapsed() < Duration::from_secs(secs) {
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
         let p = program_of(seed);
-        // A hang panics in the watchdog: caught here, so that its seed is printed too.
-        let r = std::panic::catch_unwind(|| run_everywhere(&p)).unwrap_or_else(|e| {
-            Err(e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into()))
-        });
-        match r {
+        match run_everywhere(&p) {
             Ok(m) => messages += m,
             Err(e) => panic!("seed {seed} (replay: ACTORIUM_REPLAY={seed}) failed:\n{e}\n{p:#?}"),
         }
