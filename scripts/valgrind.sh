@@ -16,9 +16,9 @@ if ! command -v valgrind >/dev/null; then
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    # The semantics tests; the stress tests (delivery, placement, resize, leaks) run too long
-    # under valgrind (each thread serialised, spinning workers included).
-    targets=(random_programs shutdown lifecycle ask supervision timers monitor spawn_with reclaim)
+    # The semantics tests; the stress tests (delivery, placement, resize, leaks, reclaim)
+    # run too long under valgrind (each thread serialised, spinning workers included).
+    targets=(random_programs shutdown lifecycle ask supervision timers monitor spawn_with)
 fi
 export ACTORIUM_PROGRAMS=${ACTORIUM_PROGRAMS:-8}
 # Test binaries, built once (debug: what valgrind reads best).
