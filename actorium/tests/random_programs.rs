@@ -1225,7 +1225,8 @@ fn soak() {
     println!("soak: {programs} programs, {messages} messages delivered, no failure");
 }
 
-/// Replays the program of `ACTORIUM_REPLAY=<seed>` (a seed soak mode printed).
+/// Replays the program of `ACTORIUM_REPLAY=<seed>` (a seed soak mode printed),
+/// `ACTORIUM_REPLAY_TIMES` times (default 1: a race may need several).
 #[test]
 #[ignore = "replays a seed given by ACTORIUM_REPLAY"]
 fn replay() {
@@ -1233,7 +1234,16 @@ fn replay() {
         .expect("set ACTORIUM_REPLAY to a seed printed by soak mode")
         .parse()
         .expect("ACTORIUM_REPLAY must be a number");
+    let times: u64 = std::env::var("ACTORIUM_REPLAY_TIMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     let p = program_of(seed);
     println!("{p:#?}");
-    run_everywhere(&p).unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..times {
+        if times > 1 {
+            eprintln!("replay {i}");
+        }
+        run_everywhere(&p).unwrap_or_else(|e| panic!("replay {i}: {e}"));
+    }
 }

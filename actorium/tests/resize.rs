@@ -621,3 +621,70 @@ fn removing_idle_workers_never_hangs() {
         });
     }
 }
+
+/// Found by the random programs' soak (`random_programs.rs`): on the actor-centric executor,
+/// dropping a system while another thread removed and added workers could hang the drop.
+/// A worker that left for the shutdown (its row still active) was then marked leaving by a
+/// removal and kept by an add, which counted the row as running again with no thread; the
+/// shutdown waited for that worker for ever. Resizes are now refused once the system stops.
+#[test]
+fn dropping_a_system_while_another_thread_resizes_it_never_hangs() {
+    let configs: [(&str, fn() -> ActorSystem); 3] = [
+        ("message-centric", || {
+            ActorSystem::builder()
+                .workers(2)
+                .max_workers(4)
+                .build()
+                .unwrap()
+        }),
+        ("actor-centric work stealing", || {
+            ActorSystem::builder()
+                .workers(2)
+                .max_workers(4)
+                .policy(WorkStealing::default())
+                .build()
+                .unwrap()
+        }),
+        ("actor-centric work sharing", || {
+            ActorSystem::builder()
+                .workers(2)
+                .max_workers(4)
+                .policy(WorkSharing)
+                .build()
+                .unwrap()
+        }),
+    ];
+    for (name, make) in configs {
+        watchdog(120, move || {
+            for _ in 0..300 {
+                let system = make();
+                let (started, go) = std::sync::mpsc::channel();
+                // Three resizers at once: one's add may wait for another's removal.
+                let resizers: Vec<_> = (0..3)
+                    .map(|_| {
+                        let (handle, started) = (system.handle(), started.clone());
+                        thread::spawn(move || {
+                            let _ = started.send(());
+                            // Until both are refused: the system has begun to stop.
+                            loop {
+                                let removed = handle.remove_workers(1);
+                                let added = handle.add_workers(1);
+                                if removed.is_err() && added.is_err() {
+                                    break;
+                                }
+                            }
+                        })
+                    })
+                    .collect();
+                for _ in 0..3 {
+                    go.recv().unwrap();
+                }
+                drop(system);
+                for r in resizers {
+                    r.join().unwrap();
+                }
+            }
+            eprintln!("{name}: 300 drops during resizes by three threads");
+        });
+    }
+}

@@ -336,6 +336,13 @@ impl<T> Pool<T> {
         let Some(body) = t.body.clone() else {
             return Err(ResizeError::Stopped);
         };
+        // Once the system stops, workers leave their rows for the shutdown (not through a
+        // removal): a removal and an add after that could mark such a row active again with no
+        // thread, and the shutdown would wait for it for ever. (Under the resize mutex: a
+        // stop that began during an earlier resize is seen here.)
+        if unit.closed() {
+            return Err(ResizeError::Stopped);
+        }
         let n = self.len();
         let (unit_max, unit_why) = unit.max_workers();
         let cap = self.table.len();
@@ -457,7 +464,7 @@ impl<T> Pool<T> {
         wait: bool,
     ) -> Result<usize, ResizeError> {
         let t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
-        if t.body.is_none() {
+        if t.body.is_none() || unit.closed() {
             return Err(ResizeError::Stopped);
         }
         let n = self.len();

@@ -205,6 +205,13 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     fn failed(&self) -> bool {
         false
     }
+
+    /// Whether the unit's system has begun to stop: resizes are refused from then on (checked
+    /// under the resize mutex, so that no resize runs on a row whose worker left for the
+    /// shutdown).
+    fn closed(&self) -> bool {
+        false
+    }
 }
 
 /// A worker thread as its unit sees it: index, thread-owned state, counters.

@@ -116,6 +116,10 @@ impl<P: Policy> Unit for Executor<P> {
         self.shared.life.failed()
     }
 
+    fn closed(&self) -> bool {
+        self.shared.life.closed()
+    }
+
     /// A removed worker hands its jobs to the others ([`Policy::worker_removed`]) and counts
     /// as exited for the shutdown handshake.
     fn leave(&self, me: &Worker<'_, Self>) {
@@ -304,15 +308,26 @@ impl<P: Policy> Executor<P> {
     /// The shutdown handshake (module docs), then joins the threads (`threads` holds each with
     /// its worker's row).
     pub(super) fn stop_workers(&self, threads: Vec<(usize, JoinHandle<()>)>) {
-        let rows: Vec<usize> = threads.iter().map(|&(i, _)| i).collect();
-        let n = rows.len();
-        let done = |g: &BTreeSet<usize>| rows.iter().filter(|r| g.contains(r)).count();
+        let n = threads.len();
+        // A worker counts as exited once it says so, or once its thread has ended: the
+        // bookkeeping by row can miss a worker that left for the shutdown while a resize made
+        // its row active again (found by the random programs: the shutdown then waited for
+        // ever); a thread that ended cannot.
+        let gone =
+            |g: &BTreeSet<usize>, r: usize, h: &JoinHandle<()>| g.contains(&r) || h.is_finished();
+        let done = |g: &BTreeSet<usize>| threads.iter().filter(|(r, h)| gone(g, *r, h)).count();
         let mut can_enqueue = true;
         let mut g = self.exited.lock().unwrap_or_else(|e| e.into_inner());
         while done(&g) < n {
             let before = done(&g);
             if can_enqueue {
-                let w = *rows.iter().find(|w| !g.contains(w)).expect("a worker left");
+                let Some(w) = threads
+                    .iter()
+                    .find(|(r, h)| !gone(&g, *r, h))
+                    .map(|&(r, _)| r)
+                else {
+                    continue; // every one has gone since `done` was read
+                };
                 drop(g);
                 can_enqueue = self
                     .policy_call("external_enqueue", Moves::Jobs, || {
@@ -351,7 +366,7 @@ impl<P: Policy> Executor<P> {
         drop(g);
         let joinable = threads
             .into_iter()
-            .filter(|(i, _)| exited.contains(i))
+            .filter(|(i, h)| exited.contains(i) || h.is_finished())
             .collect();
         join_all(joinable);
     }

@@ -378,6 +378,10 @@ impl Unit for Executor {
         self.shared.life.exit_ready()
     }
 
+    fn closed(&self) -> bool {
+        self.shared.life.closed()
+    }
+
     fn spin(&self) -> SpinBudget {
         SpinBudget::new(self.spin, self.adaptive_spin)
     }
