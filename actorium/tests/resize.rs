@@ -629,7 +629,8 @@ fn removing_idle_workers_never_hangs() {
 /// shutdown waited for that worker for ever. Resizes are now refused once the system stops.
 #[test]
 fn dropping_a_system_while_another_thread_resizes_it_never_hangs() {
-    let configs: [(&str, fn() -> ActorSystem); 3] = [
+    type Make = fn() -> ActorSystem;
+    let configs: [(&str, Make); 3] = [
         ("message-centric", || {
             ActorSystem::builder()
                 .workers(2)
