@@ -660,22 +660,11 @@ impl Handler<Work> for ScaleWorker {
 }
 
 async fn scale(p: &Placer, n: u64) -> Result<u64, String> {
-    common::mark("start");
-    let (done, rx) = Done::new(n);
-    let workers: Vec<_> = (0..n)
-        .map(|_| {
-            let done = done.clone();
-            p.start_plain(move || ScaleWorker { x: 1, done })
-        })
-        .collect();
-    drop(done);
-    common::mark("spawned");
-    for (i, w) in workers.iter().enumerate() {
-        w.do_send(Work(i as u64));
-    }
-    let sum = common::wait(rx).await;
-    common::mark("messaged");
-    sum
+    let spawn = |d: &Arc<Done>| {
+        let done = d.clone();
+        p.start_plain(move || ScaleWorker { x: 1, done })
+    };
+    common::scale(n, spawn, |w: &Addr<ScaleWorker>, i| w.do_send(Work(i))).await
 }
 
 // ---- thread-ring ----------------------------------------------------------------------------

@@ -764,6 +764,27 @@ impl Drop for ActixThread {
     }
 }
 
+/// `actorium-bench scale` on a peer whose spawn returns at once: `n` workers made by `spawn`
+/// (each given the latch) and kept, then `send(worker, i)` to each, then the latch awaited;
+/// the three points are marked ([`mark`]).
+pub async fn scale<W>(
+    n: u64,
+    mut spawn: impl FnMut(&Arc<Done>) -> W,
+    send: impl Fn(&W, u64),
+) -> Result<u64, String> {
+    mark("start");
+    let (done, rx) = Done::new(n);
+    let workers: Vec<W> = (0..n).map(|_| spawn(&done)).collect();
+    drop(done);
+    mark("spawned");
+    for (i, w) in workers.iter().enumerate() {
+        send(w, i as u64);
+    }
+    let sum = wait(rx).await;
+    mark("messaged");
+    sum
+}
+
 /// A point of a workload's run, for `actorium-bench scale`: its name, when, and the process's
 /// resident memory then and its peak so far (KiB).
 #[derive(Debug, Clone, Copy)]

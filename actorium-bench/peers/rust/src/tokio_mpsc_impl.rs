@@ -421,17 +421,7 @@ async fn fj_creation(n: u64) -> Result<u64, String> {
 }
 
 async fn scale(n: u64) -> Result<u64, String> {
-    common::mark("start");
-    let (done, rx) = Done::new(n);
-    let workers: Vec<_> = (0..n).map(|_| start_fj_worker(1, &done)).collect();
-    drop(done);
-    common::mark("spawned");
-    for (i, w) in workers.iter().enumerate() {
-        send(w, Work(i as u64));
-    }
-    let sum = common::wait(rx).await;
-    common::mark("messaged");
-    sum
+    common::scale(n, |d| start_fj_worker(1, d), |w, i| send(w, Work(i))).await
 }
 
 // ---- thread-ring ----------------------------------------------------------------------------
