@@ -427,12 +427,16 @@ fn a_custom_policy_sees_every_hook() {
             .build()
             .unwrap();
         let done = Arc::new(AtomicU64::new(0));
-        for _ in 0..20 {
-            system.spawn(Counter {
-                left: 1000,
-                done: done.clone(),
-            });
-        }
+        // The addresses are kept: a finished actor's cell freed early could be reused by a
+        // later spawn, and two actors would then share one id (seen once in CI).
+        let _kept: Vec<_> = (0..20)
+            .map(|_| {
+                system.spawn(Counter {
+                    left: 1000,
+                    done: done.clone(),
+                })
+            })
+            .collect();
         system.stop();
         assert_eq!(done.load(Ordering::SeqCst), 20);
         let (b, a) = (
