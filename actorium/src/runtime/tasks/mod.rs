@@ -320,21 +320,40 @@ impl<'c> TaskWorker<'c> {
         if let Some(c) = self.crew.counters(self.index) {
             c.steals.bump(1);
         }
-        // More public tasks there and workers asleep: wake one for them (the owner woke only
-        // one when it began to show tasks). On 2 workers nobody else can sleep. Out of line:
-        // inlined here, even behind that check, it made fib(32) 12 % slower (code layout).
+        // More public tasks and workers asleep: wake one for them (see `wake_for_more`). On 2
+        // workers nobody else can sleep. Out of line: inlined here, even behind that check, it
+        // made fib(32) 12 % slower (code layout).
         if self.crew.len() > 2 {
-            self.wake_for_more(deque);
+            self.wake_for_more(Some(deque));
         }
         Some(job)
     }
 
+    /// A thief got a task while workers sleep: if more public tasks wait (at `victim` or any
+    /// other worker, or in the common queue), wake one sleeper for them, as tokio's searcher
+    /// that finds work wakes the next. Needed because a general notification hides the other
+    /// sleepers until the worker it picked has retired (`IdleSleep::notify_any` swaps the
+    /// first-idle word to "none"): a push meanwhile sees nobody idle and wakes nobody. This
+    /// thief has retired (its SeqCst store of first-idle) before it loads the rows' flags
+    /// (SeqCst), so a push that saw "none" published its flag before and is seen here.
     #[cold]
     #[inline(never)]
-    fn wake_for_more(&self, deque: &Deque) {
-        if deque.has_public() {
-            self.wake_one();
+    fn wake_for_more(&self, victim: Option<&Deque>) {
+        if !self.crew.has_idle() {
+            return;
         }
+        if victim.is_some_and(Deque::has_public) || self.public_elsewhere() {
+            self.crew.notify_any();
+        }
+    }
+
+    /// Whether a worker other than this one shows public tasks, or the common queue holds one.
+    fn public_elsewhere(&self) -> bool {
+        fence(Ordering::SeqCst);
+        (0..self.crew.rows()).any(|v| {
+            let row = &self.crew.slot(v).row;
+            v != self.index && row.shows_tasks_seqcst() && row.deque.has_public()
+        }) || !self.crew.injector.is_empty()
     }
 
     /// Whether another worker shows tasks or the common queue holds one (a hint: the count
@@ -369,7 +388,11 @@ impl<'c> TaskWorker<'c> {
                 }
             }
         }
-        take_injected(self.crew)
+        let job = take_injected(self.crew)?;
+        if self.crew.len() > 2 {
+            self.wake_for_more(None);
+        }
+        Some(job)
     }
 
     /// Idle sleep's exhaustive search, after the announcement: whether any worker shows tasks
