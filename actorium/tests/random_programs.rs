@@ -5,7 +5,8 @@
 //! receiving behaviour send, spawn, ask (a continuation, never blocking), fork and join, panic
 //! or stop. Each program runs on every executor and stealing heuristic (the message-centric
 //! executor with longest-victim, random and no queue stealing; the actor-centric
-//! work-stealing and work-sharing policies) with 1 to 4 workers, and ends in one of three
+//! work-stealing and work-sharing policies, and a custom policy whose hooks panic at random
+//! points, which must lose nothing) with 1 to 4 workers, and ends in one of three
 //! ways: it quiesces, then every actor is poisoned and `stop()` returns; `shutdown()` while
 //! outside threads still send; or the system is dropped while they still send and ask. A
 //! ledger checks, on every run:
@@ -29,7 +30,7 @@
 //!
 //! Failing programs shrink to a minimal one, which proptest prints (and records in
 //! `tests/random_programs.proptest-regressions`, replayed first by later runs). CI runs
-//! `ACTORIUM_PROGRAMS` programs (default 64), each on all 20 (executor, workers) pairs. Soak mode, printing programs and messages per second as it goes:
+//! `ACTORIUM_PROGRAMS` programs (default 64), each on all 24 (executor, workers) pairs. Soak mode, printing programs and messages per second as it goes:
 //!
 //! ```text
 //! ACTORIUM_SOAK_SECS=1800 cargo test --release -p actorium --test random_programs -- --ignored soak --nocapture
@@ -40,7 +41,9 @@
 
 mod common;
 
-use actorium::policy::{WorkSharing, WorkStealing};
+use actorium::policy::{
+    Job, Policy, Resumable, Scheduler, SharedQueue, WorkSharing, WorkStealing, WorkerCtx,
+};
 use actorium::{
     Actor, ActorSystem, ActorSystemBuilder, Addr, Allocation, Ask, AskError, Context, DeleteMsg,
     DestroyMsg, Event, FinishedMsg, QueueStealing, Receive, Restart, SendError,
@@ -838,7 +841,66 @@ const EXECUTORS: &[(&str, Choice)] = &[
         b.policy(WorkStealing::default())
     }),
     ("actor-centric, work sharing", |b| b.policy(WorkSharing)),
+    ("actor-centric, a custom policy whose hooks panic", |b| {
+        b.policy(PanickyHooks::default())
+    }),
 ];
+
+/// Panics injected into policy hooks so far (the runs must include some).
+static HOOK_PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// A custom policy (work sharing on the library's [`SharedQueue`]) whose hooks panic at
+/// pseudo-random points, about one call in 16: user code in a policy that fails must cost no
+/// message, no worker and no shutdown.
+#[derive(Default)]
+struct PanickyHooks {
+    calls: AtomicU64,
+}
+
+impl PanickyHooks {
+    fn maybe_panic(&self) {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        // splitmix64: a fixed pseudo-random pattern over the calls.
+        let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        if (z ^ (z >> 31)) % 16 == 0 {
+            HOOK_PANICS.fetch_add(1, Ordering::Relaxed);
+            std::panic::panic_any(Injected);
+        }
+    }
+}
+
+impl Policy for PanickyHooks {
+    type Coordinator = SharedQueue;
+    type Worker = ();
+    type Local = ();
+
+    fn coordinator(&self, n: usize) -> SharedQueue {
+        WorkSharing.coordinator(n)
+    }
+    fn worker(&self, _: &SharedQueue, _: usize) -> ((), ()) {
+        ((), ())
+    }
+    fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
+        s.coordinator().push(job)
+    }
+    fn dequeue(&self, me: &mut WorkerCtx<'_, Self>) -> Option<Job> {
+        Some(me.scheduler().coordinator().pop_blocking())
+    }
+    fn before_resume(&self, _: &mut WorkerCtx<'_, Self>, _: &Job) {
+        self.maybe_panic();
+    }
+    fn after_resume(&self, _: &mut WorkerCtx<'_, Self>, _: &Job, _: Resumable) {
+        self.maybe_panic();
+    }
+    fn after_completion(&self, _: &mut WorkerCtx<'_, Self>, _: &Job) {
+        self.maybe_panic();
+    }
+    fn helps_with_tasks(&self) -> bool {
+        false
+    }
+}
 
 /// What one run did.
 #[derive(Default, Debug, Clone, Copy)]
@@ -1174,7 +1236,12 @@ proptest! {
         let delivered = r.unwrap();
         let programs = CHECKED.0.fetch_add(1, Ordering::Relaxed) + 1;
         let messages = CHECKED.1.fetch_add(delivered, Ordering::Relaxed) + delivered;
-        eprintln!("checked {programs} programs (x 20 runs), {messages} messages delivered");
+        let hooks = HOOK_PANICS.load(Ordering::Relaxed);
+        eprintln!(
+            "checked {programs} programs (x 24 runs), {messages} messages delivered, \
+             {hooks} policy hook panics injected"
+        );
+        prop_assert!(hooks > 0, "a run of the panicking policy injected no panic");
     }
 }
 

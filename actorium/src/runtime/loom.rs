@@ -1,13 +1,43 @@
 //! Concurrency primitives, switched to [loom](https://docs.rs/loom)'s model-checked versions when
-//! the crate is built with `RUSTFLAGS="--cfg loom"` (as tokio does).
+//! the crate is built with `RUSTFLAGS="--cfg loom"` (as tokio does), and to
+//! [shuttle](https://docs.rs/shuttle)'s randomly scheduled ones with `RUSTFLAGS="--cfg shuttle"`.
 //!
-//! The protocols that loom checks — the idle-sleep handshake ([`crate::runtime::idle`]), the
-//! spinlock, the gulp and the queue swap of the message-centric executor, queue ownership —
-//! take their atomics, cells and locks from here, so no code outside this module and the loom
-//! models themselves names loom. Code that loom does not model (statistics counters, the
-//! life-cycle waits, a detached thread's signal) uses `std` directly.
+//! The protocols that the models check — the idle-sleep handshake ([`crate::runtime::idle`]), the
+//! spinlock, the gulp and the queue swap of the message-centric executor, queue ownership, the
+//! resize lock, the task deque, the join latch, the ask reply slot — take their atomics, cells
+//! and locks from here, so no code outside this module and the models themselves names loom or
+//! shuttle. Code that the models do not cover (statistics counters, the life-cycle waits, a
+//! detached thread's signal) uses `std` directly.
+//!
+//! # Every model, in one list
+//!
+//! Loom explores every interleaving of a small scenario (two or three threads, bounded
+//! preemptions); shuttle samples schedules of larger ones with its PCT scheduler (several
+//! thieves, a sender and a resizer at once), which loom cannot explore. `.ci/run` runs both:
+//!
+//! ```text
+//! LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="--cfg loom" \
+//!     cargo test --release --lib -p actorium --target-dir target/loom -- loom
+//! RUSTFLAGS="--cfg shuttle" \
+//!     cargo test --release --lib -p actorium --target-dir target/shuttle -- shuttle
+//! ```
+//!
+//! | protocol | loom model (module `loom_tests` of) | shuttle model |
+//! |---|---|---|
+//! | idle-sleep handshake, benaphore, parker | `runtime/idle/{mod,benaphore,parker}.rs` | `executor/inverted/shuttle_tests.rs` |
+//! | resize lock | `runtime/resize.rs` | `executor/inverted/shuttle_tests.rs` |
+//! | task deque (THE protocol, split) | `runtime/tasks/deque.rs` | `runtime/tasks/shuttle_tests.rs` |
+//! | join latch | `executor/forkjoin/latch.rs` | — |
+//! | ask reply slot (one-shot) | `runtime/oneshot.rs` | — |
+//! | gulp vs send, moving an actor | `executor/inverted/work_queue.rs` | `executor/inverted/shuttle_tests.rs` |
+//! | queue swap | `executor/inverted/swap.rs` | `executor/inverted/shuttle_tests.rs` |
+//! | queue ownership under steals and resizes | `executor/inverted/worker.rs` | `executor/inverted/shuttle_tests.rs` |
+//!
+//! The loom models sit beside the code they check (they reach its private items); the table
+//! above is their index, and every one of them has `loom` in its path, so the one command runs
+//! them all.
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 #[allow(unused_imports)]
 pub(crate) mod sync {
     pub(crate) use std::sync::{Arc, Condvar, Mutex};
@@ -29,8 +59,20 @@ pub(crate) mod sync {
     }
 }
 
+#[cfg(all(shuttle, not(loom)))]
+#[allow(unused_imports)]
+pub(crate) mod sync {
+    pub(crate) use shuttle::sync::{Condvar, Mutex};
+    pub(crate) use std::sync::Arc;
+    pub(crate) mod atomic {
+        pub(crate) use shuttle::sync::atomic::{
+            fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering,
+        };
+    }
+}
+
 /// Thread handles and parking (a joiner waiting for a stolen task parks).
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) mod thread {
     #[allow(unused_imports)]
     pub(crate) use std::thread::{current, park, Thread};
@@ -41,23 +83,32 @@ pub(crate) mod thread {
     pub(crate) use loom::thread::{current, park, Thread};
 }
 
+#[cfg(all(shuttle, not(loom)))]
+pub(crate) mod thread {
+    pub(crate) use shuttle::thread::{current, park, Thread};
+}
+
 /// A busy-wait hint: a CPU pause normally, a yield to the model checker under loom (a spin loop
 /// that never yields would make loom explore it forever).
 #[inline]
 pub(crate) fn spin_hint() {
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, shuttle)))]
     std::hint::spin_loop();
     #[cfg(loom)]
     loom::thread::yield_now();
+    #[cfg(all(shuttle, not(loom)))]
+    shuttle::thread::yield_now();
 }
 
 /// Gives the CPU to another thread (to the model checker's scheduler under loom).
 #[inline]
 pub(crate) fn yield_now() {
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, shuttle)))]
     std::thread::yield_now();
     #[cfg(loom)]
     loom::thread::yield_now();
+    #[cfg(all(shuttle, not(loom)))]
+    shuttle::thread::yield_now();
 }
 
 /// `UnsafeCell` with loom's closure-based access API, so that loom can check that no two threads

@@ -33,7 +33,7 @@ const WAITING: u8 = 4;
 const GONE: u8 = 8;
 
 /// How long a blocking receiver spins before it parks.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 const SPIN: std::time::Duration = std::time::Duration::from_micros(20);
 
 /// Who to wake when the slot completes.
@@ -198,7 +198,7 @@ impl<T> Slot<T> {
     /// a running worker comes in about a microsecond, while parking costs a wake-up on a
     /// sleeping CPU (measured: 16 µs a round trip from an outside thread to a spinning worker
     /// with park at once; see the ask benchmark).
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, shuttle)))]
     fn spin(&self) -> Taken<T> {
         let t0 = std::time::Instant::now();
         let mut i = 0u32;
@@ -220,7 +220,7 @@ impl<T> Slot<T> {
         }
     }
 
-    #[cfg(loom)]
+    #[cfg(any(loom, shuttle))]
     fn spin(&self) -> Taken<T> {
         Taken::Empty
     }
@@ -256,12 +256,12 @@ impl<T> Slot<T> {
                 || Waiter::Thread(me.clone()),
                 |w| matches!(w, Waiter::Thread(t) if t.id() == me.id()),
             ) {
-                #[cfg(not(loom))]
+                #[cfg(not(any(loom, shuttle)))]
                 match deadline {
                     Some(d) => std::thread::park_timeout(d - now),
                     None => thread::park(),
                 }
-                #[cfg(loom)]
+                #[cfg(any(loom, shuttle))]
                 thread::park();
             }
         }

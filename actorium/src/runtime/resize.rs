@@ -29,10 +29,10 @@ use crossbeam_utils::CachePadded;
 
 /// Reader locks shared by the threads that are no worker of the pool (senders from `main`,
 /// other systems, detached actors), each thread always using the same one.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 pub(crate) const OUTSIDE_SHARDS: usize = 4;
 /// (One under loom: fewer locks for the writer to take, the same protocol.)
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 pub(crate) const OUTSIDE_SHARDS: usize = 1;
 
 /// The lock (see the module documentation).
@@ -136,7 +136,7 @@ impl Drop for WriteGuard<'_> {
 }
 
 /// The calling thread's outside shard (threads take them round-robin as they first ask).
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 fn outside_shard() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
@@ -147,7 +147,7 @@ fn outside_shard() -> usize {
 
 /// Under loom every outside thread shares shard 0 (contention among outside readers is what
 /// the model must cover anyway).
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 fn outside_shard() -> usize {
     let _ = AtomicUsize::new(0); // keeps the import used under both configurations
     0

@@ -209,12 +209,12 @@ fn ask_any(w: &TaskWorker<'_>, tag: usize) -> Option<JobRef> {
         .find_map(|v| w.steal_from(v, tag))
 }
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 fn park(d: Duration) {
     std::thread::park_timeout(d);
 }
 
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 fn park(_: Duration) {
     crate::runtime::loom::thread::park();
 }

@@ -22,6 +22,9 @@ pub(crate) mod swap;
 pub(crate) mod work_queue;
 pub(crate) mod worker;
 
+#[cfg(all(test, shuttle))]
+mod shuttle_tests;
+
 use crate::core::envelope::Envelope;
 use crate::core::exec_ref::{ops_of, ExecOps};
 use crate::core::mailbox::Mailbox;

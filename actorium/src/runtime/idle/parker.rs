@@ -1,16 +1,16 @@
 //! What an idle worker blocks on: a Linux event fd (seed 003, "Event FDs"), or a mutex and
-//! condition variable on other targets and under loom.
+//! condition variable on other targets and under loom and shuttle.
 //!
 //! Invariant relied on by [`super::benaphore`]: every `park` is matched by exactly one `unpark`
 //! (the benaphore only unparks after it saw the SLEEP state that a parker is about to block in),
 //! so a token never stays behind to make a later `park` return early, and none is lost.
 
-#[cfg(all(target_os = "linux", not(loom)))]
+#[cfg(all(target_os = "linux", not(any(loom, shuttle))))]
 pub(crate) use eventfd::Parker;
-#[cfg(any(not(target_os = "linux"), loom))]
+#[cfg(any(not(target_os = "linux"), loom, shuttle))]
 pub(crate) use portable::Parker;
 
-#[cfg(all(target_os = "linux", not(loom)))]
+#[cfg(all(target_os = "linux", not(any(loom, shuttle))))]
 mod eventfd {
     use std::io;
     use std::sync::atomic::{AtomicI32, Ordering};
@@ -161,7 +161,7 @@ mod eventfd {
     }
 }
 
-#[cfg(any(not(target_os = "linux"), loom))]
+#[cfg(any(not(target_os = "linux"), loom, shuttle))]
 mod portable {
     use crate::runtime::loom::sync::{Condvar, Mutex};
     use std::io;
@@ -199,11 +199,11 @@ mod portable {
         /// so the models explore a time-out racing every step of a notifier.
         pub(crate) fn park_timeout(&self, limit: std::time::Duration) -> bool {
             let mut token = self.token.lock().unwrap();
-            #[cfg(not(loom))]
+            #[cfg(not(any(loom, shuttle)))]
             if !*token {
                 token = self.cv.wait_timeout(token, limit).unwrap().0;
             }
-            #[cfg(loom)]
+            #[cfg(any(loom, shuttle))]
             let _ = limit;
             std::mem::replace(&mut *token, false)
         }

@@ -58,9 +58,9 @@ use crate::runtime::loom::UnsafeCell;
 use crate::runtime::spin::SpinLock;
 use crossbeam_utils::CachePadded;
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, shuttle)))]
 const INITIAL_CAPACITY: usize = 64;
-#[cfg(loom)]
+#[cfg(any(loom, shuttle))]
 const INITIAL_CAPACITY: usize = 4;
 
 /// The ring of job pointers (0: none).

@@ -23,6 +23,8 @@
 mod deque;
 pub(crate) mod job;
 pub(crate) mod row;
+#[cfg(all(test, shuttle))]
+mod shuttle_tests;
 
 pub(crate) use job::{JobHeader, JobRef};
 pub(crate) use row::TaskRow;
