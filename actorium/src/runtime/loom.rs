@@ -24,7 +24,7 @@
 //!
 //! | protocol | loom model (module `loom_tests` of) | shuttle model |
 //! |---|---|---|
-//! | idle-sleep handshake, benaphore, parker | `runtime/idle/{mod,benaphore,parker}.rs` | `executor/inverted/shuttle_tests.rs` |
+//! | idle-sleep handshake, benaphore, parker | `runtime/idle/mod.rs` | `executor/inverted/shuttle_tests.rs` |
 //! | resize lock | `runtime/resize.rs` | `executor/inverted/shuttle_tests.rs` |
 //! | task deque (THE protocol, split) | `runtime/tasks/deque.rs` | `runtime/tasks/shuttle_tests.rs` |
 //! | join latch | `executor/forkjoin/latch.rs` | — |
