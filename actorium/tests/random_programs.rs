@@ -11,7 +11,8 @@
 //! outside threads still send; or the system is dropped while they still send and ask. A
 //! ledger checks, on every run:
 //!
-//! - every message created is, exactly once, delivered, dropped undelivered, or returned by a
+//! - every message created is, exactly once, delivered, dropped undelivered (and then reported
+//!   as a dead letter, unless the system was dropped), or returned by a
 //!   refused send; a message is dropped undelivered only when its receiver was hit by a fault
 //!   (a panic, a poison pill, `Context::stop`) or the run ends by `shutdown` or `drop`;
 //! - per (sender, receiver), messages are delivered in send order, across restarts too;
@@ -367,6 +368,12 @@ struct Ledger {
     lost_continuations: Mutex<Vec<(usize, usize)>>,
     /// The end (shutdown or drop) has begun.
     ending: AtomicBool,
+    /// Messages (not a timer's: a timer cancelled at the end drops a message never sent)
+    /// dropped undelivered, and the dead letters the runtime reported (`Event::DeadLetters`):
+    /// every message dropped undelivered must be reported (the runtime counts other envelopes
+    /// too, so the reports may exceed the drops).
+    dropped_sent: AtomicU64,
+    dead_letters: AtomicU64,
     violations: Mutex<Vec<String>>,
 }
 
@@ -405,6 +412,8 @@ impl Ledger {
             lost_continuations: Mutex::new(Vec::new()),
             ending: AtomicBool::new(false),
             violations: Mutex::new(Vec::new()),
+            dropped_sent: AtomicU64::new(0),
+            dead_letters: AtomicU64::new(0),
         })
     }
 
@@ -460,6 +469,9 @@ impl Ledger {
         match self.state[id].compare_exchange(CREATED, to, Ordering::SeqCst, Ordering::SeqCst) {
             Ok(_) => {
                 self.pending.fetch_sub(1, Ordering::SeqCst);
+                if to == DROPPED && !self.timer[id].load(Ordering::SeqCst) {
+                    self.dropped_sent.fetch_add(1, Ordering::SeqCst);
+                }
                 true
             }
             Err(was) => {
@@ -933,10 +945,12 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
     // gives up ends its children: from then on their mail may be dropped.
     .on_event({
         let l = Arc::downgrade(&ledger);
-        move |e: &Event<'_>| {
-            if let (Event::SupervisorGaveUp { .. }, Some(l)) = (e, l.upgrade()) {
-                l.gave_up.store(true, Ordering::SeqCst);
+        move |e: &Event<'_>| match (e, l.upgrade()) {
+            (Event::SupervisorGaveUp { .. }, Some(l)) => l.gave_up.store(true, Ordering::SeqCst),
+            (Event::DeadLetters { count, .. }, Some(l)) => {
+                l.dead_letters.fetch_add(*count, Ordering::SeqCst);
             }
+            _ => {}
         }
     })
     .build()
@@ -1056,6 +1070,18 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
             "{pending} messages neither delivered, dropped nor returned after the system is \
              gone: {}",
             lost.join(", ")
+        ));
+    }
+    // Nothing accepted is lost silently: what a fault or a graceful end dropped undelivered
+    // was reported as dead letters. (Dropping the system drops its queued mail unreported:
+    // "stop now", documented on `ActorSystem`.)
+    let (dropped, reported) = (
+        l.dropped_sent.load(Ordering::SeqCst),
+        l.dead_letters.load(Ordering::SeqCst),
+    );
+    if p.end != End::Drop && dropped > reported {
+        broke.push(format!(
+            "{dropped} messages dropped undelivered, only {reported} dead letters reported"
         ));
     }
     let open = l.asks_open.load(Ordering::SeqCst);
