@@ -1,6 +1,7 @@
 //! Random actor programs checked against a model (issue 14).
 //!
-//! proptest generates small programs: actors (sometimes under a supervisor), outside threads
+//! proptest generates small programs: actors (sometimes under a one-for-one, one-for-all or
+//! rest-for-one supervisor), outside threads
 //! that send, ask, poison, resize and set timers, and messages carrying *scripts* that make the
 //! receiving behaviour send, spawn, ask (a continuation, never blocking), fork and join, panic
 //! or stop. Each program runs on every executor and stealing heuristic (the message-centric
@@ -133,8 +134,11 @@ enum End {
 #[derive(Debug, Clone)]
 struct Program {
     actors: usize,
-    /// The first actors are children of a one-for-one supervisor (permanent restarts).
+    /// The first actors are children of a supervisor (permanent restarts).
     supervised: bool,
+    /// Its strategy: 0 one-for-one, 1 one-for-all, 2 rest-for-one (children restart in place
+    /// with their mail, so a sibling's restart excuses no lost message either).
+    strategy: u8,
     /// Its intensity: restarts allowed per second before it gives up (and its children end).
     intensity: u32,
     /// One list of steps per outside thread.
@@ -196,12 +200,14 @@ fn program() -> impl Strategy<Value = Program> {
         0usize..10,
         // Half the programs have no faults, so the model's message count is checked exactly.
         any::<bool>(),
+        0u8..3,
     )
         .prop_map(
-            |(actors, supervised, intensity, threads, end, end_after, faults)| {
+            |(actors, supervised, intensity, threads, end, end_after, faults, strategy)| {
                 let mut p = Program {
                     actors,
                     supervised,
+                    strategy,
                     intensity,
                     threads,
                     end,
@@ -344,6 +350,8 @@ struct Ledger {
     /// The first `supervised` actors are a supervisor's children: a fault restarts them in
     /// place with their mail, so it excuses nothing, unless the supervisor gives up.
     supervised: usize,
+    /// The supervisor's strategy (`Program::strategy`).
+    strategy: u8,
     gave_up: AtomicBool,
     /// Per unsupervised actor: ended by a panic or `Context::stop` (its mail may be dropped),
     /// or sent a poison pill (mail queued before it must still be delivered).
@@ -398,6 +406,7 @@ impl Ledger {
             seq: Mutex::new(HashMap::new()),
             last: Mutex::new(HashMap::new()),
             supervised: if p.supervised { p.actors } else { 0 },
+            strategy: p.strategy,
             gave_up: AtomicBool::new(false),
             faulted: (0..a).map(|_| AtomicBool::new(false)).collect(),
             pilled: (0..a).map(|_| AtomicBool::new(false)).collect(),
@@ -432,6 +441,19 @@ impl Ledger {
         } else {
             self.faulted[a].load(Ordering::SeqCst) || self.pilled[a].load(Ordering::SeqCst)
         }
+    }
+
+    /// Whether supervised child `a` may have been restarted after a fault: its own, or, by the
+    /// supervisor's strategy, a sibling's (one-for-all: any; rest-for-one: one before it).
+    fn restarted_by_fault(&self, a: usize) -> bool {
+        let siblings = match self.strategy {
+            0 => a..a + 1,
+            1 => 0..self.supervised,
+            _ => 0..a + 1,
+        };
+        siblings
+            .into_iter()
+            .any(|j| self.faulted[j].load(Ordering::SeqCst))
     }
 
     /// A fault (a panic, `Context::stop`; for a supervised child, a pill too) hits actor `a`.
@@ -574,8 +596,9 @@ impl Ledger {
                                 // A supervised child between two incarnations when the
                                 // shutdown began is not restarted: the mail that waited for
                                 // the restart is dropped (documented on `Supervisor`).
-                                || (to < self.supervised
-                                    && self.faulted[to].load(Ordering::SeqCst))));
+                                // So is one a sibling's failure had it restart (one-for-
+                                // all, rest-for-one).
+                                || (to < self.supervised && self.restarted_by_fault(to))));
                     if !excused {
                         self.violation(format!(
                             "message {id} (sender {from:#x}, #{seq}) to actor {to} dropped \
@@ -958,8 +981,12 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
     let handle = system.handle();
     let sup = p.supervised.then(|| {
         system.spawn(
-            Supervisor::new(SupervisorStrategy::OneForOne)
-                .intensity(p.intensity, Duration::from_secs(1)),
+            Supervisor::new(match p.strategy {
+                0 => SupervisorStrategy::OneForOne,
+                1 => SupervisorStrategy::OneForAll,
+                _ => SupervisorStrategy::RestForOne,
+            })
+            .intensity(p.intensity, Duration::from_secs(1)),
         )
     });
     for _ in 0..p.actors {
