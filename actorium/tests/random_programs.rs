@@ -446,14 +446,12 @@ impl Ledger {
     /// Whether supervised child `a` may have been restarted after a fault: its own, or, by the
     /// supervisor's strategy, a sibling's (one-for-all: any; rest-for-one: one before it).
     fn restarted_by_fault(&self, a: usize) -> bool {
-        let siblings = match self.strategy {
+        let mut siblings = match self.strategy {
             0 => a..a + 1,
             1 => 0..self.supervised,
             _ => 0..a + 1,
         };
-        siblings
-            .into_iter()
-            .any(|j| self.faulted[j].load(Ordering::SeqCst))
+        siblings.any(|j| self.faulted[j].load(Ordering::SeqCst))
     }
 
     /// A fault (a panic, `Context::stop`; for a supervised child, a pill too) hits actor `a`.

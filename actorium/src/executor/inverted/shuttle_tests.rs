@@ -24,6 +24,7 @@ use crate::core::{Shared, WorkerRef};
 use crate::runtime::pool::leave_if_removed;
 use shuttle::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use shuttle::thread;
+use std::sync::atomic as plain;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -51,7 +52,7 @@ struct Seen {
     /// Per queue, the sequence numbers run, in order.
     log: Mutex<Vec<Vec<u64>>>,
     /// Per queue, whether a worker is between its gulp and `done_processing`.
-    visiting: Vec<std::sync::atomic::AtomicBool>,
+    visiting: Vec<plain::AtomicBool>,
     ran: AtomicUsize,
     done: AtomicBool,
 }
@@ -62,7 +63,7 @@ fn visit(q: &super::work_queue::WorkQueue, batch: &mut CopyQueue, seen: &Seen) -
         return false;
     }
     assert!(
-        !seen.visiting[q.id].swap(true, std::sync::atomic::Ordering::SeqCst),
+        !seen.visiting[q.id].swap(true, Ordering::SeqCst),
         "two workers hold queue {}'s batch at once",
         q.id
     );
@@ -80,7 +81,7 @@ fn visit(q: &super::work_queue::WorkQueue, batch: &mut CopyQueue, seen: &Seen) -
             break;
         }
     }
-    seen.visiting[q.id].store(false, std::sync::atomic::Ordering::SeqCst);
+    seen.visiting[q.id].store(false, Ordering::SeqCst);
     q.done_processing();
     true
 }
@@ -108,14 +109,14 @@ fn steal(e: &Executor, me: usize, turn: usize) -> bool {
     let mine = own.start + turn % own.len();
     let stolen = e.steal_slot(me, mine, victim, candidate);
     if stolen.is_some_and(|n| n > 0) {
-        STOLE_MAIL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        STOLE_MAIL.fetch_add(1, Ordering::Relaxed);
     }
     stolen.is_some()
 }
 
 /// Steals that took a queue holding mail, over all the schedules explored (the scenario must
 /// exercise them).
-static STOLE_MAIL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static STOLE_MAIL: plain::AtomicUsize = plain::AtomicUsize::new(0);
 
 /// The idle worker's locked search (`Executor::search`).
 fn search(e: &Executor, me: usize) -> bool {
@@ -183,9 +184,7 @@ fn scenario() {
     e.pool.spawn(|_| {}).unwrap();
     let seen = Arc::new(Seen {
         log: Mutex::new(vec![Vec::new(); QUEUES]),
-        visiting: (0..QUEUES)
-            .map(|_| std::sync::atomic::AtomicBool::new(false))
-            .collect(),
+        visiting: (0..QUEUES).map(|_| plain::AtomicBool::new(false)).collect(),
         ran: AtomicUsize::new(0),
         done: AtomicBool::new(false),
     });
@@ -236,7 +235,7 @@ fn scenario() {
 #[test]
 fn shuttle_thieves_a_sender_and_a_resizer_strand_lose_and_reorder_nothing() {
     shuttle::check_pct(scenario, 10_000, 3);
-    let stole = STOLE_MAIL.load(std::sync::atomic::Ordering::Relaxed);
+    let stole = STOLE_MAIL.load(Ordering::Relaxed);
     eprintln!("steals of queues holding mail in 10,000 schedules: {stole}");
     assert!(
         stole > 0,

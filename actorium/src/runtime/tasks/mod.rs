@@ -351,11 +351,16 @@ impl<'c> TaskWorker<'c> {
 
     /// Whether a worker other than this one shows public tasks, or the common queue holds one.
     fn public_elsewhere(&self) -> bool {
+        self.elsewhere(|row| row.shows_tasks_seqcst() && row.deque.has_public())
+    }
+
+    /// Whether `shows` holds for the row of a worker other than this one, or the common queue
+    /// holds a task; loads ordered after the caller's SeqCst store (a fence first).
+    #[inline]
+    fn elsewhere(&self, shows: impl Fn(&TaskRow) -> bool) -> bool {
         fence(Ordering::SeqCst);
-        (0..self.crew.rows()).any(|v| {
-            let row = &self.crew.slot(v).row;
-            v != self.index && row.shows_tasks_seqcst() && row.deque.has_public()
-        }) || !self.crew.injector.is_empty()
+        (0..self.crew.rows()).any(|v| v != self.index && shows(&self.crew.slot(v).row))
+            || !self.crew.injector.is_empty()
     }
 
     /// Whether another worker shows tasks or the common queue holds one (a hint: the count
@@ -400,9 +405,7 @@ impl<'c> TaskWorker<'c> {
     /// Idle sleep's exhaustive search, after the announcement: whether any worker shows tasks
     /// or the common queue holds one (then the caller must not sleep).
     pub(crate) fn search(&self) -> bool {
-        fence(Ordering::SeqCst);
-        (0..self.crew.rows()).any(|v| v != self.index && self.crew.slot(v).row.shows_tasks_seqcst())
-            || !self.crew.injector.is_empty()
+        self.elsewhere(TaskRow::shows_tasks_seqcst)
     }
 }
 
