@@ -208,12 +208,14 @@ impl Header {
 
     /// A monitor is being set (see `core/monitors.rs` for the ordering).
     pub(crate) fn mark_monitored(&self) {
-        self.join.fetch_or(MONITORED, Ordering::SeqCst);
+        self.join.fetch_or(MONITORED, Ordering::AcqRel);
     }
 
-    /// Whether a monitor was ever set on this actor.
+    /// Whether a monitor was ever set on this actor, read by the actor's end after it stored
+    /// the terminal status: an RMW on `join` (not a load), so that it comes after or before
+    /// [`Self::mark_monitored`] in `join`'s modification order (see `core/monitors.rs`).
     pub(crate) fn monitored(&self) -> bool {
-        self.join.load(Ordering::SeqCst) & MONITORED != 0
+        self.join.fetch_or(0, Ordering::AcqRel) & MONITORED != 0
     }
 
     /// The join handle is dropped without joining: whether it must drop a final state that was

@@ -2,21 +2,26 @@
 //!
 //! One map per system from a cell's address to its watchers, under one mutex: only monitored
 //! actors pay anything (a flag in the header tells termination whether to look). The
-//! handshake between a new monitor and the actor's end (neither may miss the other):
-//! - `watch`: under the lock, set the header's `MONITORED` flag (SeqCst), fence, read the
-//!   status: alive, the watcher is stored; ended, it is handed back (the caller reports
-//!   [`ExitReason::NotAlive`]);
-//! - `ended`, after the executor stored the terminal status: fence, read the flag; set, take
-//!   the watchers under the lock and call them.
+//! handshake between a new monitor and the actor's end (neither may miss the other), with no
+//! fence, through read-modify-writes of the header's `join` byte:
+//! - `watch`: under the lock, set the `MONITORED` flag (`fetch_or`, AcqRel), then read the
+//!   status (Acquire): alive, the watcher is stored; ended, it is handed back (the caller
+//!   reports [`ExitReason::NotAlive`]);
+//! - `ended`, after the executor stored the terminal status: read the flag by an RMW of `join`
+//!   (`fetch_or(0)`, AcqRel); set, take the watchers under the lock and call them.
 //!
-//! (Dekker: each side writes, fences, reads the other's; at least one sees the other. If
-//! `watch` saw the actor alive, `ended`'s read comes later in the fence order and sees the
-//! flag, and takes the lock after `watch` stored the watcher.)
+//! The two RMWs are ordered in `join`'s modification order (every write of `join` is an RMW).
+//! If `ended`'s comes later, it reads the flag. If it comes first, `watch`'s RMW reads its
+//! value (Acquire from Release), so the terminal status, stored before it, happens before
+//! `watch` reads the status: `watch` sees the actor ended. So a watcher stored after `watch`
+//! saw the actor alive is always found by `ended` (which takes the lock after `watch` stored
+//! it). Model: `loom_tests` below (it fails with a plain load in `ended`). (This replaced a
+//! SeqCst fence on every actor's end, 5 % of `dynamic-send`'s profile; the RMW costs about the
+//! same here: 9 alternating runs on 1 worker, `dynamic-send` 0.986 and 0.999 of before.)
 
 use super::header::{Header, Status};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, Ordering};
 use std::sync::Mutex;
 
 /// Why an actor ended, as its monitors are told.
@@ -83,7 +88,6 @@ impl Monitors {
     pub(crate) fn watch(&self, hdr: &Header, w: Watcher) -> Result<(), Watcher> {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         hdr.mark_monitored();
-        fence(Ordering::SeqCst);
         if hdr.status() != Status::Alive {
             return Err(w);
         }
@@ -95,7 +99,6 @@ impl Monitors {
 
     /// `hdr`'s actor ended (its terminal status is stored): tells its watchers, if any.
     pub(crate) fn ended(&self, hdr: &Header, reason: &ExitReason) {
-        fence(Ordering::SeqCst);
         if !hdr.monitored() {
             return;
         }
@@ -111,5 +114,50 @@ impl Monitors {
                 super::report_panic("a monitor's notice (dropping its continuation)", &*p);
             }
         }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use crate::runtime::loom::sync::atomic::{AtomicU8, Ordering};
+    use crate::runtime::loom::sync::Arc;
+    use loom::thread;
+
+    const MONITORED: u8 = 4;
+    const ALIVE: u8 = 0;
+    const ENDED: u8 = 2;
+
+    /// The handshake of the module docs, re-stated on loom's atomics (the header's are `std`'s):
+    /// an actor ends (stores its terminal status, then reads `join` by an RMW) while a monitor
+    /// is set (an RMW sets the flag, then the status is read). Never both "the watcher was
+    /// stored" (the status read alive) and "the end saw no flag": that watcher would wait for
+    /// ever. A handle dropped meanwhile (another RMW of `join`) changes nothing.
+    #[test]
+    fn loom_a_monitor_racing_the_end_is_never_missed() {
+        loom::model(|| {
+            let status = Arc::new(AtomicU8::new(ALIVE));
+            let join = Arc::new(AtomicU8::new(1));
+            let end = {
+                let (status, join) = (status.clone(), join.clone());
+                thread::spawn(move || {
+                    status.store(ENDED, Ordering::Release);
+                    join.fetch_or(0, Ordering::AcqRel) & MONITORED != 0
+                })
+            };
+            let handle = {
+                let join = join.clone();
+                thread::spawn(move || {
+                    join.fetch_and(!1, Ordering::AcqRel);
+                })
+            };
+            join.fetch_or(MONITORED, Ordering::AcqRel);
+            let stored = status.load(Ordering::Acquire) == ALIVE;
+            let seen = end.join().unwrap();
+            handle.join().unwrap();
+            assert!(
+                !stored || seen,
+                "a watcher stored while the actor ended was missed"
+            );
+        });
     }
 }

@@ -29,6 +29,7 @@
 //! | task deque (THE protocol, split) | `runtime/tasks/deque.rs` | `runtime/tasks/shuttle_tests.rs` |
 //! | join latch | `executor/forkjoin/latch.rs` | — |
 //! | ask reply slot (one-shot) | `runtime/oneshot.rs` | — |
+//! | a monitor set while its actor ends | `core/monitors.rs` | — |
 //! | gulp vs send, moving an actor | `executor/inverted/work_queue.rs` | `executor/inverted/shuttle_tests.rs` |
 //! | queue swap | `executor/inverted/swap.rs` | `executor/inverted/shuttle_tests.rs` |
 //! | queue ownership under steals and resizes | `executor/inverted/worker.rs` | `executor/inverted/shuttle_tests.rs` |
