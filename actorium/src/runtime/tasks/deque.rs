@@ -416,9 +416,11 @@ mod tests {
             Arc::new((0..N).map(|_| JobHeader::new(nothing, 1)).collect());
         let d = Arc::new(Deque::default());
         let done = Arc::new(AtomicBool::new(false));
+        let steals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let thieves: Vec<_> = (0..2)
             .map(|t| {
                 let (d, done, headers) = (d.clone(), done.clone(), headers.clone());
+                let steals = steals.clone();
                 std::thread::spawn(move || {
                     let base = headers.as_ptr() as usize;
                     let mut got = Vec::new();
@@ -427,6 +429,7 @@ mod tests {
                             got.push(
                                 (j.as_ptr() as usize - base) / std::mem::size_of::<JobHeader>(),
                             );
+                            steals.fetch_add(1, Ordering::Release);
                         }
                     }
                     got
@@ -436,10 +439,12 @@ mod tests {
         let base = headers.as_ptr() as usize;
         let mut seen = vec![0u8; N];
         let mut next = 0;
-        while next < N {
+        // The last task waits in the deque until a thief has taken something (a gate, not a
+        // timing: on a loaded machine the owner may run all the rest before a thief runs).
+        while next < N - 1 {
             // Push a few, pop some: the owner and the thieves meet at the last task often.
             for _ in 0..3 {
-                if next < N {
+                if next < N - 1 {
                     // SAFETY: never executed; the headers outlive the refs.
                     d.push(unsafe { JobRef::new(&headers[next]) }, 1);
                     next += 1;
@@ -450,6 +455,11 @@ mod tests {
                     seen[(j.as_ptr() as usize - base) / std::mem::size_of::<JobHeader>()] += 1;
                 }
             }
+        }
+        // SAFETY: as above.
+        d.push(unsafe { JobRef::new(&headers[N - 1]) }, 1);
+        while steals.load(Ordering::Acquire) == 0 {
+            std::thread::yield_now();
         }
         while let Some(j) = d.pop() {
             seen[(j.as_ptr() as usize - base) / std::mem::size_of::<JobHeader>()] += 1;
