@@ -242,11 +242,11 @@ pub(crate) fn executor(s: &ActorSystem, p: &Params, balance: Option<Balance>) ->
     let mut all = Vec::with_capacity(actors as usize);
     let mut groups: Vec<Group> = Vec::new();
     let mut dummies = Vec::new();
-    // Tickets are round-robin in spawn order, and nothing else spawns on this fresh system:
-    // the k-th spawn lands on queue k % queues.
+    // Nothing else spawns on this fresh system: the k-th spawn lands on queue
+    // `queue_of_spawn(k)`.
     let mut ticket = 0usize;
     while (all.len() as u64) < actors {
-        let q = ticket % s.queues().max(1);
+        let q = s.queue_of_spawn(ticket);
         ticket += 1;
         if balance.is_some() && !loaded(s.worker_of_queue(q)) {
             let d = s.spawn(Dummy);

@@ -6,7 +6,8 @@
 //!
 //! - the **message-centric ("inverted") executor** of the Cforall actor system (seed 002), the
 //!   default: `workers × 16` over-sharded message queues; each actor's messages go to the one
-//!   queue its *ticket* names (round-robin, or next to its spawner; an actor that other actors
+//!   queue its *ticket* names (round-robin, then runs of consecutive spawns in one queue, or
+//!   next to its spawner; an actor that other actors
 //!   keep handing messages one at a time moves into their queue); workers *gulp* whole queues
 //!   in O(1) and process the batch with no atomic operation per message; idle workers steal
 //!   whole queues, and take mail that waits behind a long behaviour;

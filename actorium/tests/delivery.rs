@@ -23,7 +23,7 @@ impl Actor for Filler {
 }
 
 /// Runs the stress workload. With `on_worker_0`, every actor is placed on worker 0's queues
-/// (tickets are round-robin; the others are taken by fillers), so the other workers only get
+/// (tickets follow `queue_of_spawn`; the others are taken by fillers), so the other workers only get
 /// work by stealing queues.
 fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium::Stats {
     let system = builder.stats(true).build().unwrap();
@@ -32,7 +32,7 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
     let mut ticket = 0;
     let (addrs, handles): (Vec<_>, Vec<_>) = (0..ACTORS)
         .map(|id| {
-            while on_worker_0 && system.worker_of_queue(ticket % system.queues()) != 0 {
+            while on_worker_0 && system.worker_of_queue(system.queue_of_spawn(ticket)) != 0 {
                 system.spawn(Filler);
                 fillers += 1;
                 ticket += 1;

@@ -633,14 +633,18 @@ fn actors_split_off_keep_order_and_exclusion() {
                     .unwrap();
                 let (tx, rx) = mpsc::channel();
                 let finished = Arc::new(AtomicUsize::new(0));
-                let sink = system.spawn(Sink);
-                // The round-robin of spawns from outside puts probed actors in the hog's queue.
+                // Spawns from outside (`queue_of_spawn`): the hog gets queue 0, and once every
+                // queue has had one actor, the next run of spawns goes to queue 0 too, so most
+                // probed actors share the hog's queue.
+                let sink_cell = Arc::new(std::sync::OnceLock::new());
                 let hog = system.spawn(Hog {
-                    sink: Arc::new(sink.clone().into()),
+                    sink: sink_cell.clone(),
                     done: finished.clone(),
                     need: PROBED,
                     report: None,
                 });
+                let sink = system.spawn(Sink);
+                assert!(sink_cell.set(sink.clone()).is_ok());
                 let probed: Vec<_> = (0..PROBED)
                     .map(|_| {
                         system.spawn(Probed {
@@ -683,6 +687,86 @@ fn actors_split_off_keep_order_and_exclusion() {
                      exercises splits"
                 );
             }
+        }
+    });
+}
+
+/// A hub that answers each request with the next round's number.
+struct Hub;
+impl Actor for Hub {}
+impl Receive<(u64, Addr<Client>)> for Hub {
+    fn receive(&mut self, (n, c): (u64, Addr<Client>), _: &mut Context<'_, Self>) -> Allocation {
+        c.send(n + 1).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+/// Asks its hub round after round, then reports.
+struct Client {
+    hub: Addr<Hub>,
+    rounds: u64,
+    done: mpsc::Sender<()>,
+}
+impl Actor for Client {}
+impl Receive<u64> for Client {
+    fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+        if n == self.rounds {
+            self.done.send(()).unwrap();
+        } else {
+            self.hub.send((n, ctx.address())).unwrap();
+        }
+        Allocation::Nodelete
+    }
+}
+
+/// Rule 5 of the placement (`queue_of_spawn`): spawns from outside take one queue each, round
+/// robin, until every queue has had one; then consecutive spawns share a queue in runs (fails
+/// with the seed's round-robin for every spawn). A hub and its clients, most of them in its
+/// queue from the start, then all finish their rounds, on both stealing heuristics. (Rule 6
+/// is tested in `worker.rs`: `a_thief_takes_no_victim_s_only_work_but_rescues_it`.)
+#[test]
+fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            let system = ActorSystem::builder()
+                .workers(2)
+                .queue_stealing(stealing)
+                .stats(true)
+                .build()
+                .unwrap();
+            let m = system.queues();
+            let (tx, rx) = mpsc::channel();
+            // The hub and the first clients take one queue each (about half of them on the
+            // other worker, until placement rule 2 brings them to the hub); the rest share
+            // the hub's queue from the start.
+            let clients_n = m - 1 + 64;
+            let hub = system.spawn(Hub);
+            let clients: Vec<Addr<Client>> = (0..clients_n)
+                .map(|_| {
+                    system.spawn(Client {
+                        hub: hub.clone(),
+                        rounds: 5_000,
+                        done: tx.clone(),
+                    })
+                })
+                .collect();
+            assert_eq!(hub.queue(), 0);
+            for (k, c) in clients.iter().enumerate() {
+                let want = if k + 1 < m { k + 1 } else { 0 }; // one run of 64 after the m
+                assert_eq!(c.queue(), want, "spawn {}", k + 1);
+                assert_eq!(system.queue_of_spawn(k + 1), want);
+            }
+            for c in &clients {
+                c.send(0).unwrap();
+            }
+            for _ in 0..clients_n {
+                rx.recv().unwrap();
+            }
+            for c in &clients {
+                c.send(actorium::DeleteMsg).unwrap();
+            }
+            hub.send(actorium::DeleteMsg).unwrap();
+            system.stop();
         }
     });
 }

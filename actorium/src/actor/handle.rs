@@ -185,6 +185,34 @@ impl SystemHandle {
         }
     }
 
+    /// The queue that the `k`-th spawn from outside the workers gets (counting from 0, on a
+    /// fresh message-centric system where nothing else spawns): round-robin over the queues
+    /// for the first [`crate::ActorSystem::queues`] spawns, one actor per queue, then runs of 64
+    /// consecutive spawns per queue, the queues in turn (consecutive actors usually talk to
+    /// each other, and those in one queue do so without locks: see the README, "Placement").
+    /// Actors spawned by behaviours start in their spawner's worker's queues instead.
+    ///
+    /// ```
+    /// let system = actorium::ActorSystem::builder().workers(2).build()?;
+    /// assert_eq!(system.queues(), 32);
+    /// assert_eq!(system.queue_of_spawn(5), 5);
+    /// assert_eq!(system.queue_of_spawn(32), 0);
+    /// assert_eq!(system.queue_of_spawn(32 + 63), 0);
+    /// assert_eq!(system.queue_of_spawn(32 + 64), 1);
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// On the actor-centric executor, which has no message queues.
+    pub fn queue_of_spawn(&self, k: usize) -> usize {
+        let m = self.exec.queues();
+        assert!(
+            m > 0,
+            "the actor-centric executor has a mailbox per actor, not message queues"
+        );
+        crate::executor::inverted::spawn_queue(k, m)
+    }
+
     /// Actors spawned and not yet terminal.
     pub fn live_actors(&self) -> usize {
         self.exec.shared().life.live()

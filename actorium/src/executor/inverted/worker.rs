@@ -591,14 +591,8 @@ impl Executor {
         };
         // A victim stuck in one visit for STUCK_AFTER gives up any queue with mail (rescue).
         let min = if self.stuck(l, victim) { 1 } else { MIN_STEAL };
-        let vr = self.range(victim);
-        let start = l.random(|r| r.below(vr.len()));
-        let candidate = (0..vr.len())
-            .map(|k| vr.start + (start + k) % vr.len())
-            .find(|&s| {
-                self.slot(s)
-                    .is_some_and(|q| !q.looks_processed() && q.len_hint() >= min)
-            });
+        let start = l.random(|r| r.below(self.range(victim).len().max(1)));
+        let candidate = self.candidate(victim, start, min);
         if min < MIN_STEAL && self.placing {
             self.ask_split(l, victim);
         }
@@ -623,6 +617,32 @@ impl Executor {
             }
         }
         true
+    }
+
+    /// The slot of the queue a thief takes from `victim`, scanning its range once from
+    /// position `start`: the first one that is not being processed and holds at least `min`
+    /// envelopes. Unless this is a rescue (`min` below [`MIN_STEAL`]), the victim must keep
+    /// other work: a visit under way, or another queue with mail (placement rule 6). Taking a
+    /// victim's only work gains no parallelism: it would idle while the thief runs what it
+    /// would have run, after the queue's actors moved caches (a hub and its clients in one
+    /// queue went back and forth between the workers: `chameneos` made 800-900 steals a run,
+    /// 1 with the rule).
+    fn candidate(&self, victim: usize, start: usize, min: usize) -> Option<usize> {
+        let vr = self.range(victim);
+        if vr.is_empty() {
+            return None;
+        }
+        let busy = |s: usize| {
+            self.slot(s)
+                .is_some_and(|q| q.looks_processed() || !q.looks_empty())
+        };
+        (0..vr.len())
+            .map(|k| vr.start + (start + k) % vr.len())
+            .find(|&s| {
+                self.slot(s)
+                    .is_some_and(|q| !q.looks_processed() && q.len_hint() >= min)
+            })
+            .filter(|&c| min < MIN_STEAL || vr.clone().any(|s| s != c && busy(s)))
     }
 
     /// The `victim` is stuck in a visit: ask it to split the queue it holds (see
@@ -1022,6 +1042,48 @@ mod tests {
     /// the same queue from A's range. The owner must end up B's (it used to be overwritten with
     /// A's by A's late owner update, leaving the queue in B's range owned by A: senders then
     /// woke A, and B could sleep on a message).
+    #[test]
+    fn a_thief_takes_no_victim_s_only_work_but_rescues_it() {
+        let cfg = Config {
+            workers: 2,
+            max_workers: 2,
+            queues: 4,
+            spin: Duration::ZERO,
+            adaptive_spin: false,
+            stealing: QueueStealing::LongestVictim,
+        };
+        let e = Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap();
+        let fill = |slot: usize| {
+            let q = e.slot(slot).unwrap();
+            for _ in 0..MIN_STEAL {
+                q.lock()
+                    .push(Envelope::new(std::ptr::null(), &VT, Payload::pack(())));
+            }
+        };
+        // Worker 0 (slots 0 and 1) has mail in one queue only, and no visit under way.
+        fill(0);
+        assert_eq!(e.candidate(0, 0, MIN_STEAL), None, "its only work");
+        assert_eq!(e.candidate(0, 1, MIN_STEAL), None, "from any start");
+        assert_eq!(e.candidate(0, 0, 1), Some(0), "a rescue may take it");
+        // With mail in its other queue too, one of them may go.
+        fill(1);
+        assert_eq!(e.candidate(0, 0, MIN_STEAL), Some(0));
+        assert_eq!(e.candidate(0, 1, MIN_STEAL), Some(1));
+        // A visit under way (queue 1 being processed) is other work.
+        let mut batch = crate::core::copy_queue::CopyQueue::new();
+        assert!(matches!(
+            e.slot(1).unwrap().gulp(&mut batch),
+            crate::executor::inverted::work_queue::Gulp::Got(_)
+        ));
+        assert_eq!(e.candidate(0, 1, MIN_STEAL), Some(0));
+        batch.discard_all();
+        e.slot(1).unwrap().done_processing();
+        assert_eq!(e.candidate(0, 0, MIN_STEAL), None, "its only work again");
+        for s in 0..4 {
+            e.slot(s).unwrap().lock().take_all().discard_all();
+        }
+    }
+
     #[test]
     fn overlapping_steals_leave_owner_and_range_in_agreement() {
         let cfg = Config {
