@@ -557,12 +557,10 @@ pub(crate) const SPAWN_RUN: usize = 64;
 /// group, a ring, a pipeline, a server's clients), and those that share a queue exchange
 /// messages on the local path of a visit, with no lock, in one batch. Spread one per queue,
 /// every message between them took a queue lock and a separate gulp, and consecutive
-/// receivers sat in different batches, far apart in memory. Measured on 2 workers, 3 runs,
-/// medians (`README.md`, "Placement"): `executor` 1.50 s -> 0.45, `repeat` 0.41 -> 0.28, `big`
-/// 0.20 -> 0.13, `counting` 0.145 -> 0.054; `matrix` unchanged (its 1,024 rows still fill 16
-/// queues, which idle workers steal). Independent actors that share a queue are still
-/// parallel: queue stealing takes queues whole, and an actor stuck behind a long behaviour in
-/// its queue is split off (placement rule 4).
+/// receivers sat in different batches, far apart in memory (measurements: `README.md`,
+/// "Placement", rule 5). Independent actors that share a queue are still parallel: queue
+/// stealing takes queues whole, and an actor stuck behind a long behaviour in its queue is
+/// split off (placement rule 4).
 #[inline]
 pub(crate) fn spawn_queue(k: usize, m: usize) -> usize {
     if k < m {

@@ -37,6 +37,7 @@ use crate::runtime::pool::Pool;
 use crate::runtime::rng::XorShift;
 use crate::runtime::worker::{self as rt, Idleness, Turn, Unit, Worker};
 use std::cell::{Cell, UnsafeCell};
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 /// Envelopes a worker may run in one visit of a queue before moving on, and local sends it
@@ -591,8 +592,9 @@ impl Executor {
         };
         // A victim stuck in one visit for STUCK_AFTER gives up any queue with mail (rescue).
         let min = if self.stuck(l, victim) { 1 } else { MIN_STEAL };
-        let start = l.random(|r| r.below(self.range(victim).len().max(1)));
-        let candidate = self.candidate(victim, start, min);
+        let vr = self.range(victim);
+        let start = l.random(|r| r.below(vr.len().max(1)));
+        let candidate = self.candidate(vr, start, min);
         if min < MIN_STEAL && self.placing {
             self.ask_split(l, victim);
         }
@@ -619,16 +621,15 @@ impl Executor {
         true
     }
 
-    /// The slot of the queue a thief takes from `victim`, scanning its range once from
-    /// position `start`: the first one that is not being processed and holds at least `min`
+    /// The slot of the queue a thief takes from a victim whose range is `vr`, scanning it
+    /// once from position `start`: the first one that is not being processed and holds at least `min`
     /// envelopes. Unless this is a rescue (`min` below [`MIN_STEAL`]), the victim must keep
     /// other work: a visit under way, or another queue with mail (placement rule 6). Taking a
     /// victim's only work gains no parallelism: it would idle while the thief runs what it
     /// would have run, after the queue's actors moved caches (a hub and its clients in one
     /// queue went back and forth between the workers: `chameneos` made 800-900 steals a run,
     /// 1 with the rule).
-    fn candidate(&self, victim: usize, start: usize, min: usize) -> Option<usize> {
-        let vr = self.range(victim);
+    fn candidate(&self, vr: Range<usize>, start: usize, min: usize) -> Option<usize> {
         if vr.is_empty() {
             return None;
         }
@@ -1062,23 +1063,35 @@ mod tests {
         };
         // Worker 0 (slots 0 and 1) has mail in one queue only, and no visit under way.
         fill(0);
-        assert_eq!(e.candidate(0, 0, MIN_STEAL), None, "its only work");
-        assert_eq!(e.candidate(0, 1, MIN_STEAL), None, "from any start");
-        assert_eq!(e.candidate(0, 0, 1), Some(0), "a rescue may take it");
+        assert_eq!(e.candidate(e.range(0), 0, MIN_STEAL), None, "its only work");
+        assert_eq!(
+            e.candidate(e.range(0), 1, MIN_STEAL),
+            None,
+            "from any start"
+        );
+        assert_eq!(
+            e.candidate(e.range(0), 0, 1),
+            Some(0),
+            "a rescue may take it"
+        );
         // With mail in its other queue too, one of them may go.
         fill(1);
-        assert_eq!(e.candidate(0, 0, MIN_STEAL), Some(0));
-        assert_eq!(e.candidate(0, 1, MIN_STEAL), Some(1));
+        assert_eq!(e.candidate(e.range(0), 0, MIN_STEAL), Some(0));
+        assert_eq!(e.candidate(e.range(0), 1, MIN_STEAL), Some(1));
         // A visit under way (queue 1 being processed) is other work.
         let mut batch = crate::core::copy_queue::CopyQueue::new();
         assert!(matches!(
             e.slot(1).unwrap().gulp(&mut batch),
             crate::executor::inverted::work_queue::Gulp::Got(_)
         ));
-        assert_eq!(e.candidate(0, 1, MIN_STEAL), Some(0));
+        assert_eq!(e.candidate(e.range(0), 1, MIN_STEAL), Some(0));
         batch.discard_all();
         e.slot(1).unwrap().done_processing();
-        assert_eq!(e.candidate(0, 0, MIN_STEAL), None, "its only work again");
+        assert_eq!(
+            e.candidate(e.range(0), 0, MIN_STEAL),
+            None,
+            "its only work again"
+        );
         for s in 0..4 {
             e.slot(s).unwrap().lock().take_all().discard_all();
         }
