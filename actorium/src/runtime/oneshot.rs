@@ -102,6 +102,7 @@ impl<T> Slot<T> {
             return Err(v.expect("the value stored above"));
         }
         if prev & WAITING != 0 {
+            super::worker::note_handoff();
             self.wake();
         }
         Ok(())

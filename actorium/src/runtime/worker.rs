@@ -408,6 +408,23 @@ const NOBODY: Current = Current {
 
 thread_local! {
     static CURRENT: Cell<Current> = const { Cell::new(NOBODY) };
+    static HANDOFFS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Counts a hand-off made by this thread: work published for another thread that may be
+/// waiting for it (a message into a queue another worker owns, a reply that wakes a waiter).
+/// Read by [`handoffs`]: an executor that lets a stream's batches grow does so only while
+/// what it runs hands nothing off, so that nobody waits for it (`executor/inverted/README.md`,
+/// placement rule 7).
+#[inline]
+pub(crate) fn note_handoff() {
+    HANDOFFS.with(|h| h.set(h.get().wrapping_add(1)));
+}
+
+/// This thread's hand-offs so far (wrapping; compare two readings for equality).
+#[inline]
+pub(crate) fn handoffs() -> u32 {
+    HANDOFFS.with(Cell::get)
 }
 
 /// The worker of `pool` running on this thread, if any.

@@ -35,6 +35,7 @@ use crate::core::{
 use crate::runtime::loom::sync::atomic::AtomicPtr;
 use crate::runtime::pool::{join_all, Pool, ResizeError};
 use crate::runtime::stats::{Counter, Counters, Stats};
+use crate::runtime::worker as rt;
 use crossbeam_utils::CachePadded;
 use std::io;
 use std::ops::Range;
@@ -336,8 +337,11 @@ impl Executor {
         g.push(make());
         drop(g);
         let owner = q.owner();
-        if me.is_none_or(|w| w.index != owner) && self.pool.notify(owner) {
-            self.count(me, |c| &c.wakeups);
+        if me.is_none_or(|w| w.index != owner) {
+            rt::note_handoff();
+            if self.pool.notify(owner) {
+                self.count(me, |c| &c.wakeups);
+            }
         }
         self.count(me, |c| &c.messages_sent);
         Ok(())
@@ -477,6 +481,7 @@ impl Executor {
                 }
             }
             _ => {
+                rt::note_handoff();
                 if self.pool.notify(owner) {
                     self.count(me, |c| &c.wakeups);
                 } else if self.placing {

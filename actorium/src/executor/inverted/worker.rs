@@ -98,6 +98,62 @@ const SPREAD_AFTER: u32 = 8;
 /// Entries of a worker's table of such runs (6 KiB).
 const FOLLOW_SLOTS: usize = 256;
 
+/// Placement rule 7, a stream's batches grow (`README.md`, "Placement"): a queue whose mail
+/// keeps arriving from another thread while its worker runs it, from senders that do not wait
+/// for it, is gulped once it holds this many envelopes (or see [`HOLD_MAX`], [`HOLD_LOOK`]).
+const HOLD_BATCH: usize = 256;
+
+/// The longest a worker holds off such a queue (about one wake-up's worth here, the cost of
+/// the hand-offs it saves: each gulp of a few envelopes cost the sender a cache miss on the
+/// queue it was filling).
+const HOLD_MAX: Duration = Duration::from_micros(10);
+
+/// The first interval between the holding worker's looks at the queue's length (doubling after
+/// each look: the looks read the line the sender writes). A look that finds no new mail ends
+/// the hold: the sender stopped, or is waiting after all.
+const HOLD_LOOK: Duration = Duration::from_nanos(250);
+
+/// A queue held off by rule 7: which, since when, the last look (when, and the length seen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Hold {
+    queue: usize,
+    since: Instant,
+    looked: Instant,
+    len: usize,
+}
+
+impl Hold {
+    fn new(queue: usize, now: Instant, len: usize) -> Self {
+        Self {
+            queue,
+            since: now,
+            looked: now,
+            len,
+        }
+    }
+
+    /// The hold at `now`: itself until the next look is due (the interval since the last one
+    /// doubles, from [`HOLD_LOOK`], and the last look is at [`HOLD_MAX`]); at a look, `len()` is read and the hold ends (`None`)
+    /// once the queue holds [`HOLD_BATCH`] envelopes, got none since the last look (its
+    /// sender stopped, or waits after all), or was held for [`HOLD_MAX`].
+    fn next(self, now: Instant, len: impl FnOnce() -> usize) -> Option<Self> {
+        let interval = self.looked.duration_since(self.since).max(HOLD_LOOK);
+        let due = (self.looked + interval).min(self.since + HOLD_MAX);
+        if now < due {
+            return Some(self);
+        }
+        let len = len();
+        if len >= HOLD_BATCH || len <= self.len || now.duration_since(self.since) >= HOLD_MAX {
+            return None;
+        }
+        Some(Self {
+            looked: now,
+            len,
+            ..self
+        })
+    }
+}
+
 /// A worker of this executor, as the runtime runs it.
 pub(crate) type InvWorker<'a> = Worker<'a, Executor>;
 
@@ -134,6 +190,8 @@ pub(crate) struct Local {
     split_seen: Cell<Option<SplitSeen>>,
     /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
     watching: Cell<bool>,
+    /// The queue this worker holds off until its batch has grown (placement rule 7).
+    hold: Cell<Option<Hold>>,
 }
 
 /// The worker of `exec` running on this thread, if any.
@@ -301,6 +359,7 @@ impl Unit for Executor {
                 .collect(),
             rescue_wait: Cell::new(RESCUE_WAIT_FIRST),
             watching: Cell::new(false),
+            hold: Cell::new(None),
             split_seen: Cell::new(None),
             asked: (0..self.pool.capacity()).map(|_| Cell::new(None)).collect(),
             follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0, 0))).collect(),
@@ -327,6 +386,7 @@ impl Unit for Executor {
             // The "test" of test-and-gulp, inline: an idle worker polls its queues this way,
             // and the time of an empty pass is the latency of a hand-off to it.
             match self.slot(s) {
+                Some(q) if self.holds(me, q) => {}
                 Some(q) if !q.looks_empty() => {
                     let n = self.visit(me, q);
                     busy_queues += u32::from(n > 0);
@@ -913,9 +973,35 @@ impl Executor {
         Some(stolen.lock().len())
     }
 
+    /// Whether the worker holds `q` off now (placement rule 7). Checked before the queue's
+    /// length is read: a holding worker reads the line the sender writes only at its looks.
+    #[inline(always)]
+    fn holds(&self, me: &InvWorker<'_>, q: &WorkQueue) -> bool {
+        match me.local.hold.get() {
+            Some(h) if h.queue == q.id => self.still_holds(me, q, h),
+            _ => false,
+        }
+    }
+
+    /// The rest of [`Self::holds`]: at each look (the interval doubling from [`HOLD_LOOK`]),
+    /// the hold ends once the queue holds [`HOLD_BATCH`] envelopes, got none since the last
+    /// look (its sender stopped, or waits), or was held for [`HOLD_MAX`].
+    #[inline(never)]
+    fn still_holds(&self, me: &InvWorker<'_>, q: &WorkQueue, h: Hold) -> bool {
+        let next = h.next(Instant::now(), || q.len_hint());
+        me.local.hold.set(next);
+        next.is_some()
+    }
+
     /// Gulps `q` and processes it, re-gulping while it has messages and fewer than
     /// [`VISIT_BUDGET`] envelopes have run (each batch runs whole; see the module docs). On
     /// abort, hands back what is left. Returns the size of the first gulp (0: nothing was done).
+    ///
+    /// Placement rule 7: while the visit hands nothing off (no message to another worker's
+    /// queue, no reply that wakes a waiter) and every send to `q` took the local path, mail in
+    /// `q`'s shared part came from other threads that do not wait for this visit. A re-gulp
+    /// of fewer than [`HOLD_BATCH`] envelopes then ends the visit instead, and the worker
+    /// holds `q` off (see [`Self::holds`]) so that its next batch is larger.
     fn visit(&self, me: &InvWorker<'_>, q: &WorkQueue) -> usize {
         let l = &me.local;
         // SAFETY: no behaviour is running, so nothing else borrows the batch; each borrow
@@ -933,6 +1019,10 @@ impl Executor {
         self.begin_visit(me);
         l.current.set(q.id);
         l.budget.set(VISIT_BUDGET);
+        let handoffs = rt::handoffs();
+        // Nobody waits for this visit, and mail in `q`'s shared part came from elsewhere.
+        let unwaited = || self.placing && l.budget.get() > 0 && rt::handoffs() == handoffs;
+        let mut streamed = false;
         let mut gulps = u64::from(messages > 0);
         let mut gulped = messages;
         let mut processed = 0;
@@ -950,8 +1040,14 @@ impl Executor {
             if processed >= VISIT_BUDGET as usize || self.aborting() {
                 break;
             }
+            let len = q.len_hint();
+            if len > 0 && len < HOLD_BATCH && unwaited() {
+                streamed = true;
+                break;
+            }
             match q.regulp(batch) {
                 Gulp::Got(_) => {
+                    streamed = true;
                     let messages = messages_in(l, me);
                     gulps += u64::from(messages > 0);
                     gulped += messages;
@@ -962,6 +1058,15 @@ impl Executor {
         l.current.set(NO_QUEUE);
         q.done_processing();
         self.end_visit(me);
+        let len = q.len_hint();
+        if streamed && unwaited() && len < HOLD_BATCH {
+            l.hold.set(Some(Hold::new(q.id, Instant::now(), len)));
+            if let Some(c) = me.counters() {
+                c.holds.bump(1);
+            }
+        } else if l.hold.get().is_some_and(|h| h.queue == q.id) {
+            l.hold.set(None);
+        }
         if let Some(c) = me.counters() {
             c.gulps.bump(gulps);
             c.gulped.bump(gulped);
@@ -1017,6 +1122,44 @@ mod tests {
         // Another sender's queue, or another receiver, starts a new run.
         assert_eq!(extend_run(entry, 64, 4, 100), 1);
         assert_eq!(extend_run(entry, 128, 3, 100), 1);
+    }
+
+    #[test]
+    fn a_hold_ends_at_a_full_batch_a_stalled_queue_or_its_time_limit() {
+        let t0 = Instant::now();
+        let at = |ns: u64| t0 + Duration::from_nanos(ns);
+        let look = HOLD_LOOK.as_nanos() as u64;
+        let h = Hold::new(3, t0, 10);
+        // Before the first look, the queue's length is not read.
+        let unread = || -> usize { panic!("read before the look was due") };
+        assert_eq!(h.next(at(look - 1), unread), Some(h));
+        // A look that finds the queue growing holds on; the next look comes twice as late.
+        let h1 = h.next(at(look), || 20).expect("still growing");
+        assert_eq!((h1.looked, h1.len), (at(look), 20));
+        assert_eq!(h1.next(at(2 * look - 1), unread), Some(h1));
+        let h2 = h1.next(at(2 * look), || 40).expect("still growing");
+        assert_eq!(h2.next(at(4 * look - 1), unread), Some(h2));
+        // The ends: no new mail since the last look, a full batch, the time limit.
+        assert_eq!(h2.next(at(4 * look), || 40), None, "stalled");
+        assert_eq!(h2.next(at(4 * look), || HOLD_BATCH), None, "a full batch");
+        let late = at(HOLD_MAX.as_nanos() as u64);
+        let h3 = Hold::new(3, t0, 10).next(at(look), || 11).unwrap();
+        assert!(h3.next(late, || 12).is_none(), "held for HOLD_MAX");
+        assert!(h3.next(late - Duration::from_nanos(1), || 12).is_some());
+        // However far the doubling got, the last look is due at HOLD_MAX.
+        let mut h4 = Hold::new(3, t0, 0);
+        let mut len = 0;
+        while let Some(h) = h4.next(late - Duration::from_nanos(1), || {
+            len += 1;
+            len
+        }) {
+            if h == h4 {
+                break;
+            }
+            h4 = h;
+        }
+        assert_eq!(h4.next(late - Duration::from_nanos(1), unread), Some(h4));
+        assert_eq!(h4.next(late, || len + 1), None);
     }
 
     unsafe fn run(_: *const (), _: *mut Payload, _: WorkerRef<'_>) {
