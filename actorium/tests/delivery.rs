@@ -65,8 +65,12 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
     assert_eq!(stats.messages_sent, total + ACTORS as u64 + fillers);
     assert_eq!(stats.dead_letters, 0);
     assert_eq!(stats.actors_created, ACTORS as u64 + fillers);
-    // Gulps take messages only (local sends are not gulped).
-    assert!(stats.gulped <= stats.messages_sent, "{stats}");
+    // Gulps take messages only (local sends are not gulped). A split (placement rule 4) puts
+    // the mail it moves back into a queue, where it is gulped again.
+    assert!(
+        stats.gulped <= stats.messages_sent || stats.moves > 0,
+        "{stats}"
+    );
     stats
 }
 

@@ -38,10 +38,6 @@ pub(crate) struct CopyQueue {
     head: u32,
     /// Consecutive quiet gulps so far (at most `QUIET_GULPS`).
     quiet: u16,
-    /// Resets so far (wrapping; a visit makes at most 1,024): with `head`, tells one batch's
-    /// envelopes from another's. (Two halves of one word, so the queue stays 32 bytes: a
-    /// mailbox is two cache lines.)
-    resets: u16,
 }
 
 impl CopyQueue {
@@ -50,7 +46,6 @@ impl CopyQueue {
             buf: Vec::with_capacity(INITIAL_CAPACITY),
             head: 0,
             quiet: 0,
-            resets: 0,
         }
     }
 
@@ -61,7 +56,6 @@ impl CopyQueue {
             buf: Vec::new(),
             head: 0,
             quiet: 0,
-            resets: 0,
         }
     }
 
@@ -105,12 +99,6 @@ impl CopyQueue {
         (head > 0).then(|| unsafe { Envelope::target_at(self.buf.as_ptr().add(head - 1)) })
     }
 
-    /// Where the queue is: its resets so far and how many envelopes were popped since the
-    /// last (during a drain: which envelope of which batch runs now).
-    pub(crate) fn position(&self) -> (u16, u32) {
-        (self.resets, self.head)
-    }
-
     /// The targets of the live envelopes, oldest first.
     pub(crate) fn targets(&self) -> impl Iterator<Item = *const ()> + '_ {
         self.buf[self.head as usize..].iter().map(Envelope::target)
@@ -118,7 +106,7 @@ impl CopyQueue {
 
     /// Moves the live envelopes whose target satisfies `pick` to the end of `to`, in order;
     /// the others stay, in order, in place from `head` on (the slots before `head`, and so
-    /// [`Self::last_taken_target`] and [`Self::position`], are left as they were). Returns
+    /// [`Self::last_taken_target`], are left as they were). Returns
     /// how many moved. `pick` must not panic.
     pub(crate) fn move_picked(
         &mut self,
@@ -205,7 +193,6 @@ impl CopyQueue {
         // forgetting them leaks nothing and drops nothing twice.
         unsafe { self.buf.set_len(0) };
         self.head = 0;
-        self.resets = self.resets.wrapping_add(1);
         let cap = self.buf.capacity();
         if cap > INITIAL_CAPACITY && used < cap / 4 {
             self.quiet += 1;
@@ -309,10 +296,10 @@ mod tests {
         let first = q.pop().unwrap(); // "running": target 1, value 10
                                       // SAFETY: packed as u64 above.
         assert_eq!(unsafe { first.into_message::<u64>() }, 10);
-        let before = (q.last_taken_target(), q.position());
+        let before = q.last_taken_target();
         let mut to = CopyQueue::new();
         assert_eq!(q.move_picked(&mut to, |t| t as usize == 2), 3);
-        assert_eq!((q.last_taken_target(), q.position()), before);
+        assert_eq!(q.last_taken_target(), before);
         let drain = |c: &mut CopyQueue| {
             let mut out = Vec::new();
             while let Some(e) = c.pop() {

@@ -29,7 +29,9 @@ pub struct Stats {
     /// over it, made only when statistics are on).
     pub gulps: u64,
     /// Messages taken by those gulps; `gulped / gulps` is the average gulp size. Messages a
-    /// behaviour appends to the batch its worker holds (the local fast path) are not gulped.
+    /// behaviour appends to the batch its worker holds (the local fast path) are not gulped;
+    /// messages a split puts back into a queue (placement rule 4 of the message-centric
+    /// executor) are gulped, and counted, again.
     pub gulped: u64,
     /// Gulps given up because another worker was processing the queue.
     pub missed_gulps: u64,

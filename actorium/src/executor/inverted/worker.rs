@@ -72,7 +72,7 @@ const WAKE_THIEF_BACKLOG: usize = 16;
 /// [`MIN_STEAL`] envelopes: the rescue of work placed behind it (a child spawned next to its
 /// parent; see `README.md`, "Placement"). A few hand-offs' worth (waking a worker costs about
 /// 12 µs here), so a conversation that runs fine on one worker is not split for a hiccup.
-const STUCK_AFTER: Duration = Duration::from_micros(50);
+pub(crate) const STUCK_AFTER: Duration = Duration::from_micros(50);
 
 /// The first time limit of an idle worker's sleep while another worker's queues hold mail
 /// behind a visit (so that it looks for a stuck visit again); doubled after each such sleep
@@ -182,12 +182,13 @@ pub(crate) struct Local {
     /// Runs of sends to one actor from one queue (see `follows` in `mod.rs`): receiver
     /// address, sending queue, sends in a row; indexed by the receiver's address.
     follow: Box<[Cell<RunEntry>]>,
-    /// Per other worker: the visit count and time of this worker's last request that it
-    /// split its queue (see `Executor::ask_split`).
-    asked: Box<[Cell<Option<VisitSeen>>]>,
-    /// The visit and batch position of the last split request this worker took (see
+    /// Envelopes this worker has run (mirrored in its slot's `busy.ran` while placement is on).
+    ran: Cell<u64>,
+    /// `ran` at the last split request this worker took, and when (see
     /// `Executor::split_current`).
-    split_seen: Cell<Option<SplitSeen>>,
+    split_seen: Cell<Option<(u64, Instant)>>,
+    /// Per other worker: its `ran` when this worker last saw it change, and when.
+    seen_ran: Box<[Cell<(u64, Instant)>]>,
     /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
     watching: Cell<bool>,
     /// The queue this worker holds off until its batch has grown (placement rule 7).
@@ -360,8 +361,11 @@ impl Unit for Executor {
             rescue_wait: Cell::new(RESCUE_WAIT_FIRST),
             watching: Cell::new(false),
             hold: Cell::new(None),
+            ran: Cell::new(0),
             split_seen: Cell::new(None),
-            asked: (0..self.pool.capacity()).map(|_| Cell::new(None)).collect(),
+            seen_ran: (0..self.pool.capacity())
+                .map(|_| Cell::new((u64::MAX, Instant::now())))
+                .collect(),
             follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0, 0))).collect(),
         }
     }
@@ -593,11 +597,21 @@ fn messages_in(l: &Local, me: &InvWorker<'_>) -> u64 {
     unsafe { (*l.batch.get()).messages() as u64 }
 }
 
-/// A visit count of another worker, and when this worker saw it.
-type VisitSeen = (u64, Instant);
-
-/// This worker's visit count and batch position at a split request, and when it took it.
-type SplitSeen = ((u64, (u16, u32)), Instant);
+/// Whether a split request that finds this worker at `ran` envelopes run, at `now`, is about
+/// long behaviours, by this worker's own clock, given the last request it took (`seen`: its
+/// `ran` then, and when): the one running now, if it was running at that request at least
+/// [`STUCK_AFTER`] ago; or, `between` two behaviours, the behaviours run since that request,
+/// if they took [`STUCK_AFTER`] each on average (so a worker the OS preempted once in a run
+/// of short behaviours is not split).
+fn behaviours_long(seen: Option<(u64, Instant)>, ran: u64, now: Instant, between: bool) -> bool {
+    match seen {
+        Some((k, t)) if k == ran => now.duration_since(t) >= STUCK_AFTER,
+        Some((k, t)) if between && k < ran => {
+            now.duration_since(t) >= STUCK_AFTER * (ran - k).min(1 << 20) as u32
+        }
+        _ => false,
+    }
+}
 
 /// An entry of a worker's table of runs of sends: receiver, sending queue, run, visit of the
 /// run's last counted send.
@@ -655,7 +669,7 @@ impl Executor {
         let vr = self.range(victim);
         let start = l.random(|r| r.below(vr.len().max(1)));
         let candidate = self.candidate(vr, start, min);
-        if min < MIN_STEAL && self.placing {
+        if self.placing && min < MIN_STEAL {
             self.ask_split(l, victim);
         }
         let Some(candidate) = candidate else {
@@ -706,41 +720,45 @@ impl Executor {
             .filter(|&c| min < MIN_STEAL || vr.clone().any(|s| s != c && busy(s)))
     }
 
-    /// The `victim` is stuck in a visit: ask it to split the queue it holds (see
-    /// [`Executor::split_current`]), at most once every [`STUCK_AFTER`] per victim: the
-    /// thief cannot see the victim's batch, and the victim's look costs a pass over what the
-    /// queue holds.
-    #[cold]
+    /// At each steal attempt: if the `victim` has been in one behaviour for [`STUCK_AFTER`]
+    /// (its count of envelopes run unchanged), ask it to split the queue it holds (see
+    /// [`Executor::split_current`]). The thief cannot see the victim's batch; a long visit
+    /// of many short behaviours progresses by itself, and splitting it scattered groups that
+    /// talk (measured: `dictionary` 2.5x, `logistic-map` 3x slower when any visit stuck for
+    /// 50 µs was split).
     fn ask_split(&self, l: &Local, victim: usize) {
-        let v = self.pool.data(victim).busy.visits.load(Ordering::Relaxed);
-        let asked = &l.asked[victim];
-        if let Some((was, at)) = asked.get() {
-            if was == v && at.elapsed() < STUCK_AFTER {
-                return;
+        let busy = &self.pool.data(victim).busy;
+        let ran = busy.ran.load(Ordering::Relaxed);
+        let seen = &l.seen_ran[victim];
+        let now = Instant::now();
+        match seen.get() {
+            (was, since) if was == ran => {
+                if now.duration_since(since) >= STUCK_AFTER
+                    && busy.visits.load(Ordering::Relaxed) % 2 == 1
+                    && busy.split.load(Ordering::Relaxed) != ran + 1
+                {
+                    busy.split.store(ran + 1, Ordering::Relaxed);
+                }
             }
+            _ => seen.set((ran, now)),
         }
-        asked.set(Some((v, Instant::now())));
-        self.pool
-            .data(victim)
-            .busy
-            .split
-            .store(true, Ordering::Relaxed);
     }
 
     /// Whether a thief asked worker `w` to split the queue it holds (one relaxed load of its
     /// own row; see [`Executor::split_current`]).
     #[inline]
     pub(crate) fn split_asked(&self, w: &InvWorker<'_>) -> bool {
-        self.pool.data(w.index).busy.split.load(Ordering::Relaxed)
+        self.pool.data(w.index).busy.split.load(Ordering::Relaxed) != 0
     }
 
-    /// Splits the queue this worker holds, asked by a thief that found this worker stuck in
-    /// a visit (README, "Placement", rule 4), if the same behaviour ran at a request at least
-    /// [`STUCK_AFTER`] earlier. Called at a spawn or an out-of-line send
-    /// (`Executor::push_placing`) of the running behaviour, with no lock held: every actor of
-    /// the held queue that
+    /// Splits the queue this worker holds, asked by a thief that found this worker in one
+    /// behaviour for [`STUCK_AFTER`] (README, "Placement", rule 4), if that behaviour is the
+    /// one running now or the one that just ended (the request names the envelope count the
+    /// thief saw). Called at a spawn or an out-of-line send (`Executor::push_placing`) of the
+    /// running behaviour, or between two behaviours (`drain`), with no lock held: every actor
+    /// of the held queue that
     /// has mail waiting there — in the batch this worker holds, behind the running behaviour,
-    /// or in the queue's shared part — except the one running now, moves with its mail, in
+    /// or in the queue's shared part — except the one running now (or that just ran), moves with its mail, in
     /// order (the batch's before the shared part's), into a queue that no worker is
     /// processing: a vacant one of this worker's range, where an idle worker's rescue takes
     /// it, else an empty one of another worker's.
@@ -753,37 +771,40 @@ impl Executor {
     /// the new ticket (a sender re-reads it under the lock). This worker's own later sends to
     /// it take the shared path: its ticket no longer names the held queue.
     #[inline(never)]
-    pub(crate) fn split_current(&self, me: &InvWorker<'_>) {
-        self.pool
+    pub(crate) fn split_current(&self, me: &InvWorker<'_>, between: bool) {
+        let asked = self
+            .pool
             .data(me.index)
             .busy
             .split
-            .store(false, Ordering::Relaxed);
+            .swap(0, Ordering::Relaxed);
         let l = &me.local;
         let cur = l.current.get();
-        if cur == NO_QUEUE || !self.placing {
-            return; // not in a visit (a fork/join task): nothing held
+        let ran = l.ran.get();
+        if cur == NO_QUEUE || !self.placing || asked != ran + 1 {
+            // Not in a visit (a fork/join task: nothing held), or asked about a behaviour
+            // that has ended, with others run since: a visit of short behaviours.
+            return;
         }
-        // SAFETY: a behaviour of this visit is running on this thread, inside a send or spawn;
-        // nothing else borrows the batch until this call returns.
+        // The thief saw no envelope run for STUCK_AFTER; this worker checks with its own
+        // clock that behaviours take that long (the thief cannot tell a long behaviour from
+        // a worker the OS preempted): the one running now, seen at two requests at least
+        // STUCK_AFTER apart; or, between two behaviours, those run since the last request
+        // it took, STUCK_AFTER each on average.
+        let now = Instant::now();
+        if !behaviours_long(l.split_seen.get(), ran, now, between) {
+            if l.split_seen.get().is_none_or(|(k, _)| k != ran) {
+                l.split_seen.set(Some((ran, now)));
+            }
+            return;
+        }
+        // SAFETY: a behaviour of this visit is running on this thread, inside a send or spawn,
+        // or none is (between two, in `drain`); nothing else borrows the batch until this call
+        // returns.
         let batch = unsafe { &mut *l.batch.get() };
         let Some(running) = batch.last_taken_target() else {
             return;
         };
-        // Only behind one long behaviour: the same one running at two requests (at least
-        // `STUCK_AFTER` apart). A long visit of many short behaviours progresses by itself,
-        // and splitting it would scatter a group that talks (measured: `dictionary` 2.5x,
-        // `logistic-map` 3x slower when any visit stuck for 50 µs was split).
-        let at = (l.visits.get(), batch.position());
-        let now = Instant::now();
-        match l.split_seen.get() {
-            Some((was, since)) if was == at && now.duration_since(since) >= STUCK_AFTER => {}
-            Some((was, _)) if was == at => return, // asked again too soon (another thief)
-            _ => {
-                l.split_seen.set(Some((at, now)));
-                return;
-            }
-        }
         let q = &self.queues[cur];
         let g = q.lock();
         // (Sorted, for the look-ups below: O(n log n) in what the queue holds.)
@@ -800,6 +821,22 @@ impl Executor {
             let hdr = unsafe { &*t.cast::<Header>() };
             hdr.status() == Status::Alive && hdr.queue() == cur
         });
+        if between && movers.len() > 1 {
+            // Between behaviours this worker goes on with the batch: the actors whose mail
+            // comes later, half of them, move; the others stay (halving, as work stealing
+            // does: the thief that takes them splits its half again when it is asked).
+            let mut first = vec![false; movers.len()];
+            let mut order = Vec::with_capacity(movers.len());
+            for t in batch.targets().chain(g.targets()) {
+                if let Ok(k) = movers.binary_search(&t) {
+                    if !std::mem::replace(&mut first[k], true) {
+                        order.push(t);
+                    }
+                }
+            }
+            movers = order.split_off(order.len() / 2);
+            movers.sort_unstable();
+        }
         if movers.is_empty() {
             return;
         }
@@ -870,7 +907,11 @@ impl Executor {
         let l = &me.local;
         let mut pending = false;
         for w in (0..self.pool.len()).filter(|&w| w != me.index) {
-            let mut waiting = false;
+            // Mail in the batch a visit holds, behind the running behaviour: only a split
+            // (rule 4) can free it, and only a watcher asks for one.
+            let busy = &self.pool.data(w).busy;
+            let mut waiting = busy.visits.load(Ordering::Relaxed) % 2 == 1
+                && busy.behind.load(Ordering::Relaxed) > busy.ran.load(Ordering::Relaxed);
             for s in self.range(w) {
                 if let Some(q) = self.slot(s) {
                     waiting |= q.lock().len() > 0 && !q.looks_processed();
@@ -935,6 +976,11 @@ impl Executor {
     #[inline]
     fn end_visit(&self, me: &InvWorker<'_>) {
         let l = &me.local;
+        // A split asked about this visit's last behaviour has nothing left to split.
+        let busy = &self.pool.data(me.index).busy;
+        if busy.split.load(Ordering::Relaxed) != 0 {
+            busy.split.store(0, Ordering::Relaxed);
+        }
         let v = l.visits.get() + 1;
         l.visits.set(v);
         self.pool
@@ -993,6 +1039,16 @@ impl Executor {
         next.is_some()
     }
 
+    /// A gulp of `n` envelopes: publishes where the batch ends (`Busy::behind`).
+    #[inline]
+    fn note_behind(&self, me: &InvWorker<'_>, n: usize) {
+        if self.placing {
+            let busy = &self.pool.data(me.index).busy;
+            busy.behind
+                .store(me.local.ran.get() + n as u64, Ordering::Relaxed);
+        }
+    }
+
     /// Gulps `q` and processes it, re-gulping while it has messages and fewer than
     /// [`VISIT_BUDGET`] envelopes have run (each batch runs whole; see the module docs). On
     /// abort, hands back what is left. Returns the size of the first gulp (0: nothing was done).
@@ -1014,7 +1070,10 @@ impl Executor {
                 }
                 return 0;
             }
-            Gulp::Got(n) => (n, messages_in(l, me)),
+            Gulp::Got(n) => {
+                self.note_behind(me, n);
+                (n, messages_in(l, me))
+            }
         };
         self.begin_visit(me);
         l.current.set(q.id);
@@ -1046,7 +1105,8 @@ impl Executor {
                 break;
             }
             match q.regulp(batch) {
-                Gulp::Got(_) => {
+                Gulp::Got(n) => {
+                    self.note_behind(me, n);
                     streamed = true;
                     let messages = messages_in(l, me);
                     gulps += u64::from(messages > 0);
@@ -1077,9 +1137,22 @@ impl Executor {
     /// Runs envelopes of the batch (including those appended while it runs) until it is empty
     /// or the system is being dropped (checked every [`ABORT_CHECK`]). Returns how many ran.
     fn drain(&self, me: &InvWorker<'_>) -> usize {
-        let batch = &me.local.batch;
-        // SAFETY: the borrow of the batch ends with `pop`; behaviours may push after.
-        let mut pop = || unsafe { (*batch.get()).pop() };
+        let l = &me.local;
+        let busy = &self.pool.data(me.index).busy;
+        let mut pop = || {
+            if self.placing {
+                // Between two behaviours: a split asked about the one that just ended
+                // (placement rule 4), then the count thieves watch for one long behaviour.
+                if busy.split.load(Ordering::Relaxed) != 0 {
+                    self.split_current(me, true);
+                }
+                let ran = l.ran.get() + 1;
+                l.ran.set(ran);
+                busy.ran.store(ran, Ordering::Relaxed);
+            }
+            // SAFETY: the borrow of the batch ends with `pop`; behaviours may push after.
+            unsafe { (*l.batch.get()).pop() }
+        };
         let w = WorkerRef {
             index: me.index,
             counters: me.counters(),
@@ -1122,6 +1195,34 @@ mod tests {
         // Another sender's queue, or another receiver, starts a new run.
         assert_eq!(extend_run(entry, 64, 4, 100), 1);
         assert_eq!(extend_run(entry, 128, 3, 100), 1);
+    }
+
+    #[test]
+    fn a_split_needs_long_behaviours_by_the_worker_s_own_clock() {
+        let t0 = Instant::now();
+        let after = |d: Duration| t0 + d;
+        let s = STUCK_AFTER;
+        // No request taken before: never (the request is recorded, see split_current).
+        assert!(!behaviours_long(None, 7, after(s * 10), false));
+        assert!(!behaviours_long(None, 7, after(s * 10), true));
+        // The same behaviour at two requests: long once STUCK_AFTER passed.
+        assert!(!behaviours_long(Some((7, t0)), 7, after(s / 2), false));
+        assert!(behaviours_long(Some((7, t0)), 7, after(s), false));
+        assert!(behaviours_long(Some((7, t0)), 7, after(s), true));
+        // In a behaviour other than at the last request: not known to be long.
+        assert!(!behaviours_long(Some((6, t0)), 7, after(s * 10), false));
+        // Between behaviours: those run since the request, STUCK_AFTER each on average.
+        assert!(behaviours_long(Some((5, t0)), 7, after(s * 2), true));
+        assert!(!behaviours_long(
+            Some((5, t0)),
+            7,
+            after(s * 2 - Duration::from_nanos(1)),
+            true
+        ));
+        // A thousand short behaviours and one preemption of 10 x STUCK_AFTER: not long.
+        assert!(!behaviours_long(Some((0, t0)), 1_000, after(s * 10), true));
+        // A request from before (a later `ran` recorded) is never about these.
+        assert!(!behaviours_long(Some((9, t0)), 7, after(s * 10), true));
     }
 
     #[test]
