@@ -159,8 +159,7 @@ counters!(
     steal_fail_no_candidate,
     steal_fail_swap,
     empty_steals,
-    messages_stolen,
-    holds
+    messages_stolen
 );
 
 /// A counter: `bump` from the one thread that owns it, `add` from any thread, `get` from any.

@@ -104,6 +104,8 @@ pub(crate) struct Busy {
     /// ran 7 % slower.
     pub(crate) rescues: Counter,
     pub(crate) moves: Counter,
+    /// [`Stats::holds`] of this worker (placement rule 7), here for the same reason.
+    pub(crate) holds: Counter,
     /// Envelopes this worker has run (taken from its batch), written by the worker as it
     /// takes each one while placement is on; read by thieves, which see from it one long
     /// behaviour (`worker.rs`, `ask_split`), only when this worker has been in one visit for
@@ -816,6 +818,7 @@ impl Exec for Executor {
             if let Some(d) = self.pool.data_if_made(w) {
                 s.rescues += d.busy.rescues.get();
                 s.moves += d.busy.moves.get();
+                s.holds += d.busy.holds.get();
             }
         }
     }

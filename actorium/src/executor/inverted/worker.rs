@@ -1121,8 +1121,8 @@ impl Executor {
         let len = q.len_hint();
         if streamed && unwaited() && len < HOLD_BATCH {
             l.hold.set(Some(Hold::new(q.id, Instant::now(), len)));
-            if let Some(c) = me.counters() {
-                c.holds.bump(1);
+            if me.counters().is_some() {
+                self.pool.data(me.index).busy.holds.bump(1);
             }
         } else if l.hold.get().is_some_and(|h| h.queue == q.id) {
             l.hold.set(None);
