@@ -411,8 +411,9 @@ thread_local! {
     static HANDOFFS: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Counts a hand-off made by this thread: work published for another thread that may be
-/// waiting for it (a message into a queue another worker owns, a reply that wakes a waiter).
+/// Counts a hand-off made by this thread: work published for someone who may be waiting for
+/// it (a message into a queue other than the batch a worker runs, a reply that wakes a
+/// waiter).
 /// Read by [`handoffs`]: an executor that lets a stream's batches grow does so only while
 /// what it runs hands nothing off, so that nobody waits for it (`executor/inverted/README.md`,
 /// placement rule 7).

@@ -351,12 +351,10 @@ impl Executor {
         }
         g.push(make());
         drop(g);
+        rt::note_handoff();
         let owner = q.owner();
-        if me.is_none_or(|w| w.index != owner) {
-            rt::note_handoff();
-            if self.pool.notify(owner) {
-                self.count(me, |c| &c.wakeups);
-            }
+        if me.is_none_or(|w| w.index != owner) && self.pool.notify(owner) {
+            self.count(me, |c| &c.wakeups);
         }
         self.count(me, |c| &c.messages_sent);
         Ok(())
@@ -488,6 +486,7 @@ impl Executor {
     /// [`Self::pushed_own`].
     #[inline(always)]
     fn notify_owner(&self, q: &WorkQueue, me: Option<&InvWorker<'_>>) {
+        rt::note_handoff();
         let owner = q.owner();
         match me {
             Some(w) if w.index == owner => {
@@ -496,7 +495,6 @@ impl Executor {
                 }
             }
             _ => {
-                rt::note_handoff();
                 if self.pool.notify(owner) {
                     self.count(me, |c| &c.wakeups);
                 } else if self.placing {

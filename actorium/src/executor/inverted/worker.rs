@@ -380,6 +380,7 @@ impl Unit for Executor {
         }
         let mut busy_queues = 0u32;
         let mut backlogged = 0u32;
+        let mut holding = false;
         // No read section of the resize lock here (one would lengthen every idle pass, the
         // latency of a hand-off: ping-pong 1.35x slower): a pass only reads the range and
         // gulps, and a queue a resize moved meanwhile is at worst visited once more by its old
@@ -390,7 +391,7 @@ impl Unit for Executor {
             // The "test" of test-and-gulp, inline: an idle worker polls its queues this way,
             // and the time of an empty pass is the latency of a hand-off to it.
             match self.slot(s) {
-                Some(q) if self.holds(me, q) => {}
+                Some(q) if self.holds(me, q) => holding = true,
                 Some(q) if !q.looks_empty() => {
                     let n = self.visit(me, q);
                     busy_queues += u32::from(n > 0);
@@ -411,7 +412,9 @@ impl Unit for Executor {
         // Two consecutive passes over the range without work (the seed's 2 × range empty
         // queues), idle for at least STEAL_AFTER (or, for a worker that learned not to spin
         // and was woken with nothing to do, right away: its last chance): try to steal.
+        // (A worker holding a queue off, rule 7, has work: it steals nothing meanwhile.)
         if self.stealing != QueueStealing::None
+            && !holding
             && idle.passes % 2 == 1
             && (idle.last_chance() || idle.longer_than(STEAL_AFTER))
             && self.pool.len() > 1
@@ -1053,8 +1056,8 @@ impl Executor {
     /// [`VISIT_BUDGET`] envelopes have run (each batch runs whole; see the module docs). On
     /// abort, hands back what is left. Returns the size of the first gulp (0: nothing was done).
     ///
-    /// Placement rule 7: while the visit hands nothing off (no message to another worker's
-    /// queue, no reply that wakes a waiter) and every send to `q` took the local path, mail in
+    /// Placement rule 7: while the visit hands nothing off (no message into another queue, no
+    /// reply that wakes a waiter) and every send to `q` took the local path, mail in
     /// `q`'s shared part came from other threads that do not wait for this visit. A re-gulp
     /// of fewer than [`HOLD_BATCH`] envelopes then ends the visit instead, and the worker
     /// holds `q` off (see [`Self::holds`]) so that its next batch is larger.
