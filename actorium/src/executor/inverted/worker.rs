@@ -542,6 +542,9 @@ impl Unit for Executor {
     /// start of a visit (`begin_visit`).
     fn before_tasks(&self, me: &InvWorker<'_>) {
         self.stop_watching(&me.local);
+        // A held queue (rule 7) waits for the tasks like any other queue of this worker;
+        // after them, it is gulped at once.
+        me.local.hold.set(None);
     }
 
     /// Each worker needs a queue: at most M workers (M stays fixed: an actor's ticket changes
@@ -910,6 +913,15 @@ impl Executor {
         }
         let moving = |t: *const ()| movers.binary_search(&t).is_ok();
         g2.take_picked(batch, moving);
+        // What is left behind the running behaviour, for idle workers' watch (`behind`), and
+        // the split recorded as a request taken: the next one in this behaviour waits
+        // STUCK_AFTER again (a thief asks at every steal attempt).
+        self.pool
+            .data(me.index)
+            .busy
+            .behind
+            .store(ran + batch.len() as u64, Ordering::Relaxed);
+        l.split_seen.set(Some((ran, now)));
         g.move_picked(&g2, moving);
         drop(g2);
         drop(g);
@@ -1004,11 +1016,14 @@ impl Executor {
     #[inline]
     fn end_visit(&self, me: &InvWorker<'_>) {
         let l = &me.local;
-        // A split asked about this visit's last behaviour has nothing left to split.
+        // A split asked about this visit's last behaviour has nothing left to split, and the
+        // next visit's behaviours are timed from its own requests (idle time between visits
+        // would count as behaviour time).
         let busy = &self.pool.data(me.index).busy;
         if busy.split.load(Ordering::Relaxed) != 0 {
             busy.split.store(0, Ordering::Relaxed);
         }
+        l.split_seen.set(None);
         let v = l.visits.get() + 1;
         l.visits.set(v);
         self.pool
