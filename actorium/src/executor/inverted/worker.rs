@@ -150,9 +150,10 @@ impl Hold {
     }
 
     /// The hold at `now`: itself until the next look is due (the interval since the last one
-    /// doubles, from [`HOLD_LOOK`], and the last look is at [`HOLD_MAX`]); at a look, `len()` is read and the hold ends (`None`)
-    /// once the queue holds [`HOLD_BATCH`] envelopes, got none since the last look (its
-    /// sender stopped, or waits after all), or was held for [`HOLD_MAX`].
+    /// doubles, from [`HOLD_LOOK`], and the last look is at [`HOLD_MAX`]); at a look, `len()`
+    /// is read and the hold ends (`None`) once the queue holds [`HOLD_BATCH`] envelopes, got
+    /// none since the last look (its sender stopped, or waits after all), or was held for
+    /// [`HOLD_MAX`].
     fn next(self, now: Instant, len: impl FnOnce() -> usize) -> Option<Self> {
         let interval = self.looked.duration_since(self.since).max(HOLD_LOOK);
         let due = (self.looked + interval).min(self.since + HOLD_MAX);
@@ -271,15 +272,14 @@ impl Local {
     #[inline]
     pub(crate) fn follow_run(&self, to: usize, from: usize) -> u32 {
         let set = &self.follow[follow_set(to)..][..FOLLOW_WAYS];
+        let visit = self.visits.get() as u32;
         // The receiver's entry, else the one to replace: the least recently counted (an
         // empty entry has visit 0).
         let slot = set.iter().find(|e| e.get().0 == to).unwrap_or_else(|| {
-            let visit = self.visits.get() as u32;
             set.iter()
                 .max_by_key(|e| visit.wrapping_sub(e.get().3))
                 .expect("FOLLOW_WAYS > 0")
         });
-        let visit = self.visits.get() as u32;
         let run = extend_run(slot.get(), to, from, visit);
         slot.set(if run >= FOLLOW_AFTER {
             (0, 0, 0, 0)
@@ -1142,8 +1142,8 @@ impl Executor {
             if processed >= VISIT_BUDGET as usize || self.aborting() {
                 break;
             }
-            let len = q.len_hint();
-            if len > 0 && len < HOLD_BATCH && unwaited() {
+            // (The queue's count, a line its senders write, is read only when it matters.)
+            if unwaited() && (1..HOLD_BATCH).contains(&q.len_hint()) {
                 streamed = true;
                 break;
             }
@@ -1161,9 +1161,9 @@ impl Executor {
         l.current.set(NO_QUEUE);
         q.done_processing();
         self.end_visit(me);
-        let len = q.len_hint();
-        if streamed && unwaited() && len < HOLD_BATCH {
-            l.hold.set(Some(Hold::new(q.id, Instant::now(), len)));
+        let len = || q.len_hint();
+        if streamed && unwaited() && len() < HOLD_BATCH {
+            l.hold.set(Some(Hold::new(q.id, Instant::now(), len())));
             if me.counters().is_some() {
                 self.pool.data(me.index).busy.holds.bump(1);
             }
