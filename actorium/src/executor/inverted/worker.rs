@@ -1161,9 +1161,11 @@ impl Executor {
         l.current.set(NO_QUEUE);
         q.done_processing();
         self.end_visit(me);
-        let len = || q.len_hint();
-        if streamed && unwaited() && len() < HOLD_BATCH {
-            l.hold.set(Some(Hold::new(q.id, Instant::now(), len())));
+        let held = (streamed && unwaited())
+            .then(|| q.len_hint())
+            .filter(|&len| len < HOLD_BATCH);
+        if let Some(len) = held {
+            l.hold.set(Some(Hold::new(q.id, Instant::now(), len)));
             if me.counters().is_some() {
                 self.pool.data(me.index).busy.holds.bump(1);
             }
