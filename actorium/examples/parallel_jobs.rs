@@ -3,8 +3,14 @@
 //! (placement rule 5), and long behaviours in one queue are split apart between two
 //! behaviours (rule 4), so the jobs still run on both workers.
 //!
+//! With a third argument `actor`, a dispatcher actor spawns the jobs instead, one per request
+//! it receives (a server spawning a worker per request): children start in the queues of the
+//! dispatcher's worker other than its own, which idle workers steal (and after 8 in one visit,
+//! in other workers' queues).
+//!
 //! ```text
 //! cargo run --release -p actorium --example parallel_jobs -- 100 1000
+//! cargo run --release -p actorium --example parallel_jobs -- 100 1000 actor
 //! ```
 //! (100 actors, a job of 1,000 µs each: ideally 50 ms on 2 workers.) Prints the time and the
 //! executor's statistics.
@@ -28,10 +34,21 @@ impl Receive<u64> for Job {
     }
 }
 
+/// Spawns a job per request, and sends it the request's length.
+struct Dispatcher(mpsc::Sender<u64>);
+impl Actor for Dispatcher {}
+impl Receive<u64> for Dispatcher {
+    fn receive(&mut self, micros: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.spawn(Job(self.0.clone())).send(micros).unwrap();
+        Allocation::Nodelete
+    }
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1).map(|a| a.parse::<u64>());
-    let n = args.next().and_then(Result::ok).unwrap_or(100);
-    let micros = args.next().and_then(Result::ok).unwrap_or(1_000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let num = |i: usize, default: u64| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default);
+    let (n, micros) = (num(0, 100), num(1, 1_000));
+    let from_actor = args.get(2).is_some_and(|a| a == "actor");
     let system = ActorSystem::builder()
         .workers(2)
         .stats(true)
@@ -39,9 +56,14 @@ fn main() {
         .unwrap();
     let (tx, rx) = mpsc::channel();
     let start = Instant::now();
-    let jobs: Vec<_> = (0..n).map(|_| system.spawn(Job(tx.clone()))).collect();
-    for j in &jobs {
-        j.send(micros).unwrap();
+    let dispatcher = from_actor.then(|| system.spawn(Dispatcher(tx.clone())));
+    let jobs: Vec<_> = match &dispatcher {
+        Some(_) => Vec::new(),
+        None => (0..n).map(|_| system.spawn(Job(tx.clone()))).collect(),
+    };
+    match &dispatcher {
+        Some(d) => (0..n).for_each(|_| d.send(micros).unwrap()),
+        None => jobs.iter().for_each(|j| j.send(micros).unwrap()),
     }
     for _ in 0..n {
         rx.recv().unwrap();
@@ -52,5 +74,8 @@ fn main() {
         (n * micros) as f64 / 2.0 / 1e3
     );
     drop(jobs);
+    if let Some(d) = dispatcher {
+        d.send(actorium::DeleteMsg).unwrap();
+    }
     println!("{}", system.stop().unwrap());
 }

@@ -771,6 +771,52 @@ fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
     });
 }
 
+/// Without queue stealing nothing could move a run of spawns, so spawns from outside take the
+/// seed's round-robin throughout: every worker's range gets its share (with runs of 64,
+/// worker 0 got 1,008 of 1,024 actors and the other worker idled).
+#[test]
+fn without_stealing_spawns_from_outside_stay_round_robin() {
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .workers(2)
+            .queue_stealing(QueueStealing::None)
+            .build()
+            .unwrap();
+        let m = system.queues();
+        let n = 1_024;
+        let (tx, rx) = mpsc::channel();
+        let actors: Vec<Addr<Acker>> = (0..n).map(|_| system.spawn(Acker(tx.clone()))).collect();
+        let mut per_worker = [0usize; 2];
+        for (k, a) in actors.iter().enumerate() {
+            assert_eq!(a.queue(), k % m, "spawn {k}");
+            assert_eq!(system.queue_of_spawn(k), k % m);
+            per_worker[system.worker_of_queue(a.queue())] += 1;
+        }
+        assert_eq!(per_worker, [n / 2, n / 2]);
+        for a in &actors {
+            a.send(()).unwrap();
+        }
+        for _ in 0..n {
+            rx.recv().unwrap();
+        }
+        for a in &actors {
+            a.send(actorium::DeleteMsg).unwrap();
+        }
+        drop(actors);
+        system.stop();
+    });
+}
+
+/// Acknowledges each message on its channel.
+struct Acker(mpsc::Sender<()>);
+impl Actor for Acker {}
+impl Receive<()> for Acker {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        self.0.send(()).unwrap();
+        Allocation::Nodelete
+    }
+}
+
 /// Receives a stream that another thread sends it while its behaviour runs (`Feed`: the
 /// behaviour starts a thread that sends `n` items to the stream_sink and joins it).
 struct StreamSink {

@@ -190,7 +190,8 @@ impl SystemHandle {
     /// for the first [`crate::ActorSystem::queues`] spawns, one actor per queue, then runs of 64
     /// consecutive spawns per queue, the queues in turn (consecutive actors usually talk to
     /// each other, and those in one queue do so without locks: see the README, "Placement").
-    /// Actors spawned by behaviours start in their spawner's worker's queues instead.
+    /// With queue stealing off nothing could move a run, so the round-robin goes on for every
+    /// spawn. Actors spawned by behaviours start in their spawner's worker's queues instead.
     ///
     /// ```
     /// let system = actorium::ActorSystem::builder().workers(2).build()?;
@@ -199,18 +200,20 @@ impl SystemHandle {
     /// assert_eq!(system.queue_of_spawn(32), 0);
     /// assert_eq!(system.queue_of_spawn(32 + 63), 0);
     /// assert_eq!(system.queue_of_spawn(32 + 64), 1);
+    /// let seed = actorium::ActorSystem::builder()
+    ///     .workers(2)
+    ///     .queue_stealing(actorium::QueueStealing::None)
+    ///     .build()?;
+    /// assert_eq!(seed.queue_of_spawn(32 + 1), 1);
     /// # Ok::<(), actorium::ConfigError>(())
     /// ```
     ///
     /// # Panics
     /// On the actor-centric executor, which has no message queues.
     pub fn queue_of_spawn(&self, k: usize) -> usize {
-        let m = self.exec.queues();
-        assert!(
-            m > 0,
-            "the actor-centric executor has a mailbox per actor, not message queues"
-        );
-        crate::executor::inverted::spawn_queue(k, m)
+        self.exec
+            .queue_of_spawn(k)
+            .expect("the actor-centric executor has a mailbox per actor, not message queues")
     }
 
     /// Actors spawned and not yet terminal.

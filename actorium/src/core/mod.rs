@@ -303,6 +303,12 @@ pub(crate) trait Executor: Send + Sync + 'static {
         None
     }
 
+    /// The queue of the `k`-th spawn from outside the workers on a fresh system, if this
+    /// executor has message queues.
+    fn queue_of_spawn(&self, _k: usize) -> Option<usize> {
+        None
+    }
+
     /// Whether actors are scheduled one by one from mailboxes (the actor-centric executor).
     fn is_actor_centric(&self) -> bool {
         false

@@ -466,6 +466,7 @@ pub(crate) fn detached_actor_of(owner: *const ()) -> Option<*const ()> {
 pub(crate) struct Enter(Current);
 
 impl Enter {
+    #[inline]
     fn set(c: Current) -> Self {
         Enter(CURRENT.with(|cur| cur.replace(c)))
     }
@@ -491,6 +492,7 @@ impl Enter {
 
     /// Code that must not see the worker it runs on (a scheduling policy's code: a send it
     /// makes is not a behaviour's send). The owner is kept.
+    #[inline]
     pub(crate) fn outside() -> Self {
         let owner = CURRENT.with(Cell::get).owner;
         Self::set(Current { owner, ..NOBODY })
@@ -498,6 +500,7 @@ impl Enter {
 }
 
 impl Drop for Enter {
+    #[inline]
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.0));
     }

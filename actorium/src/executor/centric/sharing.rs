@@ -65,6 +65,8 @@ impl Policy for WorkSharing {
     type Coordinator = SharedQueue;
     type Worker = ();
     type Local = ();
+    // Sends nothing, never asks for its worker: called without hiding it.
+    const CALLED: super::policy::sealed::Called = super::policy::sealed::Called::WorkerVisible;
 
     fn coordinator(&self, _workers: usize) -> SharedQueue {
         SharedQueue {

@@ -307,6 +307,8 @@ impl Policy for WorkStealing {
     type Coordinator = Coordinator;
     type Worker = Shared;
     type Local = Local;
+    // Sends nothing, never asks for its worker: called without hiding it.
+    const CALLED: super::policy::sealed::Called = super::policy::sealed::Called::WorkerVisible;
 
     fn coordinator(&self, _workers: usize) -> Coordinator {
         Coordinator {

@@ -26,6 +26,7 @@
 //! nothing those threads could touch (actors, mailboxes, event fds), a leak that is reported.
 //! (Waiting instead for threads running a job would take a fence per job, for a failure.)
 
+use super::policy::sealed::Called;
 use super::policy::Policy;
 use super::Executor;
 use crate::core::WorkerRef;
@@ -163,7 +164,9 @@ impl<P: Policy> Executor<P> {
     /// Runs policy code with the worker hidden and panics caught (see the module docs).
     /// `None` if it panicked.
     fn policy_call<R>(&self, what: &str, moves: Moves, f: impl FnOnce() -> R) -> Option<R> {
-        let r = {
+        let r = if P::CALLED == Called::WorkerVisible {
+            catch_unwind(AssertUnwindSafe(f))
+        } else {
             let _outside = Enter::outside();
             catch_unwind(AssertUnwindSafe(f))
         };
