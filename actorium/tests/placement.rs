@@ -487,6 +487,86 @@ fn a_fan_out_places_its_later_children_on_the_other_worker() {
     });
 }
 
+/// One hop of a spawn-and-exit chain: reports its queue and its child's, spawns the next hop,
+/// sends it the rest of the chain and ends.
+struct Hop(mpsc::Sender<(usize, usize)>);
+impl Actor for Hop {}
+impl Receive<u32> for Hop {
+    fn receive(&mut self, left: u32, ctx: &mut Context<'_, Self>) -> Allocation {
+        let mine = ctx.address().queue();
+        if left == 0 {
+            self.0.send((mine, usize::MAX)).unwrap();
+            return Allocation::Delete;
+        }
+        let child = ctx.spawn(Hop(self.0.clone()));
+        self.0.send((mine, child.queue())).unwrap();
+        child.send(left - 1).unwrap();
+        Allocation::Delete
+    }
+}
+
+/// Spawns a job per request and lives on; each job reports its queue and ends.
+struct Dispatcher(mpsc::Sender<usize>);
+impl Actor for Dispatcher {}
+impl Receive<()> for Dispatcher {
+    fn receive(&mut self, (): (), ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.spawn(Job(self.0.clone()))
+            .send(ctx.address().queue())
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+struct Job(mpsc::Sender<usize>);
+impl Actor for Job {}
+impl Receive<usize> for Job {
+    fn receive(&mut self, parent: usize, ctx: &mut Context<'_, Self>) -> Allocation {
+        let mine = ctx.address().queue();
+        self.0.send(if mine == parent { 1 } else { 0 }).unwrap();
+        Allocation::Delete
+    }
+}
+
+/// Placement rule 8: in a chain, where each behaviour spawns the next actor and ends its own,
+/// the child starts in its parent's queue (as on one worker), except the first hop on a worker
+/// (nothing has ended there after a spawn yet) and the few after a steal or a full budget.
+/// Without the rule no child starts in its parent's queue. A dispatcher that lives on is no
+/// chain: none of its jobs starts in its queue.
+#[test]
+fn a_spawn_and_exit_chain_stays_in_its_queue_but_a_dispatcher_s_jobs_spread() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            let system = ActorSystem::builder()
+                .workers(2)
+                .queue_stealing(stealing)
+                .build()
+                .unwrap();
+            let hops = 2_000u32;
+            let (tx, rx) = mpsc::channel();
+            system.spawn(Hop(tx)).send(hops).unwrap();
+            let mut here = 0;
+            for _ in 0..hops {
+                let (mine, child) = rx.recv().unwrap();
+                here += usize::from(mine == child);
+            }
+            assert_eq!(rx.recv().unwrap().1, usize::MAX, "the last hop");
+            assert!(
+                here >= hops as usize * 9 / 10,
+                "{stealing:?}: {here} of {hops} children in their parent's queue"
+            );
+
+            let (tx, rx) = mpsc::channel();
+            let d = system.spawn(Dispatcher(tx));
+            for _ in 0..200 {
+                d.send(()).unwrap();
+            }
+            let behind: usize = (0..200).map(|_| rx.recv().unwrap()).sum();
+            assert_eq!(behind, 0, "{stealing:?}: jobs in the dispatcher's queue");
+            d.send(actorium::DeleteMsg).unwrap();
+            system.stop();
+        }
+    });
+}
+
 /// Runs one long behaviour: sends to the sink every 20 µs (each send is a point where its
 /// worker may split its queue) until `done` reaches `need` or `GIVE_UP` passes; reports
 /// whether it did.
