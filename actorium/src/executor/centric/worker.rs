@@ -7,8 +7,10 @@
 //! a turn never reports the worker idle. A worker exits when it takes a shutdown job, or after
 //! any turn once the system is being dropped (the cleanup owns the actors left).
 //!
-//! Policy code is user code: every call runs with the worker hidden (a send it makes is a
-//! central enqueue, never a second context of this worker) and under `catch_unwind`. A panic
+//! Policy code is user code: every call runs under `catch_unwind`, and with the worker hidden
+//! (a send it makes is a central enqueue, never a second context of this worker), except the
+//! built-in `WorkStealing` and `WorkSharing`, which send nothing and never ask for their worker
+//! (`Policy::CALLED`: hiding it took five thread-local swaps per job). A panic
 //! in a hook (`before_resume`, `after_resume`, `during_resume`, `after_completion`) is reported
 //! and counted, and the job goes on. A panic in a call that moves jobs (`dequeue`, the
 //! enqueues, `resume_job_later`) may have lost a job, whose actor would then never run again:
@@ -161,8 +163,8 @@ impl<P: Policy> Unit for Executor<P> {
 }
 
 impl<P: Policy> Executor<P> {
-    /// Runs policy code with the worker hidden and panics caught (see the module docs).
-    /// `None` if it panicked.
+    /// Runs policy code with panics caught, and the worker hidden unless the policy is a
+    /// built-in one that sends nothing (see the module docs). `None` if it panicked.
     fn policy_call<R>(&self, what: &str, moves: Moves, f: impl FnOnce() -> R) -> Option<R> {
         let r = if P::CALLED == Called::WorkerVisible {
             catch_unwind(AssertUnwindSafe(f))
@@ -259,7 +261,8 @@ impl<P: Policy> Executor<P> {
         // The contexts below never overlap: each ends before the next is made, none lives across
         // the job (whose behaviours may make their own for internal enqueues, and whose runner
         // makes one between behaviours for `during_resume`), and policy code runs with the
-        // worker hidden, so a send it makes cannot make another.
+        // worker hidden, so a send it makes cannot make another (the built-in policies, called
+        // with the worker visible, send nothing).
         self.policy_call("before_resume", Moves::Nothing, || {
             // SAFETY: as just said; this is worker `index`'s thread.
             p.before_resume(&mut unsafe { self.ctx(index) }, &job)

@@ -754,9 +754,6 @@ impl Exec for Executor {
             (Some(reclaim), Some(w)) => unsafe { w.local.push_local_unbudgeted(reclaim) },
             _ => self.notify_owner(q, me),
         }
-        if let Some(w) = me {
-            w.local.note_retired();
-        }
         self.shared.life.terminated(hdr.joinable());
     }
 

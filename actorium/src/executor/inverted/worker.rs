@@ -191,10 +191,6 @@ pub(crate) struct Local {
     spawns: Cell<usize>,
     /// Spawns made in the current visit (see [`SPREAD_AFTER`]).
     visit_spawns: Cell<u32>,
-    /// `ran` at this worker's last spawn, and at the last end of an actor on it: equal when
-    /// the behaviour that spawned last also ended its actor (a chain: `next_own_queue`).
-    spawned_at: Cell<u64>,
-    retired_at: Cell<u64>,
     /// This worker's visit count as published in its slot (odd: in a visit).
     visits: Cell<u64>,
     /// Per other worker: its visit count when this worker last saw it change, and when.
@@ -252,12 +248,6 @@ impl Local {
         if self.current.get() == ticket {
             self.budget.set(0);
         }
-    }
-
-    /// An actor of the queue being processed ended (for placement rule 8, `next_own_queue`).
-    #[inline]
-    pub(crate) fn note_retired(&self) {
-        self.retired_at.set(self.ran.get());
     }
 
     /// Appends to the batch being processed.
@@ -330,30 +320,6 @@ impl Local {
     #[inline]
     pub(crate) fn next_own_queue(&self, exec: &Executor, index: usize) -> Option<usize> {
         let n = self.visit_spawns.get();
-        // Placement rule 8, a chain: when the behaviour that spawned last also ended its actor,
-        // this behaviour's first child starts in the queue being processed, in its batch, so
-        // that its start and first messages take the local path, as on one worker (with
-        // every child in another queue, each hop of a spawn-and-exit chain took a lock, a
-        // gulp and a visit). Only after an ending: a dispatcher that spawns a job per request
-        // and lives on would put every job behind itself, where only a split (rule 4) frees
-        // them (measured: 10,000 jobs of 5 µs, 75 ms instead of 35). Not counted as a
-        // fan-out: a chain is one actor at a time.
-        let (cur, ran) = (self.current.get(), self.ran.get());
-        let chain = self.retired_at.get() == self.spawned_at.get();
-        let first = self.spawned_at.replace(ran) != ran;
-        if chain && first && cur != NO_QUEUE && n < SPREAD_AFTER {
-            // Its mail waits in the batch, behind the running behaviour: published for idle
-            // workers (`Busy::behind`), which then keep a rescue watch and ask for a split if
-            // this worker stays in one behaviour (rule 4). Only this worker writes `behind`.
-            // SAFETY: the batch is only touched by this thread, and no reference into it is
-            // live across a behaviour.
-            let queued = unsafe { (*self.batch.get()).len() } as u64;
-            let behind = &exec.pool.data(index).busy.behind;
-            if behind.load(Ordering::Relaxed) < ran + queued + 1 {
-                behind.store(ran + queued + 1, Ordering::Relaxed);
-            }
-            return Some(cur);
-        }
         self.visit_spawns.set(n.saturating_add(1));
         let workers = exec.pool.len();
         let mut k = self.spawns.get();
@@ -413,8 +379,6 @@ impl Unit for Executor {
             stamp: Cell::new(0),
             spawns: Cell::new(0),
             visit_spawns: Cell::new(0),
-            spawned_at: Cell::new(u64::MAX),
-            retired_at: Cell::new(u64::MAX - 1),
             visits: Cell::new(0),
             seen: (0..self.pool.capacity())
                 .map(|_| Cell::new((u64::MAX, Instant::now())))
