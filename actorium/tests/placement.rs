@@ -771,39 +771,50 @@ fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
     });
 }
 
-/// Without queue stealing nothing could move a run of spawns, so spawns from outside take the
-/// seed's round-robin throughout: every worker's range gets its share (with runs of 64,
-/// worker 0 got 1,008 of 1,024 actors and the other worker idled).
+/// Without queue stealing, runs of spawns from outside (rule 5) are dealt to the workers'
+/// ranges in turn: each worker gets its share of `matrix`'s 1,024 rows (filled queue after
+/// queue, as with stealing, worker 0 got 1,008 of them, and the other worker idled).
 #[test]
-fn without_stealing_spawns_from_outside_stay_round_robin() {
+fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
     watchdog(60, || {
-        let system = ActorSystem::builder()
-            .workers(2)
-            .queue_stealing(QueueStealing::None)
-            .build()
-            .unwrap();
-        let m = system.queues();
-        let n = 1_024;
-        let (tx, rx) = mpsc::channel();
-        let actors: Vec<Addr<Acker>> = (0..n).map(|_| system.spawn(Acker(tx.clone()))).collect();
-        let mut per_worker = [0usize; 2];
-        for (k, a) in actors.iter().enumerate() {
-            assert_eq!(a.queue(), k % m, "spawn {k}");
-            assert_eq!(system.queue_of_spawn(k), k % m);
-            per_worker[system.worker_of_queue(a.queue())] += 1;
+        {
+            let stealing = QueueStealing::None;
+            let system = ActorSystem::builder()
+                .workers(2)
+                .queue_stealing(stealing)
+                .build()
+                .unwrap();
+            let m = system.queues();
+            let n = 1_024;
+            let (tx, rx) = mpsc::channel();
+            let actors: Vec<Addr<Acker>> =
+                (0..n).map(|_| system.spawn(Acker(tx.clone()))).collect();
+            let mut per_worker = [0usize; 2];
+            for (k, a) in actors.iter().enumerate() {
+                let want = if k < m {
+                    k
+                } else {
+                    let run = (k - m) / 64;
+                    run % 2 * (m / 2) + run / 2 % (m / 2)
+                };
+                assert_eq!(a.queue(), want, "{stealing:?}: spawn {k}");
+                assert_eq!(system.queue_of_spawn(k), want);
+                per_worker[system.worker_of_queue(a.queue())] += 1;
+            }
+            // 16 + 8 runs of 64 against 16 + 7 runs and a half.
+            assert_eq!(per_worker, [528, 496], "{stealing:?}");
+            for a in &actors {
+                a.send(()).unwrap();
+            }
+            for _ in 0..n {
+                rx.recv().unwrap();
+            }
+            for a in &actors {
+                a.send(actorium::DeleteMsg).unwrap();
+            }
+            drop(actors);
+            system.stop();
         }
-        assert_eq!(per_worker, [n / 2, n / 2]);
-        for a in &actors {
-            a.send(()).unwrap();
-        }
-        for _ in 0..n {
-            rx.recv().unwrap();
-        }
-        for a in &actors {
-            a.send(actorium::DeleteMsg).unwrap();
-        }
-        drop(actors);
-        system.stop();
     });
 }
 

@@ -188,10 +188,11 @@ impl SystemHandle {
     /// The queue that the `k`-th spawn from outside the workers gets (counting from 0, on a
     /// fresh message-centric system where nothing else spawns): round-robin over the queues
     /// for the first [`crate::ActorSystem::queues`] spawns, one actor per queue, then runs of 64
-    /// consecutive spawns per queue, the queues in turn (consecutive actors usually talk to
-    /// each other, and those in one queue do so without locks: see the README, "Placement").
-    /// With queue stealing off nothing could move a run, so the round-robin goes on for every
-    /// spawn. Actors spawned by behaviours start in their spawner's worker's queues instead.
+    /// consecutive spawns per queue (consecutive actors usually talk to each other, and those
+    /// in one queue do so without locks: see the README, "Placement"), the queues in turn; with
+    /// queue stealing off, which could not even them out, the runs are dealt to the workers'
+    /// ranges of queues in turn. Actors spawned by behaviours start in their spawner's
+    /// worker's queues instead.
     ///
     /// ```
     /// let system = actorium::ActorSystem::builder().workers(2).build()?;
@@ -204,7 +205,8 @@ impl SystemHandle {
     ///     .workers(2)
     ///     .queue_stealing(actorium::QueueStealing::None)
     ///     .build()?;
-    /// assert_eq!(seed.queue_of_spawn(32 + 1), 1);
+    /// assert_eq!(seed.queue_of_spawn(32 + 64), 16); // worker 1's first queue
+    /// assert_eq!(seed.queue_of_spawn(32 + 2 * 64), 1); // worker 0's second
     /// # Ok::<(), actorium::ConfigError>(())
     /// ```
     ///

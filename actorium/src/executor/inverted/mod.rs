@@ -143,6 +143,9 @@ pub(crate) struct Executor {
     slots: Box<[AtomicPtr<WorkQueue>]>,
     pub(crate) pool: Pool<WorkerSlot>,
     ticket: CachePadded<AtomicUsize>,
+    /// The ranges that [`spawn_queue`] deals runs of spawns to: the workers the queues were
+    /// first split among without queue stealing, else one (queue after queue).
+    spawn_ranges: usize,
     /// Workers in a rescue watch (a time-limited sleep, see `worker.rs`).
     watching: CachePadded<AtomicUsize>,
     pub(crate) shared: Arc<Shared>,
@@ -177,6 +180,12 @@ impl Executor {
             slots,
             pool,
             ticket: CachePadded::new(AtomicUsize::new(0)),
+            // Runs dealt to the workers in turn only where nothing can move them.
+            spawn_ranges: if cfg.stealing == QueueStealing::None {
+                cfg.workers
+            } else {
+                1
+            },
             watching: CachePadded::new(AtomicUsize::new(0)),
             shared,
             spin: cfg.spin,
@@ -566,26 +575,38 @@ impl Executor {
 /// one (see [`spawn_queue`]).
 pub(crate) const SPAWN_RUN: usize = 64;
 
-/// The queue of the `k`-th spawn from outside the workers, among `m` queues: the seed's
-/// round-robin (`k mod m`) while `k < m`, so that the first actors of a program, often few and
-/// independent, each get a queue of their own that idle workers can take; after that, runs of
-/// [`SPAWN_RUN`] consecutive spawns per queue, the queues in turn.
+/// The queue of the `k`-th spawn from outside the workers, among `m` queues split into the
+/// ranges of `w` workers (`ranges::partition`): the seed's round-robin (`k mod m`) while
+/// `k < m`, so that the first actors of a program, often few and independent, each get a queue
+/// of their own that idle workers can take; after that, runs of [`SPAWN_RUN`] consecutive
+/// spawns per queue, the runs dealt to the `w` ranges in turn (run `r` to range `r mod w`,
+/// the next queue of that range each time it comes round). With `w = 1`, queue after queue.
 ///
 /// Why runs: actors spawned one after the other are usually built to talk to each other (a
 /// group, a ring, a pipeline, a server's clients), and those that share a queue exchange
 /// messages on the local path of a visit, with no lock, in one batch. Spread one per queue,
 /// every message between them took a queue lock and a separate gulp, and consecutive
 /// receivers sat in different batches, far apart in memory (measurements: `README.md`,
-/// "Placement", rule 5). Independent actors that share a queue are still parallel: queue
-/// stealing takes queues whole, and an actor stuck behind a long behaviour in its queue is
-/// split off (placement rule 4).
+/// "Placement", rule 5). The executor deals runs to the workers in turn only without queue
+/// stealing: filled queue after queue, the runs go to worker 0's range first (1,008 of
+/// `matrix`'s 1,024 rows on 2 workers), which stealing evens out as work piles up, but which
+/// without it left the other workers idle. With stealing, queue after queue keeps more of a
+/// group that spans two runs on one worker (dealt in turn, hub workloads were 1.09–1.15×
+/// slower). Independent actors that share a queue are still parallel: queue stealing takes
+/// queues whole, and an actor stuck behind a long behaviour in its queue is split off
+/// (placement rule 4).
 #[inline]
-pub(crate) fn spawn_queue(k: usize, m: usize) -> usize {
+pub(crate) fn spawn_queue(k: usize, m: usize, w: usize) -> usize {
     if k < m {
-        k
-    } else {
-        (k - m) / SPAWN_RUN % m
+        return k;
     }
+    let run = (k - m) / SPAWN_RUN;
+    let (worker, turn) = (run % w, run / w);
+    // Worker `worker`'s range in `ranges::partition(m, w)`.
+    let (base, extra) = (m / w, m % w);
+    let start = worker * base + worker.min(extra);
+    let len = base + usize::from(worker < extra);
+    start + turn % len
 }
 
 impl Exec for Executor {
@@ -604,8 +625,8 @@ impl Exec for Executor {
 
     /// The queue of a new actor. Spawned from outside the workers: the seed's round-robin
     /// ticket (`fetch_add(next_ticket) % nrqueues`) for the first spawns, one per queue, then
-    /// runs of [`SPAWN_RUN`] consecutive spawns per queue ([`spawn_queue`]) where queue stealing can
-    /// move them, the seed's round-robin throughout where it cannot. Spawned on a worker (from a
+    /// runs of [`SPAWN_RUN`] consecutive spawns per queue, queue after queue, or dealt to the
+    /// workers' ranges in turn without queue stealing ([`spawn_queue`]). Spawned on a worker (from a
     /// behaviour or a task) with queue stealing on: round-robin over that worker's own range,
     /// so that a child starts where its parent runs and their first messages cross no cores;
     /// idle workers take whole queues from there as work piles up (stealing), or when it
@@ -625,14 +646,8 @@ impl Exec for Executor {
             }
         }
         let m = self.queues.len();
-        // Runs only where stealing can move them: without it, runs of 64 left worker 0 with
-        // 1,008 of `matrix`'s 1,024 actors, and the other workers idle (1.71x the seed's time).
         let k = self.ticket.fetch_add(1, Ordering::Relaxed);
-        let t = if self.placing {
-            spawn_queue(k, m)
-        } else {
-            k % m
-        };
+        let t = spawn_queue(k, m, self.spawn_ranges);
         // Never the queue this worker is processing (when there is another): a child there
         // would wait behind its parent's whole batch, where no other worker can take it.
         match me {
@@ -770,12 +785,7 @@ impl Exec for Executor {
     }
 
     fn queue_of_spawn(&self, k: usize) -> Option<usize> {
-        let m = self.queues.len();
-        Some(if self.placing {
-            spawn_queue(k, m)
-        } else {
-            k % m
-        })
+        Some(spawn_queue(k, self.queues.len(), self.spawn_ranges))
     }
 
     fn worker_of_queue(&self, q: usize) -> Option<usize> {
