@@ -166,10 +166,8 @@ impl<P: Policy> Executor<P> {
     /// Runs policy code with panics caught, and the worker hidden unless the policy is a
     /// built-in one that sends nothing (see the module docs). `None` if it panicked.
     fn policy_call<R>(&self, what: &str, moves: Moves, f: impl FnOnce() -> R) -> Option<R> {
-        let r = if P::CALLED == Called::WorkerVisible {
-            catch_unwind(AssertUnwindSafe(f))
-        } else {
-            let _outside = Enter::outside();
+        let r = {
+            let _outside = (P::CALLED == Called::WorkerHidden).then(Enter::outside);
             catch_unwind(AssertUnwindSafe(f))
         };
         self.contain(what, moves, r)

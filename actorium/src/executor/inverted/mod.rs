@@ -626,11 +626,11 @@ impl Exec for Executor {
     /// The queue of a new actor. Spawned from outside the workers: the seed's round-robin
     /// ticket (`fetch_add(next_ticket) % nrqueues`) for the first spawns, one per queue, then
     /// runs of [`SPAWN_RUN`] consecutive spawns per queue, queue after queue, or dealt to the
-    /// workers' ranges in turn without queue stealing ([`spawn_queue`]). Spawned on a worker (from a
-    /// behaviour or a task) with queue stealing on: round-robin over that worker's own range,
-    /// so that a child starts where its parent runs and their first messages cross no cores;
-    /// idle workers take whole queues from there as work piles up (stealing), or when it
-    /// waits behind a long behaviour (the rescue of `worker.rs`). See `README.md`,
+    /// workers' ranges in turn without queue stealing ([`spawn_queue`]). Spawned on a worker
+    /// (from a behaviour or a task) with queue stealing on: round-robin over that worker's own
+    /// range, so that a child starts where its parent runs and their first messages cross no
+    /// cores; idle workers take whole queues from there as work piles up (stealing), or when
+    /// it waits behind a long behaviour (the rescue of `worker.rs`). See `README.md`,
     /// "Placement".
     #[inline]
     fn next_ticket(&self) -> usize {
