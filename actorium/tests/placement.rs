@@ -777,44 +777,41 @@ fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
 #[test]
 fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
     watchdog(60, || {
-        {
-            let stealing = QueueStealing::None;
-            let system = ActorSystem::builder()
-                .workers(2)
-                .queue_stealing(stealing)
-                .build()
-                .unwrap();
-            let m = system.queues();
-            let n = 1_024;
-            let (tx, rx) = mpsc::channel();
-            let actors: Vec<Addr<Acker>> =
-                (0..n).map(|_| system.spawn(Acker(tx.clone()))).collect();
-            let mut per_worker = [0usize; 2];
-            for (k, a) in actors.iter().enumerate() {
-                let want = if k < m {
-                    k
-                } else {
-                    let run = (k - m) / 64;
-                    run % 2 * (m / 2) + run / 2 % (m / 2)
-                };
-                assert_eq!(a.queue(), want, "{stealing:?}: spawn {k}");
-                assert_eq!(system.queue_of_spawn(k), want);
-                per_worker[system.worker_of_queue(a.queue())] += 1;
-            }
-            // 16 + 8 runs of 64 against 16 + 7 runs and a half.
-            assert_eq!(per_worker, [528, 496], "{stealing:?}");
-            for a in &actors {
-                a.send(()).unwrap();
-            }
-            for _ in 0..n {
-                rx.recv().unwrap();
-            }
-            for a in &actors {
-                a.send(actorium::DeleteMsg).unwrap();
-            }
-            drop(actors);
-            system.stop();
+        let stealing = QueueStealing::None;
+        let system = ActorSystem::builder()
+            .workers(2)
+            .queue_stealing(stealing)
+            .build()
+            .unwrap();
+        let m = system.queues();
+        let n = 1_024;
+        let (tx, rx) = mpsc::channel();
+        let actors: Vec<Addr<Acker>> = (0..n).map(|_| system.spawn(Acker(tx.clone()))).collect();
+        let mut per_worker = [0usize; 2];
+        for (k, a) in actors.iter().enumerate() {
+            let want = if k < m {
+                k
+            } else {
+                let run = (k - m) / 64;
+                run % 2 * (m / 2) + run / 2 % (m / 2)
+            };
+            assert_eq!(a.queue(), want, "{stealing:?}: spawn {k}");
+            assert_eq!(system.queue_of_spawn(k), want);
+            per_worker[system.worker_of_queue(a.queue())] += 1;
         }
+        // 16 + 8 runs of 64 against 16 + 7 runs and a half.
+        assert_eq!(per_worker, [528, 496], "{stealing:?}");
+        for a in &actors {
+            a.send(()).unwrap();
+        }
+        for _ in 0..n {
+            rx.recv().unwrap();
+        }
+        for a in &actors {
+            a.send(actorium::DeleteMsg).unwrap();
+        }
+        drop(actors);
+        system.stop();
     });
 }
 

@@ -601,12 +601,8 @@ pub(crate) fn spawn_queue(k: usize, m: usize, w: usize) -> usize {
         return k;
     }
     let run = (k - m) / SPAWN_RUN;
-    let (worker, turn) = (run % w, run / w);
-    // Worker `worker`'s range in `ranges::partition(m, w)`.
-    let (base, extra) = (m / w, m % w);
-    let start = worker * base + worker.min(extra);
-    let len = base + usize::from(worker < extra);
-    start + turn % len
+    let range = ranges::range_of(m, w, run % w);
+    range.start + run / w % range.len()
 }
 
 impl Exec for Executor {

@@ -7,16 +7,15 @@ use std::ops::Range;
 /// Splits `queues` slots over `workers` workers.
 pub(crate) fn partition(queues: usize, workers: usize) -> Vec<Range<usize>> {
     assert!(workers > 0 && queues >= workers);
+    (0..workers).map(|i| range_of(queues, workers, i)).collect()
+}
+
+/// Worker `i`'s range in [`partition`]`(queues, workers)`, without building the others.
+#[inline]
+pub(crate) fn range_of(queues: usize, workers: usize, i: usize) -> Range<usize> {
     let (base, extra) = (queues / workers, queues % workers);
-    let mut start = 0;
-    (0..workers)
-        .map(|i| {
-            let len = base + usize::from(i < extra);
-            let r = start..start + len;
-            start += len;
-            r
-        })
-        .collect()
+    let start = i * base + i.min(extra);
+    start..start + base + usize::from(i < extra)
 }
 
 /// The worker whose range (in `ranges`, ordered and contiguous) holds `slot`.
