@@ -53,6 +53,9 @@ pub(crate) struct WorkQueue {
     pub(crate) id: usize,
     lock: SpinLock,
     being_processed: AtomicBool,
+    /// Its owner holds it off (placement rule 7): thieves leave it (a hint, written only by
+    /// the worker that visits the queue, at the end of each visit, and when the hold ends).
+    held: AtomicBool,
     /// The live-actor list; guarded by `lock`.
     actors: ActorList,
 }
@@ -76,6 +79,7 @@ impl WorkQueue {
             lock: SpinLock::new(),
             count: AtomicUsize::new(0),
             being_processed: AtomicBool::new(false),
+            held: AtomicBool::new(false),
             owner: AtomicUsize::new(owner),
             buf: UnsafeCell::new(CopyQueue::new()),
             actors: ActorList::new(),
@@ -103,6 +107,20 @@ impl WorkQueue {
     #[inline]
     pub(crate) fn looks_empty(&self) -> bool {
         self.count.load(Ordering::Relaxed) == 0
+    }
+
+    /// Whether its owner holds it off (placement rule 7; a hint for thieves).
+    #[inline]
+    pub(crate) fn looks_held(&self) -> bool {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Marks the queue held off by its owner, or no longer (only when that changes).
+    #[inline]
+    pub(crate) fn set_held(&self, held: bool) {
+        if self.held.load(Ordering::Relaxed) != held {
+            self.held.store(held, Ordering::Relaxed);
+        }
     }
 
     #[inline]

@@ -120,56 +120,89 @@ fn follow_set(to: usize) -> usize {
 /// for it, is gulped once it holds this many envelopes (or see [`HOLD_MAX`], [`HOLD_LOOK`]).
 const HOLD_BATCH: usize = 256;
 
-/// The longest a worker holds off such a queue (about one wake-up's worth here, the cost of
-/// the hand-offs it saves: each gulp of a few envelopes cost the sender a cache miss on the
-/// queue it was filling).
-const HOLD_MAX: Duration = Duration::from_micros(10);
+/// The longest a worker holds off such a queue while its mail keeps growing. Each gulp of a
+/// few envelopes costs the sender a cache miss on the queue it is filling; a stream sent to
+/// many queues fills each slowly (`fork-join-throughput`: one envelope every 1.3 µs per
+/// queue), so a hold of one wake-up's worth (10 µs, until session 30) gulped 8-11 at a time.
+const HOLD_MAX: Duration = Duration::from_micros(200);
+
+/// The longest interval between two looks at a held queue (about one wake-up's worth here):
+/// however long the hold, a stalled queue is gulped within this of its last growth plus
+/// [`HOLD_STALL`].
+const HOLD_LOOK_MAX: Duration = Duration::from_micros(10);
 
 /// The first interval between the holding worker's looks at the queue's length (doubling after
-/// each look: the looks read the line the sender writes). A look that finds no new mail ends
-/// the hold: the sender stopped, or is waiting after all.
+/// each look, up to [`HOLD_LOOK_MAX`]: the looks read the line the sender writes).
 const HOLD_LOOK: Duration = Duration::from_nanos(250);
 
-/// A queue held off by rule 7: which, since when, the last look (when, and the length seen).
+/// A queue whose last this many visits handed nothing off is a sink: mail found in it, even
+/// without a re-gulp, came from senders that do not wait for it, and it is held off too. A
+/// hold delays a reply that a later visit makes by up to a look interval; over this many
+/// visits that is less than the gulps it saves.
+const SINK_VISITS: u8 = 16;
+
+/// A held queue whose length has not grown for this long (seen at a look) is gulped: its
+/// sender stopped, or waits after all. Longer than one look's 250 ns, so that a stream that
+/// fills a queue every microsecond or so is not taken for a stalled one.
+const HOLD_STALL: Duration = Duration::from_micros(2);
+
+/// A queue held off by rule 7: since when, the last look (when, and the length seen), and when
+/// a look last saw it grow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Hold {
-    queue: usize,
     since: Instant,
     looked: Instant,
     len: usize,
+    grew: Instant,
 }
 
 impl Hold {
-    fn new(queue: usize, now: Instant, len: usize) -> Self {
+    fn new(now: Instant, len: usize) -> Self {
         Self {
-            queue,
             since: now,
             looked: now,
             len,
+            grew: now,
         }
     }
 
     /// The hold at `now`: itself until the next look is due (the interval since the last one
-    /// doubles, from [`HOLD_LOOK`], and the last look is at [`HOLD_MAX`]); at a look, `len()`
-    /// is read and the hold ends (`None`) once the queue holds [`HOLD_BATCH`] envelopes, got
-    /// none since the last look (its sender stopped, or waits after all), or was held for
-    /// [`HOLD_MAX`].
+    /// doubles, from [`HOLD_LOOK`] up to [`HOLD_LOOK_MAX`], and the last look is at
+    /// [`HOLD_MAX`]); at a look, `len()` is read and the hold ends (`None`) once the queue
+    /// holds [`HOLD_BATCH`] envelopes, has not grown for [`HOLD_STALL`] (its sender stopped,
+    /// or waits after all), or was held for [`HOLD_MAX`].
     fn next(self, now: Instant, len: impl FnOnce() -> usize) -> Option<Self> {
-        let interval = self.looked.duration_since(self.since).max(HOLD_LOOK);
+        let interval = self
+            .looked
+            .duration_since(self.since)
+            .clamp(HOLD_LOOK, HOLD_LOOK_MAX);
         let due = (self.looked + interval).min(self.since + HOLD_MAX);
         if now < due {
             return Some(self);
         }
         let len = len();
-        if len >= HOLD_BATCH || len <= self.len || now.duration_since(self.since) >= HOLD_MAX {
+        let grew = if len > self.len { now } else { self.grew };
+        if len >= HOLD_BATCH
+            || now.duration_since(grew) >= HOLD_STALL
+            || now.duration_since(self.since) >= HOLD_MAX
+        {
             return None;
         }
         Some(Self {
             looked: now,
             len,
+            grew,
             ..self
         })
     }
+}
+
+/// Rule 7's choice at the end of a visit that handed nothing off: hold the queue off if mail
+/// kept arriving during the visit (`streamed`), or if the queue is a sink (its last
+/// [`SINK_VISITS`] visits, this one included, handed nothing off: `unwaited_visits`) and
+/// mail had gathered for this one (a first gulp of `first >= 2` envelopes).
+fn hold_after(streamed: bool, unwaited_visits: u8, first: usize) -> bool {
+    streamed || (unwaited_visits >= SINK_VISITS && first >= 2)
 }
 
 /// A worker of this executor, as the runtime runs it.
@@ -209,8 +242,13 @@ pub(crate) struct Local {
     seen_ran: Box<[Cell<(u64, Instant)>]>,
     /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
     watching: Cell<bool>,
-    /// The queue this worker holds off until its batch has grown (placement rule 7).
-    hold: Cell<Option<Hold>>,
+    /// The queues this worker holds off until their batches have grown (placement rule 7),
+    /// indexed by queue.
+    holds: Box<[Cell<Option<Hold>>]>,
+    /// Whether a hold may have started since `before_tasks` last cleared them all.
+    holding: Cell<bool>,
+    /// Per queue, its visits in a row (up to [`SINK_VISITS`]) that handed nothing off.
+    unwaited_visits: Box<[Cell<u8>]>,
 }
 
 /// The worker of `exec` running on this thread, if any.
@@ -385,7 +423,9 @@ impl Unit for Executor {
                 .collect(),
             rescue_wait: Cell::new(RESCUE_WAIT_FIRST),
             watching: Cell::new(false),
-            hold: Cell::new(None),
+            holds: (0..self.queues.len()).map(|_| Cell::new(None)).collect(),
+            holding: Cell::new(false),
+            unwaited_visits: (0..self.queues.len()).map(|_| Cell::new(0)).collect(),
             ran: Cell::new(0),
             split_seen: Cell::new(None),
             seen_ran: (0..self.pool.capacity())
@@ -544,7 +584,13 @@ impl Unit for Executor {
         self.stop_watching(&me.local);
         // A held queue (rule 7) waits for the tasks like any other queue of this worker;
         // after them, it is gulped at once.
-        me.local.hold.set(None);
+        if me.local.holding.replace(false) {
+            for (id, h) in me.local.holds.iter().enumerate() {
+                if h.take().is_some() {
+                    self.queues[id].set_held(false);
+                }
+            }
+        }
     }
 
     /// Each worker needs a queue: at most M workers (M stays fixed: an actor's ticket changes
@@ -728,7 +774,7 @@ impl Executor {
 
     /// The slot of the queue a thief takes from a victim whose range is `vr`, scanning it
     /// once from position `start`: the first one that is not being processed and holds at least `min`
-    /// envelopes. Unless this is a rescue (`min` below [`MIN_STEAL`]), the victim must keep
+    /// envelopes (and, unless this is a rescue, that its owner does not hold off: rule 7). Unless this is a rescue (`min` below [`MIN_STEAL`]), the victim must keep
     /// other work: a visit under way, or another queue with mail (placement rule 6). Taking a
     /// victim's only work gains no parallelism: it would idle while the thief runs what it
     /// would have run, after the queue's actors moved caches (a hub and its clients in one
@@ -745,8 +791,11 @@ impl Executor {
         (0..vr.len())
             .map(|k| vr.start + (start + k) % vr.len())
             .find(|&s| {
-                self.slot(s)
-                    .is_some_and(|q| !q.looks_processed() && q.len_hint() >= min)
+                self.slot(s).is_some_and(|q| {
+                    !q.looks_processed()
+                        && q.len_hint() >= min
+                        && (min < MIN_STEAL || !q.looks_held())
+                })
             })
             .filter(|&c| min < MIN_STEAL || vr.clone().any(|s| s != c && busy(s)))
     }
@@ -1065,19 +1114,21 @@ impl Executor {
     /// length is read: a holding worker reads the line the sender writes only at its looks.
     #[inline(always)]
     fn holds(&self, me: &InvWorker<'_>, q: &WorkQueue) -> bool {
-        match me.local.hold.get() {
-            Some(h) if h.queue == q.id => self.still_holds(me, q, h),
-            _ => false,
+        match me.local.holds[q.id].get() {
+            Some(h) => self.still_holds(me, q, h),
+            None => false,
         }
     }
 
-    /// The rest of [`Self::holds`]: at each look (the interval doubling from [`HOLD_LOOK`]),
-    /// the hold ends once the queue holds [`HOLD_BATCH`] envelopes, got none since the last
-    /// look (its sender stopped, or waits), or was held for [`HOLD_MAX`].
+    /// The rest of [`Self::holds`]: [`Hold::next`], and the queue's `held` mark cleared when
+    /// the hold ends.
     #[inline(never)]
     fn still_holds(&self, me: &InvWorker<'_>, q: &WorkQueue, h: Hold) -> bool {
         let next = h.next(Instant::now(), || q.len_hint());
-        me.local.hold.set(next);
+        me.local.holds[q.id].set(next);
+        if next.is_none() {
+            q.set_held(false);
+        }
         next.is_some()
     }
 
@@ -1099,7 +1150,10 @@ impl Executor {
     /// reply that wakes a waiter) and every send to `q` took the local path, mail in
     /// `q`'s shared part came from other threads that do not wait for this visit. A re-gulp
     /// of fewer than [`HOLD_BATCH`] envelopes then ends the visit instead, and the worker
-    /// holds `q` off (see [`Self::holds`]) so that its next batch is larger.
+    /// holds `q` off (see [`Self::holds`]) so that its next batch is larger. So does a visit
+    /// of a sink (a queue whose last [`SINK_VISITS`] visits handed nothing off) that found
+    /// mail gathered ([`hold_after`]). Each queue has its own hold; a held queue is marked
+    /// for thieves, who leave it to its owner (rescues aside).
     fn visit(&self, me: &InvWorker<'_>, q: &WorkQueue) -> usize {
         let l = &me.local;
         // SAFETY: no behaviour is running, so nothing else borrows the batch; each borrow
@@ -1160,16 +1214,25 @@ impl Executor {
         l.current.set(NO_QUEUE);
         q.done_processing();
         self.end_visit(me);
-        let held = (streamed && unwaited())
+        let runs = &l.unwaited_visits[q.id];
+        runs.set(if unwaited() {
+            (runs.get() + 1).min(SINK_VISITS)
+        } else {
+            0
+        });
+        let held = (unwaited() && hold_after(streamed, runs.get(), first))
             .then(|| q.len_hint())
             .filter(|&len| len < HOLD_BATCH);
         if let Some(len) = held {
-            l.hold.set(Some(Hold::new(q.id, Instant::now(), len)));
+            l.holds[q.id].set(Some(Hold::new(Instant::now(), len)));
+            l.holding.set(true);
+            q.set_held(true);
             if me.counters().is_some() {
                 self.pool.data(me.index).busy.holds.bump(1);
             }
-        } else if l.hold.get().is_some_and(|h| h.queue == q.id) {
-            l.hold.set(None);
+        } else {
+            l.holds[q.id].set(None);
+            q.set_held(false);
         }
         if let Some(c) = me.counters() {
             c.gulps.bump(gulps);
@@ -1308,41 +1371,67 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_is_held_after_a_stream_or_as_a_sink_with_gathered_mail() {
+        assert!(
+            hold_after(true, 1, 1),
+            "mail kept arriving during the visit"
+        );
+        assert!(hold_after(true, 0, 0));
+        assert!(hold_after(false, SINK_VISITS, 2), "a sink, mail gathered");
+        assert!(
+            !hold_after(false, SINK_VISITS, 1),
+            "a sink sent one message at a time"
+        );
+        assert!(
+            !hold_after(false, SINK_VISITS - 1, 64),
+            "not yet known as a sink"
+        );
+    }
+
+    #[test]
     fn a_hold_ends_at_a_full_batch_a_stalled_queue_or_its_time_limit() {
         let t0 = Instant::now();
         let at = |ns: u64| t0 + Duration::from_nanos(ns);
-        let look = HOLD_LOOK.as_nanos() as u64;
-        let h = Hold::new(3, t0, 10);
+        let ns = |d: Duration| d.as_nanos() as u64;
+        let look = ns(HOLD_LOOK);
+        let h = Hold::new(t0, 10);
         // Before the first look, the queue's length is not read.
         let unread = || -> usize { panic!("read before the look was due") };
         assert_eq!(h.next(at(look - 1), unread), Some(h));
         // A look that finds the queue growing holds on; the next look comes twice as late.
         let h1 = h.next(at(look), || 20).expect("still growing");
-        assert_eq!((h1.looked, h1.len), (at(look), 20));
+        assert_eq!((h1.looked, h1.len, h1.grew), (at(look), 20, at(look)));
         assert_eq!(h1.next(at(2 * look - 1), unread), Some(h1));
         let h2 = h1.next(at(2 * look), || 40).expect("still growing");
         assert_eq!(h2.next(at(4 * look - 1), unread), Some(h2));
-        // The ends: no new mail since the last look, a full batch, the time limit.
-        assert_eq!(h2.next(at(4 * look), || 40), None, "stalled");
+        // No new mail at a look: held on while the last growth is recent, ended once it is
+        // HOLD_STALL old (the sender stopped, or waits).
+        let h3 = h2.next(at(4 * look), || 40).expect("stalled only briefly");
+        assert_eq!(h3.grew, at(2 * look));
+        let stall = 2 * look + ns(HOLD_STALL);
+        assert!(h3.next(at(stall - 1), || 40).is_some());
+        assert_eq!(h3.next(at(stall), || 40), None, "stalled");
+        // A full batch ends it at any look.
         assert_eq!(h2.next(at(4 * look), || HOLD_BATCH), None, "a full batch");
-        let late = at(HOLD_MAX.as_nanos() as u64);
-        let h3 = Hold::new(3, t0, 10).next(at(look), || 11).unwrap();
-        assert!(h3.next(late, || 12).is_none(), "held for HOLD_MAX");
-        assert!(h3.next(late - Duration::from_nanos(1), || 12).is_some());
-        // However far the doubling got, the last look is due at HOLD_MAX.
-        let mut h4 = Hold::new(3, t0, 0);
+        // However long the hold, looks come at least every HOLD_LOOK_MAX.
+        let mut h4 = Hold::new(t0, 0);
+        let mut now = 0;
         let mut len = 0;
-        while let Some(h) = h4.next(late - Duration::from_nanos(1), || {
+        while now + ns(HOLD_LOOK_MAX) < ns(HOLD_MAX) {
+            now += ns(HOLD_LOOK_MAX);
             len += 1;
-            len
-        }) {
-            if h == h4 {
-                break;
-            }
-            h4 = h;
+            let next = h4.next(at(now), || len).expect("growing, under HOLD_MAX");
+            assert_eq!(
+                next.looked,
+                at(now),
+                "a look at most HOLD_LOOK_MAX after the last"
+            );
+            h4 = next;
         }
+        // The time limit ends it, growing or not; the last look is due at HOLD_MAX.
+        let late = at(ns(HOLD_MAX));
         assert_eq!(h4.next(late - Duration::from_nanos(1), unread), Some(h4));
-        assert_eq!(h4.next(late, || len + 1), None);
+        assert_eq!(h4.next(late, || len + 1), None, "held for HOLD_MAX");
     }
 
     unsafe fn run(_: *const (), _: *mut Payload, _: WorkerRef<'_>) {
@@ -1404,6 +1493,22 @@ mod tests {
         fill(1);
         assert_eq!(e.candidate(e.range(0), 0, MIN_STEAL), Some(0));
         assert_eq!(e.candidate(e.range(0), 1, MIN_STEAL), Some(1));
+        // A queue its owner holds off (rule 7) is left to it; a rescue may still take it.
+        e.slot(0).unwrap().set_held(true);
+        assert_eq!(
+            e.candidate(e.range(0), 0, MIN_STEAL),
+            Some(1),
+            "not the held one"
+        );
+        e.slot(1).unwrap().set_held(true);
+        assert_eq!(e.candidate(e.range(0), 0, MIN_STEAL), None, "both held");
+        assert_eq!(
+            e.candidate(e.range(0), 0, 1),
+            Some(0),
+            "a rescue takes held mail"
+        );
+        e.slot(0).unwrap().set_held(false);
+        e.slot(1).unwrap().set_held(false);
         // A visit under way (queue 1 being processed) is other work.
         let mut batch = crate::core::copy_queue::CopyQueue::new();
         assert!(matches!(
