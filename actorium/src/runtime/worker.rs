@@ -58,6 +58,10 @@ pub(crate) enum Turn {
     /// It found no work, and did its own idling (a policy that polls and sleeps in its
     /// `dequeue`): the loop looks for tasks, then calls again at once.
     Nothing,
+    /// It found no work to run now, but holds some back that will be ready within
+    /// microseconds (the message-centric executor's rule 7): idle for the unit's own
+    /// decisions ([`Idleness`]), but the loop spins instead of searching and sleeping.
+    Holding,
     /// The worker must end.
     Exit,
 }
@@ -303,7 +307,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
                 continue;
             }
         }
-        if turn != Turn::Idle {
+        if turn != Turn::Idle && turn != Turn::Holding {
             idle.reset();
             continue;
         }
@@ -324,7 +328,10 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         } else {
             idle.passes % CLOCK_EVERY != 0 || since.elapsed() < window
         };
-        if spin {
+        // A unit holding work back spins through it: a search would take the held queues'
+        // locks (the lines their senders write) and find them non-empty, and the hold ends by
+        // itself within microseconds.
+        if spin || turn == Turn::Holding {
             if idle.passes % YIELD_EVERY == 0 {
                 // Let a worker that shares our CPU run: it may be the one about to hand us
                 // work (measured on a 10k-hop ring when the kernel co-locates both workers:

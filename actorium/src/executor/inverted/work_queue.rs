@@ -53,8 +53,9 @@ pub(crate) struct WorkQueue {
     pub(crate) id: usize,
     lock: SpinLock,
     being_processed: AtomicBool,
-    /// Its owner holds it off (placement rule 7): thieves leave it (a hint, written only by
-    /// the worker that visits the queue, at the end of each visit, and when the hold ends).
+    /// Its owner holds it off (placement rule 7): thieves leave it, rescues aside (a hint: set
+    /// and cleared by the owner at the end of each visit and when the hold ends, cleared when
+    /// the queue changes owner, by a steal or a resize).
     held: AtomicBool,
     /// The live-actor list; guarded by `lock`.
     actors: ActorList,

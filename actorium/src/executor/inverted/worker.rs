@@ -127,8 +127,9 @@ const HOLD_BATCH: usize = 256;
 const HOLD_MAX: Duration = Duration::from_micros(200);
 
 /// The longest interval between two looks at a held queue (about one wake-up's worth here):
-/// however long the hold, a stalled queue is gulped within this of its last growth plus
-/// [`HOLD_STALL`].
+/// however long the hold, a queue whose sender stopped is gulped within [`HOLD_STALL`] plus
+/// about two of these after its last envelope (the look that first sees it still may come an
+/// interval after it stopped, and the look that ends the hold one more after that).
 const HOLD_LOOK_MAX: Duration = Duration::from_micros(10);
 
 /// The first interval between the holding worker's looks at the queue's length (doubling after
@@ -137,8 +138,8 @@ const HOLD_LOOK: Duration = Duration::from_nanos(250);
 
 /// A queue whose last this many visits handed nothing off is a sink: mail found in it, even
 /// without a re-gulp, came from senders that do not wait for it, and it is held off too. A
-/// hold delays a reply that a later visit makes by up to a look interval; over this many
-/// visits that is less than the gulps it saves.
+/// hold delays a reply that a later visit makes by up to [`HOLD_STALL`] plus two look
+/// intervals (about 22 µs); over this many visits that is less than the gulps it saves.
 const SINK_VISITS: u8 = 16;
 
 /// A held queue whose length has not grown for this long (seen at a look) is gulped: its
@@ -477,19 +478,23 @@ impl Unit for Executor {
         // Two consecutive passes over the range without work (the seed's 2 × range empty
         // queues), idle for at least STEAL_AFTER (or, for a worker that learned not to spin
         // and was woken with nothing to do, right away: its last chance): try to steal.
-        // (A worker holding a queue off, rule 7, has work: it steals nothing meanwhile.)
+        // (A worker holding a queue off, rule 7, has work: it steals nothing meanwhile, but
+        // still rescues mail stuck behind another worker's long behaviour, rule 3.)
         if self.stealing != QueueStealing::None
-            && !holding
             && idle.passes % 2 == 1
             && (idle.last_chance() || idle.longer_than(STEAL_AFTER))
             && self.pool.len() > 1
-            && self.steal(me)
+            && self.steal(me, holding)
         {
             me.local.rescue_wait.set(RESCUE_WAIT_FIRST);
             self.stop_watching(&me.local);
             return Turn::Worked;
         }
-        Turn::Idle
+        if holding {
+            Turn::Holding
+        } else {
+            Turn::Idle
+        }
     }
 
     /// The idle worker's exhaustive search: takes each owned queue's lock, so it is ordered
@@ -586,7 +591,8 @@ impl Unit for Executor {
         // after them, it is gulped at once.
         if me.local.holding.replace(false) {
             for (id, h) in me.local.holds.iter().enumerate() {
-                if h.take().is_some() {
+                // (A queue that moved away since is its new owner's to mark.)
+                if h.take().is_some() && self.queues[id].owner() == me.index {
                     self.queues[id].set_held(false);
                 }
             }
@@ -623,6 +629,7 @@ impl Unit for Executor {
             for s in r.clone() {
                 let q = self.slot(s).expect("no swap runs during a resize");
                 q.set_owner(w);
+                q.set_held(false);
             }
         }
     }
@@ -655,12 +662,17 @@ struct Owners {
 impl Moves<WorkQueue> for Owners {
     fn to_victim(&self, q: *mut WorkQueue) {
         // SAFETY: slot pointers always point into the executor's queues.
-        unsafe { (*q).set_owner(self.victim) }
+        let q = unsafe { &*q };
+        q.set_owner(self.victim);
+        // Its old owner's hold (rule 7) is not its new owner's.
+        q.set_held(false);
     }
 
     fn to_thief(&self, q: *mut WorkQueue) {
         // SAFETY: as above.
-        unsafe { (*q).set_owner(self.thief) }
+        let q = unsafe { &*q };
+        q.set_owner(self.thief);
+        q.set_held(false);
     }
 }
 
@@ -720,11 +732,12 @@ thread_local! {
 
 impl Executor {
     /// One steal attempt (seed 002, "Stealing Mechanism"): choose a victim by the heuristic,
-    /// scan its range once
-    /// from a random index for a candidate queue (non-null, not being processed, holding at
-    /// least [`MIN_STEAL`] envelopes), and try one wait-free swap with a random slot of our own
-    /// range. Returns whether a queue was stolen.
-    fn steal(&self, me: &InvWorker<'_>) -> bool {
+    /// scan its range once from a random index for a candidate queue (non-null, not being
+    /// processed, holding at least [`MIN_STEAL`] envelopes, not held off by its owner; or, in a
+    /// rescue, any with mail: see [`Self::candidate`]), and try one wait-free swap with a random
+    /// slot of our own range. With `rescue_only` (this worker holds a queue off, rule 7), only a
+    /// rescue is tried. Returns whether a queue was stolen.
+    fn steal(&self, me: &InvWorker<'_>, rescue_only: bool) -> bool {
         // Ranges, victims and the swap inside one read section: a resize never sees a queue
         // out of every slot.
         let _section = self.pool.lock.read(me.index);
@@ -734,15 +747,18 @@ impl Executor {
         }
         let thief = me.index;
         let l = &me.local;
-        let counters = me.counters();
-        self.shared.count(counters, |c| &c.steal_attempts);
-        self.stamp_steal(thief);
         let victim = match self.stealing {
             QueueStealing::LongestVictim => self.longest_victim(thief),
             _ => l.random(|r| r.other_than(thief, workers)),
         };
         // A victim stuck in one visit for STUCK_AFTER gives up any queue with mail (rescue).
         let min = if self.stuck(l, victim) { 1 } else { MIN_STEAL };
+        if rescue_only && min >= MIN_STEAL {
+            return false;
+        }
+        let counters = me.counters();
+        self.shared.count(counters, |c| &c.steal_attempts);
+        self.stamp_steal(thief);
         let vr = self.range(victim);
         let start = l.random(|r| r.below(vr.len().max(1)));
         let candidate = self.candidate(vr, start, min);
@@ -773,8 +789,10 @@ impl Executor {
     }
 
     /// The slot of the queue a thief takes from a victim whose range is `vr`, scanning it
-    /// once from position `start`: the first one that is not being processed and holds at least `min`
-    /// envelopes (and, unless this is a rescue, that its owner does not hold off: rule 7). Unless this is a rescue (`min` below [`MIN_STEAL`]), the victim must keep
+    /// once from position `start`: the first one that is not being processed and holds at
+    /// least `min` envelopes, and, unless this is a rescue (`min` below [`MIN_STEAL`]), that
+    /// its owner does not hold off (rule 7) or that holds a full batch already. Unless this is
+    /// a rescue, the victim must keep
     /// other work: a visit under way, or another queue with mail (placement rule 6). Taking a
     /// victim's only work gains no parallelism: it would idle while the thief runs what it
     /// would have run, after the queue's actors moved caches (a hub and its clients in one
@@ -792,9 +810,10 @@ impl Executor {
             .map(|k| vr.start + (start + k) % vr.len())
             .find(|&s| {
                 self.slot(s).is_some_and(|q| {
+                    let len = q.len_hint();
                     !q.looks_processed()
-                        && q.len_hint() >= min
-                        && (min < MIN_STEAL || !q.looks_held())
+                        && len >= min
+                        && (min < MIN_STEAL || !q.looks_held() || len >= HOLD_BATCH)
                 })
             })
             .filter(|&c| min < MIN_STEAL || vr.clone().any(|s| s != c && busy(s)))
@@ -1409,7 +1428,14 @@ mod tests {
         let h3 = h2.next(at(4 * look), || 40).expect("stalled only briefly");
         assert_eq!(h3.grew, at(2 * look));
         let stall = 2 * look + ns(HOLD_STALL);
-        assert!(h3.next(at(stall - 1), || 40).is_some());
+        let h3b = h3
+            .next(at(stall - 1), || 40)
+            .expect("not still for HOLD_STALL yet");
+        assert_eq!(
+            h3b.looked,
+            at(stall - 1),
+            "a look, not one skipped as not yet due"
+        );
         assert_eq!(h3.next(at(stall), || 40), None, "stalled");
         // A full batch ends it at any look.
         assert_eq!(h2.next(at(4 * look), || HOLD_BATCH), None, "a full batch");
@@ -1417,7 +1443,7 @@ mod tests {
         let mut h4 = Hold::new(t0, 0);
         let mut now = 0;
         let mut len = 0;
-        while now + ns(HOLD_LOOK_MAX) < ns(HOLD_MAX) {
+        while now + 2 * ns(HOLD_LOOK_MAX) < ns(HOLD_MAX) {
             now += ns(HOLD_LOOK_MAX);
             len += 1;
             let next = h4.next(at(now), || len).expect("growing, under HOLD_MAX");
@@ -1428,10 +1454,17 @@ mod tests {
             );
             h4 = next;
         }
-        // The time limit ends it, growing or not; the last look is due at HOLD_MAX.
+        // The time limit ends it, growing or not, at a look due at HOLD_MAX even when the
+        // interval since the last look would put it later.
         let late = at(ns(HOLD_MAX));
-        assert_eq!(h4.next(late - Duration::from_nanos(1), unread), Some(h4));
-        assert_eq!(h4.next(late, || len + 1), None, "held for HOLD_MAX");
+        let off = late - Duration::from_nanos(ns(HOLD_LOOK_MAX) * 7 / 10);
+        let off_grid = h4.next(off, || len + 1).expect("growing, under HOLD_MAX");
+        assert_eq!(off_grid.looked, off, "a look off the 10 µs grid");
+        assert_eq!(
+            off_grid.next(late - Duration::from_nanos(1), unread),
+            Some(off_grid)
+        );
+        assert_eq!(off_grid.next(late, || len + 2), None, "held for HOLD_MAX");
     }
 
     unsafe fn run(_: *const (), _: *mut Payload, _: WorkerRef<'_>) {
