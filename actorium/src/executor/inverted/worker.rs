@@ -1233,13 +1233,14 @@ impl Executor {
         l.current.set(NO_QUEUE);
         q.done_processing();
         self.end_visit(me);
+        let unwaited = unwaited();
         let runs = &l.unwaited_visits[q.id];
-        runs.set(if unwaited() {
+        runs.set(if unwaited {
             (runs.get() + 1).min(SINK_VISITS)
         } else {
             0
         });
-        let held = (unwaited() && hold_after(streamed, runs.get(), first))
+        let held = (unwaited && hold_after(streamed, runs.get(), first))
             .then(|| q.len_hint())
             .filter(|&len| len < HOLD_BATCH);
         if let Some(len) = held {
