@@ -143,6 +143,114 @@ fn smoke_add_remove_with_messages() {
     }
 }
 
+// ---- A removal does not wait for a whole batch -------------------------------------------------
+
+/// An open-once gate (the tests wait on gates, never on time).
+#[derive(Default)]
+struct Gate(AtomicBool);
+impl Gate {
+    fn open(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+    fn wait(&self) {
+        while !self.0.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
+    }
+}
+
+/// Checks that its messages come in order; its first behaviour waits at `go`, and behaviours
+/// on any other thread than the first one's wait at `elsewhere`.
+struct Batched {
+    first: Option<thread::ThreadId>,
+    started: Arc<AtomicBool>,
+    go: Arc<Gate>,
+    elsewhere: Arc<Gate>,
+    ran: Arc<AtomicU64>,
+    next: u64,
+}
+impl Actor for Batched {}
+impl Receive<u64> for Batched {
+    fn receive(&mut self, seq: u64, _: &mut Context<'_, Self>) -> Allocation {
+        let here = thread::current().id();
+        match self.first {
+            None => {
+                self.first = Some(here);
+                self.started.store(true, Ordering::Release);
+                self.go.wait();
+            }
+            Some(t) if t != here => self.elsewhere.wait(),
+            Some(_) => {}
+        }
+        assert_eq!(seq, self.next, "FIFO order broken");
+        self.next += 1;
+        self.ran.fetch_add(1, Ordering::Release);
+        Allocation::Nodelete
+    }
+}
+
+/// A worker removed while its batch holds thousands of envelopes leaves within a few of them:
+/// the rest goes back to the front of its queue, and the queue's new owner runs it, in order.
+/// (The removal used to wait for the whole batch, and under a flood of sends a batch grew to
+/// millions while the resize waited: the stress test below hung so.) Deterministic: the
+/// batch's behaviours run freely on the removed worker's thread and wait at a gate on any
+/// other, so without the hand-back all of them have run when the removal returns.
+#[test]
+fn a_removed_worker_hands_back_the_rest_of_its_batch() {
+    const N: u64 = 20_000;
+    for stealing in [QueueStealing::None, QueueStealing::LongestVictim] {
+        watchdog(120, move || {
+            // One queue per worker: the first two actors spawned from outside get one each.
+            let system = ActorSystem::builder()
+                .workers(2)
+                .queues(2)
+                .queue_stealing(stealing)
+                .build()
+                .unwrap();
+            let (go, elsewhere) = (Arc::new(Gate::default()), Arc::new(Gate::default()));
+            let spawn = || {
+                let ran = Arc::new(AtomicU64::new(0));
+                let started = Arc::new(AtomicBool::new(false));
+                let a = system.spawn(Batched {
+                    first: None,
+                    started: started.clone(),
+                    go: go.clone(),
+                    elsewhere: elsewhere.clone(),
+                    ran: ran.clone(),
+                    next: 0,
+                });
+                (a, ran, started)
+            };
+            let _on_worker_0 = spawn();
+            let (a, ran, started) = spawn(); // queue 1: worker 1's, the one removed below
+            a.send(0).unwrap();
+            common::wait_for(60, "the first behaviour", || {
+                started.load(Ordering::Acquire)
+            });
+            // Queued behind the waiting behaviour: gulped as one batch once it returns.
+            for seq in 1..=N {
+                a.send(seq).unwrap();
+            }
+            let h = system.handle();
+            let removal = thread::spawn(move || h.remove_workers(1).unwrap());
+            common::wait_for(60, "the removal", || system.workers() == 1);
+            go.open();
+            assert_eq!(removal.join().unwrap(), 1);
+            let by_then = ran.load(Ordering::Acquire);
+            assert!(
+                by_then < N / 2,
+                "{stealing:?}: the removal waited for {by_then} of {} behaviours",
+                N + 1
+            );
+            elsewhere.open();
+            common::wait_for(60, "the rest, run by worker 0", || {
+                ran.load(Ordering::Acquire) == N + 1
+            });
+            drop(system); // (the actors never end: `stop` would wait for them)
+        });
+    }
+}
+
 // ---- The stress test: a million messages while another thread resizes -------------------------
 
 /// Resizes made so far by [`resizer`]s (each test's workload runs until enough were made).

@@ -21,9 +21,11 @@
 //!   instead (handing the rest back to the front of the queue) was measured 30 % slower on the
 //!   saturated `executor` workload (0.38 s against 0.30 s, 2 workers, median of 5), because
 //!   each hand-back copies what was sent to the queue meanwhile behind the rest.
-//! - **Prompt abort.** A dropped system is noticed every [`ABORT_CHECK`] envelopes, also in
-//!   the middle of a batch; the rest of the batch goes back to the front of its queue
-//!   ([`WorkQueue::give_back`]) for shutdown to dispose of.
+//! - **Prompt abort and removal.** A dropped system, or a resize that removed this worker, is
+//!   noticed every [`ABORT_CHECK`] envelopes, also in the middle of a batch; the rest of the
+//!   batch goes back to the front of its queue ([`WorkQueue::give_back`]), for shutdown to
+//!   dispose of or for the queue's new owner (woken for it). A removal so waits for at most
+//!   [`ABORT_CHECK`] envelopes, not for a whole batch, which under a flood can be millions.
 
 use super::swap::{try_swap, Moves};
 use super::work_queue::{self, Gulp, WorkQueue};
@@ -73,6 +75,12 @@ const WAKE_THIEF_BACKLOG: usize = 16;
 /// parent; see `README.md`, "Placement"). A few hand-offs' worth (waking a worker costs about
 /// 12 µs here), so a conversation that runs fine on one worker is not split for a hiccup.
 pub(crate) const STUCK_AFTER: Duration = Duration::from_micros(50);
+
+/// Envelopes a split (placement rule 4) looks at to choose the actors that move: those with
+/// mail among the first this many of the held batch and then the queue's shared part. Bounds
+/// the time the queue's lock is held for the choice; the moves themselves are one pass over
+/// what the batch and the queue hold.
+const SPLIT_SCAN: usize = 4 * VISIT_BUDGET as usize;
 
 /// The first time limit of an idle worker's sleep while another worker's queues hold mail
 /// behind a visit (so that it looks for a stuck visit again); doubled after each such sleep
@@ -462,6 +470,10 @@ impl Unit for Executor {
                     let n = self.visit(me, q);
                     busy_queues += u32::from(n > 0);
                     backlogged += u32::from(n >= WAKE_THIEF_BACKLOG);
+                    if n > 0 && !self.pool.is_active(me.index) {
+                        // Removed: the rest of the range is no longer this worker's.
+                        break;
+                    }
                 }
                 _ => {}
             }
@@ -905,36 +917,33 @@ impl Executor {
         };
         let q = &self.queues[cur];
         let g = q.lock();
-        // (Sorted, for the look-ups below: O(n log n) in what the queue holds.)
-        let mut movers: Vec<*const ()> = batch
+        // The actors with mail among the first SPLIT_SCAN envelopes (batch first), in the
+        // order of their first one: the look is bounded, whatever the queue holds (sorting
+        // every envelope's target, as this once did, held the lock for seconds over a backlog
+        // of millions, and a resize and every sender waited on it).
+        let mut seen = std::collections::HashSet::new();
+        let mut order: Vec<*const ()> = batch
             .targets()
             .chain(g.targets())
-            .filter(|&t| t != running)
+            .take(SPLIT_SCAN)
+            .filter(|&t| t != running && seen.insert(t))
             .collect();
-        movers.sort_unstable();
-        movers.dedup();
-        movers.retain(|&t| {
+        order.retain(|&t| {
             // SAFETY: envelopes in a work queue target cells kept alive by the system's
             // reference, and a cell starts with its `repr(C)` header.
             let hdr = unsafe { &*t.cast::<Header>() };
             hdr.status() == Status::Alive && hdr.queue() == cur
         });
-        if between && movers.len() > 1 {
-            // Between behaviours this worker goes on with the batch: the actors whose mail
-            // comes later, half of them, move; the others stay (halving, as work stealing
-            // does: the thief that takes them splits its half again when it is asked).
-            let mut first = vec![false; movers.len()];
-            let mut order = Vec::with_capacity(movers.len());
-            for t in batch.targets().chain(g.targets()) {
-                if let Ok(k) = movers.binary_search(&t) {
-                    if !std::mem::replace(&mut first[k], true) {
-                        order.push(t);
-                    }
-                }
-            }
-            movers = order.split_off(order.len() / 2);
-            movers.sort_unstable();
-        }
+        // Between behaviours this worker goes on with the batch: the actors whose mail comes
+        // later, half of them, move; the others stay (halving, as work stealing does: the
+        // thief that takes them splits its half again when it is asked).
+        let mut movers = if between && order.len() > 1 {
+            order.split_off(order.len() / 2)
+        } else {
+            order
+        };
+        // (Sorted, for the look-ups of the moves below.)
+        movers.sort_unstable();
         if movers.is_empty() {
             return;
         }
@@ -1163,7 +1172,8 @@ impl Executor {
 
     /// Gulps `q` and processes it, re-gulping while it has messages and fewer than
     /// [`VISIT_BUDGET`] envelopes have run (each batch runs whole; see the module docs). On
-    /// abort, hands back what is left. Returns the size of the first gulp (0: nothing was done).
+    /// abort or removal, hands back what is left. Returns the size of the first gulp (0:
+    /// nothing was done).
     ///
     /// Placement rule 7: while the visit hands nothing off (no message into another queue, no
     /// reply that wakes a waiter) and every send to `q` took the local path, mail in
@@ -1197,6 +1207,7 @@ impl Executor {
         // Nobody waits for this visit, and mail in `q`'s shared part came from elsewhere.
         let unwaited = || self.placing && l.budget.get() > 0 && rt::handoffs() == handoffs;
         let mut streamed = false;
+        let mut gave_back = false;
         let mut gulps = u64::from(messages > 0);
         let mut gulped = messages;
         let mut processed = 0;
@@ -1205,9 +1216,12 @@ impl Executor {
             // SAFETY: as above.
             let batch = unsafe { &mut *l.batch.get() };
             if !batch.is_empty() {
-                // The system is being dropped: the rest goes back to the front of the queue,
-                // before `being_processed` is cleared, for shutdown to dispose of.
+                // The system is being dropped, or this worker was removed: the rest goes back
+                // to the front of the queue, before `being_processed` is cleared (so it runs
+                // before anything sent since), for shutdown to dispose of or for the queue's
+                // new owner, which is told.
                 q.give_back(batch);
+                gave_back = true;
                 break;
             }
             batch.reset_drained();
@@ -1233,7 +1247,15 @@ impl Executor {
         l.current.set(NO_QUEUE);
         q.done_processing();
         self.end_visit(me);
-        let unwaited = unwaited();
+        if gave_back && !self.aborting() {
+            // Removed mid-batch (a resize moved `q` to another worker): wake its owner, as a
+            // sender would. (If the resize's `after_resize` looked at `q` before the
+            // hand-back, the hand-back's lock acquisition came after that look, and this reads
+            // the owner the resize stored; if after, the look saw the mail and notified that
+            // owner itself.)
+            self.pool.notify(q.owner());
+        }
+        let unwaited = !gave_back && unwaited();
         let runs = &l.unwaited_visits[q.id];
         runs.set(if unwaited {
             (runs.get() + 1).min(SINK_VISITS)
@@ -1261,8 +1283,9 @@ impl Executor {
         first
     }
 
-    /// Runs envelopes of the batch (including those appended while it runs) until it is empty
-    /// or the system is being dropped (checked every [`ABORT_CHECK`]). Returns how many ran.
+    /// Runs envelopes of the batch (including those appended while it runs) until it is empty,
+    /// the system is being dropped or this worker was removed (both checked every
+    /// [`ABORT_CHECK`]). Returns how many ran.
     fn drain(&self, me: &InvWorker<'_>) -> usize {
         let l = &me.local;
         let busy = &self.pool.data(me.index).busy;
@@ -1288,7 +1311,9 @@ impl Executor {
         loop {
             let ran = run_batch(&mut pop, w, ABORT_CHECK);
             n += ran;
-            if ran < ABORT_CHECK || self.aborting() {
+            // (A removed worker leaves within ABORT_CHECK envelopes, not after the whole
+            // batch: a batch can be a backlog of millions, and a resize waits for it.)
+            if ran < ABORT_CHECK || self.aborting() || !self.pool.is_active(me.index) {
                 return n;
             }
         }
