@@ -160,10 +160,11 @@ impl Gate {
 }
 
 /// Checks that its messages come in order; its first behaviour waits at `go`, and behaviours
-/// on any other thread than the first one's wait at `elsewhere`.
+/// on any other thread than the first one's set `moved` and wait at `elsewhere`.
 struct Batched {
     first: Option<thread::ThreadId>,
     started: Arc<AtomicBool>,
+    moved: Arc<AtomicBool>,
     go: Arc<Gate>,
     elsewhere: Arc<Gate>,
     ran: Arc<AtomicU64>,
@@ -179,7 +180,10 @@ impl Receive<u64> for Batched {
                 self.started.store(true, Ordering::Release);
                 self.go.wait();
             }
-            Some(t) if t != here => self.elsewhere.wait(),
+            Some(t) if t != here => {
+                self.moved.store(true, Ordering::Release);
+                self.elsewhere.wait();
+            }
             Some(_) => {}
         }
         assert_eq!(seq, self.next, "FIFO order broken");
@@ -214,6 +218,7 @@ fn a_removed_worker_hands_back_the_rest_of_its_batch() {
                 let a = system.spawn(Batched {
                     first: None,
                     started: started.clone(),
+                    moved: Arc::new(AtomicBool::new(false)),
                     go: go.clone(),
                     elsewhere: elsewhere.clone(),
                     ran: ran.clone(),
@@ -246,6 +251,82 @@ fn a_removed_worker_hands_back_the_rest_of_its_batch() {
             common::wait_for(60, "the rest, run by worker 0", || {
                 ran.load(Ordering::Acquire) == N + 1
             });
+            drop(system); // (the actors never end: `stop` would wait for them)
+        });
+    }
+}
+
+/// The actor-centric executor's version: a removed worker ends the job it runs within a few
+/// envelopes (the policy's `max_throughput` is unlimited by default, and a job ran its actor's
+/// whole mail, which a flood keeps growing), and the job goes on on the other worker, in order.
+/// Two actors, each first behaviour waiting at `go`, hold the two workers (each waits on its
+/// own thread), so one of them runs on the removed worker and must move to go on; behaviours
+/// on another thread than an actor's first wait at a gate, so without the early end no actor
+/// moves and all behaviours of the removed worker's actor have run when the removal returns.
+#[test]
+fn a_removed_worker_ends_its_actor_job_early() {
+    const N: u64 = 20_000;
+    for (name, b) in builders(2).into_iter().skip(3) {
+        watchdog(120, move || {
+            let system = b.build().unwrap();
+            let (go, elsewhere) = (Arc::new(Gate::default()), Arc::new(Gate::default()));
+            let actors: Vec<_> = (0..2)
+                .map(|_| {
+                    let ran = Arc::new(AtomicU64::new(0));
+                    let started = Arc::new(AtomicBool::new(false));
+                    let moved = Arc::new(AtomicBool::new(false));
+                    let a = system.spawn(Batched {
+                        first: None,
+                        started: started.clone(),
+                        moved: moved.clone(),
+                        go: go.clone(),
+                        elsewhere: elsewhere.clone(),
+                        ran: ran.clone(),
+                        next: 0,
+                    });
+                    a.send(0).unwrap();
+                    (a, ran, started, moved)
+                })
+                .collect();
+            common::wait_for(60, "both first behaviours, one per worker", || {
+                actors.iter().all(|(_, _, s, _)| s.load(Ordering::Acquire))
+            });
+            for (a, ..) in &actors {
+                for seq in 1..=N {
+                    a.send(seq).unwrap();
+                }
+            }
+            let h = system.handle();
+            let removal = thread::spawn(move || h.remove_workers(1).unwrap());
+            common::wait_for(60, "the removal", || system.workers() == 1);
+            go.open();
+            assert_eq!(removal.join().unwrap(), 1);
+            let by_then: Vec<u64> = actors
+                .iter()
+                .map(|(_, r, ..)| r.load(Ordering::Acquire))
+                .collect();
+            elsewhere.open();
+            common::wait_for(60, "the rest, run by the other worker", || {
+                actors
+                    .iter()
+                    .all(|(_, r, ..)| r.load(Ordering::Acquire) == N + 1)
+            });
+            let moved: Vec<usize> = (0..2)
+                .filter(|&i| actors[i].3.load(Ordering::Acquire))
+                .collect();
+            assert_eq!(
+                moved.len(),
+                1,
+                "{name}: the removed worker's actor did not move (it ran all {} behaviours \
+                 there before the removal returned: {by_then:?})",
+                N + 1
+            );
+            assert!(
+                by_then[moved[0]] < N / 2,
+                "{name}: the removal waited for {} of {} behaviours",
+                by_then[moved[0]],
+                N + 1
+            );
             drop(system); // (the actors never end: `stop` would wait for them)
         });
     }

@@ -271,12 +271,14 @@ impl<P: Policy> Executor<P> {
                 p.during_resume(&mut unsafe { self.ctx(index) })
             });
         };
+        let removed = || !self.pool.is_active(index);
         let runner = Runner {
             worker: WorkerRef {
                 index,
                 counters: self.pool.counters(index),
             },
             during: during.then_some(&during_resume as &dyn Fn()),
+            removed: Some(&removed),
         };
         // SAFETY: the policy handed this job to this thread only (caller contract).
         let (r, _) = unsafe { mailbox::resume(&self.shared, &job, &runner, max_throughput) };

@@ -77,9 +77,9 @@ const WAKE_THIEF_BACKLOG: usize = 16;
 pub(crate) const STUCK_AFTER: Duration = Duration::from_micros(50);
 
 /// Envelopes a split (placement rule 4) looks at to choose the actors that move: those with
-/// mail among the first this many of the held batch and then the queue's shared part. Bounds
-/// the time the queue's lock is held for the choice; the moves themselves are one pass over
-/// what the batch and the queue hold.
+/// mail among the first this many of the held batch and then the queue's shared part (the
+/// running actor's own envelopes not counted). Bounds the hashing done under the queue's lock
+/// for the choice; the moves themselves are one pass over what the batch and the queue hold.
 const SPLIT_SCAN: usize = 4 * VISIT_BUDGET as usize;
 
 /// The first time limit of an idle worker's sleep while another worker's queues hold mail
@@ -917,16 +917,18 @@ impl Executor {
         };
         let q = &self.queues[cur];
         let g = q.lock();
-        // The actors with mail among the first SPLIT_SCAN envelopes (batch first), in the
-        // order of their first one: the look is bounded, whatever the queue holds (sorting
-        // every envelope's target, as this once did, held the lock for seconds over a backlog
-        // of millions, and a resize and every sender waited on it).
+        // The actors with mail among the first SPLIT_SCAN envelopes (batch first) not for the
+        // running actor, in the order of their first one: the choice hashes a bounded number
+        // of envelopes whatever the queue holds (sorting every envelope's target, as this once
+        // did, held the lock for seconds over a backlog of millions, and a resize and every
+        // sender waited on it).
         let mut seen = std::collections::HashSet::new();
         let mut order: Vec<*const ()> = batch
             .targets()
             .chain(g.targets())
+            .filter(|&t| t != running)
             .take(SPLIT_SCAN)
-            .filter(|&t| t != running && seen.insert(t))
+            .filter(|&t| seen.insert(t))
             .collect();
         order.retain(|&t| {
             // SAFETY: envelopes in a work queue target cells kept alive by the system's
@@ -1225,7 +1227,10 @@ impl Executor {
                 break;
             }
             batch.reset_drained();
-            if processed >= VISIT_BUDGET as usize || self.aborting() {
+            if processed >= VISIT_BUDGET as usize
+                || self.aborting()
+                || !self.pool.is_active(me.index)
+            {
                 break;
             }
             // (The queue's count, a line its senders write, is read only when it matters.)

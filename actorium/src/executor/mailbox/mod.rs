@@ -190,6 +190,11 @@ pub(crate) struct Runner<'a> {
     /// Called between two messages of a long job, every [`LONG_JOB_CHECK`] messages (the
     /// policy's `during_resume`); `None` on threads that no other job waits for.
     pub(crate) during: Option<&'a dyn Fn()>,
+    /// Whether the thread's worker was removed by a resize, asked every [`ABORT_CHECK`]
+    /// envelopes: its job then ends there (`ResumeLater`, its batch kept), for the worker to
+    /// hand it on and leave, instead of running the actor's whole mail first (which a flood
+    /// of sends can keep growing while the resize waits). `None` where no resize applies.
+    pub(crate) removed: Option<&'a dyn Fn() -> bool>,
 }
 
 /// The mailbox of a mailbox executor's actor.
@@ -472,7 +477,10 @@ pub(crate) unsafe fn resume(
         let batch = unsafe { mb.batch() };
         // A dropped system: stop at the next chunk boundary (an actor that keeps sending
         // itself messages would otherwise never end its job); shutdown's cleanup owns the rest.
-        if shared.life.aborting() || (!batch.is_empty() && n >= max) {
+        // So does a removed worker, whose job goes on elsewhere (`Runner::removed`).
+        if shared.life.aborting()
+            || (!batch.is_empty() && (n >= max || runner.removed.is_some_and(|f| f())))
+        {
             return (Resumable::ResumeLater, false);
         }
         if !batch.is_empty() {
