@@ -34,7 +34,8 @@ pub(crate) mod sealed {
 /// - [`Policy::external_enqueue`] to hand a job to one given worker (the runtime uses it for
 ///   its shutdown requests; policies use it to place central jobs);
 /// - [`Policy::internal_enqueue`] for a job made by a behaviour running on a worker;
-/// - [`Policy::resume_job_later`] for an actor that used its `max_throughput` and has more mail;
+/// - [`Policy::resume_job_later`] for an actor that used its `max_throughput` and has more mail,
+///   or whose worker a resize removed while it ran (the job ends early, for another worker);
 /// - [`Policy::dequeue`] for the next job of a worker (blocking is the policy's business);
 /// - the hooks [`Policy::before_resume`], [`Policy::after_resume`], [`Policy::after_completion`],
 ///   and [`Policy::during_resume`] between the messages of a long job;
@@ -78,7 +79,9 @@ pub trait Policy: Send + Sync + Sized + 'static {
         self.central_enqueue(me.scheduler(), job)
     }
 
-    /// `job` used its `max_throughput` and has more mail. Default: [`Self::central_enqueue`].
+    /// `job` used its `max_throughput` and has more mail, or was cut short because a resize
+    /// removed worker `me` (then [`Self::worker_removed`] follows on the same thread). Default:
+    /// [`Self::central_enqueue`].
     fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
         self.central_enqueue(me.scheduler(), job)
     }

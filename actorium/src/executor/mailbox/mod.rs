@@ -191,9 +191,10 @@ pub(crate) struct Runner<'a> {
     /// policy's `during_resume`); `None` on threads that no other job waits for.
     pub(crate) during: Option<&'a dyn Fn()>,
     /// Whether the thread's worker was removed by a resize, asked every [`ABORT_CHECK`]
-    /// envelopes: its job then ends there (`ResumeLater`, its batch kept), for the worker to
-    /// hand it on and leave, instead of running the actor's whole mail first (which a flood
-    /// of sends can keep growing while the resize waits). `None` where no resize applies.
+    /// envelopes and at every gulp: its job then ends there (`ResumeLater`, its batch kept),
+    /// for the worker to hand it on and leave, instead of running the actor's whole mail first
+    /// (which a flood of sends can keep growing while the resize waits). `None` where no
+    /// resize applies.
     pub(crate) removed: Option<&'a dyn Fn() -> bool>,
 }
 
@@ -506,7 +507,9 @@ pub(crate) unsafe fn resume(
                     c.gulped.bump(messages);
                 }
             }
-            if n >= max {
+            // (A removed worker is asked here too: a job whose mail comes in as fast as it
+            // runs never has a batch left at a chunk's end.)
+            if n >= max || runner.removed.is_some_and(|f| f()) {
                 return (Resumable::ResumeLater, false);
             }
             continue;
