@@ -265,20 +265,24 @@ impl<P: Policy> Executor<P> {
             // SAFETY: as just said; this is worker `index`'s thread.
             p.before_resume(&mut unsafe { self.ctx(index) }, &job)
         });
+        // Between two behaviours of a long job: end the job if a resize removed this worker
+        // (it goes on elsewhere, see `Runner::during`), else let the policy look around.
         let during_resume = || {
+            if !self.pool.is_active(index) {
+                return true;
+            }
             self.policy_call("during_resume", Moves::Nothing, || {
                 // SAFETY: between two behaviours; no other context of this worker is alive.
                 p.during_resume(&mut unsafe { self.ctx(index) })
             });
+            false
         };
-        let removed = || !self.pool.is_active(index);
         let runner = Runner {
             worker: WorkerRef {
                 index,
                 counters: self.pool.counters(index),
             },
-            during: during.then_some(&during_resume as &dyn Fn()),
-            removed: Some(&removed),
+            during: during.then_some(&during_resume as &dyn Fn() -> bool),
         };
         // SAFETY: the policy handed this job to this thread only (caller contract).
         let (r, _) = unsafe { mailbox::resume(&self.shared, &job, &runner, max_throughput) };

@@ -206,8 +206,7 @@ fn body(shared: &Shared, signal: &Signal, cell: CellPtr) {
             index: DETACHED,
             counters: shared.stats_on.then_some(&counters),
         },
-        during: None,  // no job waits for this thread
-        removed: None, // a detached thread is no worker
+        during: None, // no job waits for this thread
     };
     while signal.wait() {
         // SAFETY: a job is pending, so the actor is registered and its system reference held.

@@ -188,14 +188,12 @@ pub(crate) struct Runner<'a> {
     /// What behaviours see of the thread.
     pub(crate) worker: WorkerRef<'a>,
     /// Called between two messages of a long job, every [`LONG_JOB_CHECK`] messages (the
-    /// policy's `during_resume`); `None` on threads that no other job waits for.
-    pub(crate) during: Option<&'a dyn Fn()>,
-    /// Whether the thread's worker was removed by a resize, asked every [`ABORT_CHECK`]
-    /// envelopes and at every gulp: its job then ends there (`ResumeLater`, its batch kept),
-    /// for the worker to hand it on and leave, instead of running the actor's whole mail first
-    /// (which a flood of sends can keep growing while the resize waits). `None` where no
-    /// resize applies.
-    pub(crate) removed: Option<&'a dyn Fn() -> bool>,
+    /// policy's `during_resume`); `None` on threads that no other job waits for. Returns
+    /// whether the job must end there because a resize removed the thread's worker: it then
+    /// ends as if it had used its `max_throughput` (`ResumeLater`, the rest of its batch
+    /// kept), for the worker to hand it on and leave, instead of running the actor's whole
+    /// mail first (which a flood of sends can keep growing while the resize waits).
+    pub(crate) during: Option<&'a dyn Fn() -> bool>,
 }
 
 /// The mailbox of a mailbox executor's actor.
@@ -470,18 +468,18 @@ pub(crate) unsafe fn resume(
         n += drain(mb, runner.worker, (max - n).min(ABORT_CHECK));
         if n >= next_check {
             next_check = n + LONG_JOB_CHECK;
-            if let Some(f) = runner.during {
-                f();
+            // A long job on a removed worker ends here, whether its envelopes came in one
+            // batch or in many small gulps (a job fed as fast as it runs never ends a chunk
+            // with mail left); its mail waits, in order, for its next run on another worker.
+            if runner.during.is_some_and(|f| f()) {
+                return (Resumable::ResumeLater, false);
             }
         }
         // SAFETY: this thread runs the job (caller contract), and no behaviour is running.
         let batch = unsafe { mb.batch() };
         // A dropped system: stop at the next chunk boundary (an actor that keeps sending
         // itself messages would otherwise never end its job); shutdown's cleanup owns the rest.
-        // So does a removed worker, whose job goes on elsewhere (`Runner::removed`).
-        if shared.life.aborting()
-            || (!batch.is_empty() && (n >= max || runner.removed.is_some_and(|f| f())))
-        {
+        if shared.life.aborting() || (!batch.is_empty() && n >= max) {
             return (Resumable::ResumeLater, false);
         }
         if !batch.is_empty() {
@@ -507,9 +505,7 @@ pub(crate) unsafe fn resume(
                     c.gulped.bump(messages);
                 }
             }
-            // (A removed worker is asked here too: a job whose mail comes in as fast as it
-            // runs never has a batch left at a chunk's end.)
-            if n >= max || runner.removed.is_some_and(|f| f()) {
+            if n >= max {
                 return (Resumable::ResumeLater, false);
             }
             continue;
