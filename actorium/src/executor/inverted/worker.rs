@@ -28,7 +28,7 @@
 //!   pass over its old range within [`ABORT_CHECK`] envelopes of a large batch, or
 //!   [`VISIT_BUDGET`] of small ones, per queue, not after whole batches, which under a flood
 //!   can be millions. (Checked only there: one load per 64 envelopes run; a check per visit
-//!   or re-gulp cost `dynamic-send` 1.3 % more instructions on 2 workers.)
+//!   or re-gulp cost `dynamic-send` 2 % more instructions on 2 workers.)
 
 use super::swap::{try_swap, Moves};
 use super::work_queue::{self, Gulp, WorkQueue};
