@@ -80,8 +80,9 @@ pub trait Policy: Send + Sync + Sized + 'static {
     }
 
     /// `job` used its `max_throughput` and has more mail, or was cut short because a resize
-    /// removed worker `me` (then [`Self::worker_removed`] follows on the same thread). Default:
-    /// [`Self::central_enqueue`].
+    /// removed worker `me` (then, unless a resize added it back meanwhile,
+    /// [`Self::worker_removed`] follows on the same thread: a job put on `me`'s own queues
+    /// moves on there). Default: [`Self::central_enqueue`].
     fn resume_job_later(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
         self.central_enqueue(me.scheduler(), job)
     }
@@ -97,7 +98,8 @@ pub trait Policy: Send + Sync + Sized + 'static {
 
     /// Called while a long job runs: between two of its messages (never inside a behaviour;
     /// possibly right after its last one), every [`LONG_JOB_CHECK`] messages or so of one
-    /// resume. CAF has no such hook because its relaxed tier polls every 10 ms, so an idle
+    /// resume (not on a worker a resize removed: its job ends there instead). CAF has no such
+    /// hook because its relaxed tier polls every 10 ms, so an idle
     /// worker there eventually steals what waits behind a long job; actorium's idle workers
     /// sleep instead, so a policy that keeps jobs where only their owner looks should wake a
     /// sleeper here when jobs wait behind this one (the built-in work stealing does; a policy

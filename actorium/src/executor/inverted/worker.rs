@@ -865,12 +865,14 @@ impl Executor {
     /// behaviour for [`STUCK_AFTER`] (README, "Placement", rule 4), if that behaviour is the
     /// one running now or the one that just ended (the request names the envelope count the
     /// thief saw). Called at a spawn or an out-of-line send (`Executor::push_placing`) of the
-    /// running behaviour, or between two behaviours (`drain`), with no lock held: every actor
-    /// of the held queue that has mail waiting there — in the batch this worker holds, behind
-    /// the running behaviour, or in the queue's shared part — except the one running now (or
-    /// that just ran), moves with its mail, in order (the batch's before the shared part's),
-    /// into a queue that no worker is processing: a vacant one of this worker's range, where
-    /// an idle worker's rescue takes it, else an empty one of another worker's.
+    /// running behaviour, or between two behaviours (`drain`), with no lock held: the actors
+    /// of the held queue with mail among the first [`SPLIT_SCAN`] envelopes waiting there (in
+    /// the batch this worker holds, behind the running behaviour, then in the queue's shared
+    /// part) of other actors than the one running now (or that just ran) — between two
+    /// behaviours, the later half of them — move with all their mail, in order (the batch's
+    /// before the shared part's), into a queue that no worker is processing: a vacant one of
+    /// this worker's range, where an idle worker's rescue takes it, else an empty one of
+    /// another worker's.
     ///
     /// Why it is safe (as a move, `Executor::move_here`): an actor moves under the lock of the
     /// queue it leaves and the lock of the one it enters; none of its behaviours runs (only

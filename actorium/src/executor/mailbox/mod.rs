@@ -31,8 +31,9 @@ use std::fmt;
 use std::ptr;
 
 /// A job calls its policy's `during_resume` once it has run this many messages in one resume,
-/// and again after each further `LONG_JOB_CHECK` or more (the check falls on a chunk or gulp
-/// boundary, so two calls are 256 to 511 messages apart).
+/// and again after each further `LONG_JOB_CHECK` or more (the check falls on the boundary of a
+/// chunk of at most 64, so two calls are 256 to 319 messages apart). There a job on a worker
+/// that a resize removed ends instead (see `Runner::during`).
 pub const LONG_JOB_CHECK: usize = 256;
 
 /// Envelopes a job runs between two checks for a dropped system.
