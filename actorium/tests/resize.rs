@@ -213,6 +213,37 @@ impl Receive<u64> for Batched {
     }
 }
 
+/// Messages queued behind the first behaviour of the removal tests' actor.
+const N: u64 = 20_000;
+
+/// The removal tests' common part: queues `N` messages for `a`, whose first behaviour waits
+/// at `go` on worker 1 (they are gulped as one batch once it returns); removes worker 1 from
+/// another thread and opens `go` once the removal is under way; returns how many of `a`'s
+/// behaviours had run when the removal returned. Then opens `elsewhere` and waits for the
+/// rest, which worker 0 runs.
+fn remove_worker_1_behind(
+    system: &ActorSystem,
+    a: &Addr<Batched>,
+    ran: &AtomicU64,
+    go: &Gate,
+    elsewhere: &Gate,
+) -> u64 {
+    for seq in 1..=N {
+        a.send(seq).unwrap();
+    }
+    let h = system.handle();
+    let removal = thread::spawn(move || h.remove_workers(1).unwrap());
+    common::wait_for(60, "the removal", || system.workers() == 1);
+    go.open();
+    assert_eq!(removal.join().unwrap(), 1);
+    let by_then = ran.load(Ordering::Acquire);
+    elsewhere.open();
+    common::wait_for(60, "the rest, run by worker 0", || {
+        ran.load(Ordering::Acquire) == N + 1
+    });
+    by_then
+}
+
 /// A worker removed while its batch holds thousands of envelopes leaves within a few of them:
 /// the rest goes back to the front of its queue, and the queue's new owner runs it, in order.
 /// (The removal used to wait for the whole batch, and under a flood of sends a batch grew to
@@ -221,7 +252,6 @@ impl Receive<u64> for Batched {
 /// other, so without the hand-back all of them have run when the removal returns.
 #[test]
 fn a_removed_worker_hands_back_the_rest_of_its_batch() {
-    const N: u64 = 20_000;
     for stealing in [QueueStealing::None, QueueStealing::LongestVictim] {
         watchdog(120, move || {
             // One queue per worker: the first two actors spawned from outside get one each.
@@ -244,25 +274,12 @@ fn a_removed_worker_hands_back_the_rest_of_its_batch() {
                 started_on.load(Ordering::Acquire) != usize::MAX
             });
             assert_eq!(started_on.load(Ordering::Acquire), 1);
-            // Queued behind the waiting behaviour: gulped as one batch once it returns.
-            for seq in 1..=N {
-                a.send(seq).unwrap();
-            }
-            let h = system.handle();
-            let removal = thread::spawn(move || h.remove_workers(1).unwrap());
-            common::wait_for(60, "the removal", || system.workers() == 1);
-            go.open();
-            assert_eq!(removal.join().unwrap(), 1);
-            let by_then = ran.load(Ordering::Acquire);
+            let by_then = remove_worker_1_behind(&system, &a, &ran, &go, &elsewhere);
             assert!(
                 by_then < N / 2,
                 "{stealing:?}: the removal waited for {by_then} of {} behaviours",
                 N + 1
             );
-            elsewhere.open();
-            common::wait_for(60, "the rest, run by worker 0", || {
-                ran.load(Ordering::Acquire) == N + 1
-            });
             drop(system); // (the actors never end: `stop` would wait for them)
         });
     }
@@ -277,7 +294,6 @@ fn a_removed_worker_hands_back_the_rest_of_its_batch() {
 /// the early end all of them have run there when the removal returns.
 #[test]
 fn a_removed_worker_ends_its_actor_job_early() {
-    const N: u64 = 20_000;
     for (name, b) in builders(2).into_iter().skip(3) {
         watchdog(120, move || {
             let system = b.build().unwrap();
@@ -300,19 +316,7 @@ fn a_removed_worker_ends_its_actor_job_early() {
                     break (a, ran, moved);
                 }
             };
-            for seq in 1..=N {
-                a.send(seq).unwrap();
-            }
-            let h = system.handle();
-            let removal = thread::spawn(move || h.remove_workers(1).unwrap());
-            common::wait_for(60, "the removal", || system.workers() == 1);
-            go.open();
-            assert_eq!(removal.join().unwrap(), 1);
-            let by_then = ran.load(Ordering::Acquire);
-            elsewhere.open();
-            common::wait_for(60, "the rest, run by worker 0", || {
-                ran.load(Ordering::Acquire) == N + 1
-            });
+            let by_then = remove_worker_1_behind(&system, &a, &ran, &go, &elsewhere);
             assert!(
                 moved.load(Ordering::Acquire) && by_then < N / 2,
                 "{name}: the removal waited for {by_then} of {} behaviours",
