@@ -54,8 +54,8 @@ pub(crate) struct WorkQueue {
     lock: SpinLock,
     being_processed: AtomicBool,
     /// Its owner holds it off (placement rule 7): thieves leave it, rescues aside (a hint: set
-    /// and cleared by the owner at the end of each visit and when the hold ends, cleared when
-    /// the queue changes owner, by a steal or a resize).
+    /// and cleared by the owner at the end of each visit and when the hold ends, cleared by
+    /// `set_owner` when the queue changes owner, by a steal or a resize).
     held: AtomicBool,
     /// The live-actor list; guarded by `lock`.
     actors: ActorList,
@@ -130,9 +130,11 @@ impl WorkQueue {
     }
 
     /// The queue moves to worker `w`'s range. Only by a thief that holds the queue out of every
-    /// slot (`swap.rs`), before it publishes the queue in its new slot.
+    /// slot (`swap.rs`), before it publishes the queue in its new slot, or by a resize. Its
+    /// old owner's hold (rule 7) is not its new owner's: the `held` mark goes.
     pub(crate) fn set_owner(&self, w: usize) {
         self.owner.store(w, Ordering::Relaxed);
+        self.set_held(false);
     }
 
     /// Hint for thieves (and exact under the lock): a worker is processing this queue's

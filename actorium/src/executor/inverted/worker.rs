@@ -640,7 +640,6 @@ impl Unit for Executor {
             for s in r.clone() {
                 let q = self.slot(s).expect("no swap runs during a resize");
                 q.set_owner(w);
-                q.set_held(false);
             }
         }
     }
@@ -675,15 +674,12 @@ impl Moves<WorkQueue> for Owners {
         // SAFETY: slot pointers always point into the executor's queues.
         let q = unsafe { &*q };
         q.set_owner(self.victim);
-        // Its old owner's hold (rule 7) is not its new owner's.
-        q.set_held(false);
     }
 
     fn to_thief(&self, q: *mut WorkQueue) {
         // SAFETY: as above.
         let q = unsafe { &*q };
         q.set_owner(self.thief);
-        q.set_held(false);
     }
 }
 
