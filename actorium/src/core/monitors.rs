@@ -97,11 +97,18 @@ impl Monitors {
         Ok(())
     }
 
-    /// `hdr`'s actor ended (its terminal status is stored): tells its watchers, if any.
+    /// `hdr`'s actor ended (its terminal status is stored): tells its watchers, if any. (The
+    /// check inline, the rest out of line: most actors are never monitored.)
+    #[inline]
     pub(crate) fn ended(&self, hdr: &Header, reason: &ExitReason) {
-        if !hdr.monitored() {
-            return;
+        if hdr.monitored() {
+            self.tell_watchers(hdr, reason);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn tell_watchers(&self, hdr: &Header, reason: &ExitReason) {
         let watchers = {
             let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
             map.remove(&(hdr as *const Header as usize))

@@ -94,6 +94,12 @@ impl Idleness {
         }
     }
 
+    /// A worker that has just started idling (for tests that call a unit's turn directly).
+    #[cfg(test)]
+    pub(crate) fn fresh() -> Self {
+        Self::new(SpinBudget::new(Duration::ZERO, false))
+    }
+
     /// Work found: if the worker had been spinning, the spin paid.
     fn reset(&mut self) {
         if self.passes > 0 {

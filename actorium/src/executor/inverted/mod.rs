@@ -126,6 +126,12 @@ pub(crate) struct Busy {
 }
 
 impl WorkerSlot {
+    /// The worker's range of slots (see [`Executor::range`]).
+    #[inline]
+    pub(crate) fn range(&self) -> Range<usize> {
+        self.start.load(Ordering::Relaxed)..self.end.load(Ordering::Relaxed)
+    }
+
     fn new(range: Range<usize>) -> Self {
         Self {
             start: AtomicUsize::new(range.start),
@@ -243,8 +249,7 @@ impl Executor {
     /// sections by thieves.
     #[inline]
     pub(crate) fn range(&self, w: usize) -> Range<usize> {
-        let d = self.pool.data(w);
-        d.start.load(Ordering::Relaxed)..d.end.load(Ordering::Relaxed)
+        self.pool.data(w).range()
     }
 
     /// Records that worker `w` is trying to steal now. The stamps below are kept only for the
@@ -601,6 +606,10 @@ pub(crate) fn spawn_queue(k: usize, m: usize, w: usize) -> usize {
         return k;
     }
     let run = (k - m) / SPAWN_RUN;
+    if w == 1 {
+        // Queue after queue (the default, with stealing): one division, not four.
+        return run % m;
+    }
     let range = ranges::range_of(m, w, run % w);
     range.start + run / w % range.len()
 }
@@ -630,6 +639,11 @@ impl Exec for Executor {
     /// "Placement".
     #[inline]
     fn next_ticket(&self) -> usize {
+        let m = self.queues.len();
+        if m == 1 {
+            // One queue (one worker's default): nothing to choose.
+            return 0;
+        }
         // (Without queue stealing nothing could move the children elsewhere: the seed's
         // round-robin then.)
         // SAFETY: used during this call only.
@@ -641,7 +655,6 @@ impl Exec for Executor {
                 }
             }
         }
-        let m = self.queues.len();
         let k = self.ticket.fetch_add(1, Ordering::Relaxed);
         let t = spawn_queue(k, m, self.spawn_ranges);
         // Never the queue this worker is processing (when there is another): a child there
@@ -900,6 +913,26 @@ fn follows(g: &work_queue::Locked<'_>, hdr: &Header, w: &InvWorker<'_>, from: us
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    /// The first `m` spawns get a queue each; then runs of [`SPAWN_RUN`] share one, dealt to
+    /// the `w` ranges in turn (with one range, queue after queue: the shortcut agrees).
+    #[test]
+    fn spawns_come_in_runs_dealt_to_the_ranges_in_turn() {
+        for m in 1..40 {
+            for w in 1..=m.min(5) {
+                for k in 0..m {
+                    assert_eq!(spawn_queue(k, m, w), k);
+                }
+                for k in m..m + 40 * SPAWN_RUN {
+                    let run = (k - m) / SPAWN_RUN;
+                    let range = ranges::range_of(m, w, run % w);
+                    let want = range.start + run / w % range.len();
+                    assert_eq!(spawn_queue(k, m, w), want, "m={m} w={w} k={k}");
+                    assert!(range.contains(&spawn_queue(k, m, w)));
+                }
+            }
+        }
+    }
 
     fn victim(v: &[u64], me: usize) -> usize {
         longest_victim(v.iter().copied(), me)
