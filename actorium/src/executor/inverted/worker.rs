@@ -1360,8 +1360,8 @@ mod tests {
         assert_eq!(extend_run(entry, 128, 3, 100), 1);
     }
 
-    #[test]
-    fn receivers_that_share_a_set_of_the_run_table_both_complete_their_runs() {
+    /// An executor of one worker with two queues, stealing on (placement on), not started.
+    fn one_worker_two_queues() -> Executor {
         let cfg = Config {
             workers: 1,
             max_workers: 1,
@@ -1370,7 +1370,12 @@ mod tests {
             adaptive_spin: false,
             stealing: QueueStealing::LongestVictim,
         };
-        let e = Executor::new(&cfg, Arc::new(Shared::new(1, false))).unwrap();
+        Executor::new(&cfg, Arc::new(Shared::new(1, false))).unwrap()
+    }
+
+    #[test]
+    fn receivers_that_share_a_set_of_the_run_table_both_complete_their_runs() {
+        let e = one_worker_two_queues();
         let l = e.local(0);
         // FOLLOW_WAYS receivers in one set (each at a 64-byte-aligned address, as cells are),
         // each sent one message per visit from queue 0, in turns: every run reaches
@@ -1604,15 +1609,7 @@ mod tests {
     /// (a full batch here), the queue is visited, and a pass that finds no hold clears the flag.
     #[test]
     fn a_pass_leaves_a_held_queue_alone_until_the_hold_ends() {
-        let cfg = Config {
-            workers: 1,
-            max_workers: 1,
-            queues: 2,
-            spin: Duration::ZERO,
-            adaptive_spin: false,
-            stealing: QueueStealing::LongestVictim,
-        };
-        let e = Executor::new(&cfg, Arc::new(Shared::new(1, false))).unwrap();
+        let e = one_worker_two_queues();
         let me = rt::Worker::new(&e, 0);
         let idle = Idleness::fresh();
         static RAN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
