@@ -8,7 +8,7 @@
 //! ```
 //!
 //! `STEALING=none` builds the system without queue stealing; `STATS=1` prints the system's
-//! statistics.
+//! statistics (`STEALING=random`: random victims).
 
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
 use std::sync::mpsc;
@@ -16,7 +16,6 @@ use std::time::Instant;
 
 struct Stage {
     next: Option<Addr<Stage>>,
-    left: u64,
     work: u64,
     sum: u64,
     seen: u64,
@@ -32,7 +31,6 @@ impl Receive<Build> for Stage {
         if n > 0 {
             let next = ctx.spawn(Stage {
                 next: None,
-                left: 0,
                 work: self.work,
                 sum: 0,
                 seen: 0,
@@ -45,7 +43,6 @@ impl Receive<Build> for Stage {
             // The last stage reports that the chain is built.
             self.done.send(0).unwrap();
         }
-        self.left = n;
         Allocation::Nodelete
     }
 }
@@ -79,14 +76,29 @@ impl Receive<Item> for Stage {
     }
 }
 
+/// One stage's work on an item: `work` rounds of arithmetic.
+fn step(mut x: u64, work: u64) -> u64 {
+    for _ in 0..work {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            >> 1;
+    }
+    x
+}
+
 fn main() {
     let arg = |i: usize, default: u64| {
         std::env::args()
             .nth(i)
             .map_or(default, |s| s.parse().expect("a number"))
     };
-    let (workers, stages, messages, work) =
-        (arg(1, 2) as usize, arg(2, 8), arg(3, 200_000), arg(4, 50));
+    let (workers, stages, messages, work) = (
+        arg(1, 2) as usize,
+        arg(2, 8).max(1),
+        arg(3, 200_000).max(1),
+        arg(4, 50),
+    );
     let stealing = match std::env::var("STEALING").as_deref() {
         Ok("none") => QueueStealing::None,
         Ok("random") => QueueStealing::Random,
@@ -101,14 +113,13 @@ fn main() {
     let (tx, rx) = mpsc::channel();
     let first = system.spawn(Stage {
         next: None,
-        left: 0,
         work,
         sum: 0,
         seen: 0,
         messages,
         done: tx,
     });
-    first.send(Build(stages.max(1) - 1)).unwrap();
+    first.send(Build(stages - 1)).unwrap();
     assert_eq!(rx.recv().unwrap(), 0, "the chain is built");
     let t0 = Instant::now();
     for i in 0..messages {
@@ -116,6 +127,10 @@ fn main() {
     }
     let sum = rx.recv().unwrap();
     let secs = t0.elapsed().as_secs_f64();
+    let expected = (0..messages).fold(0u64, |acc, i| {
+        acc.wrapping_add((0..stages).fold(i, |x, _| step(x, work)))
+    });
+    assert_eq!(sum, expected, "every item passed every stage once");
     println!(
         "workers={workers} stages={stages} messages={messages} work={work} seconds={secs:.4} \
          checksum={sum}"

@@ -95,7 +95,7 @@ impl Idleness {
     }
 
     /// A worker that has just started idling (for tests that call a unit's turn directly).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn fresh() -> Self {
         Self::new(SpinBudget::new(Duration::ZERO, false))
     }

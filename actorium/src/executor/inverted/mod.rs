@@ -914,21 +914,33 @@ fn follows(g: &work_queue::Locked<'_>, hdr: &Header, w: &InvWorker<'_>, from: us
 mod tests {
     use super::*;
 
-    /// The first `m` spawns get a queue each; then runs of [`SPAWN_RUN`] share one, dealt to
-    /// the `w` ranges in turn (with one range, queue after queue: the shortcut agrees).
+    /// The first `m` spawns get a queue each; then runs of [`SPAWN_RUN`] consecutive spawns
+    /// share one queue, run `r` in range `r mod w`, and a range's runs take its queues in
+    /// turn (with one range, queue after queue).
     #[test]
     fn spawns_come_in_runs_dealt_to_the_ranges_in_turn() {
         for m in 1..40 {
             for w in 1..=m.min(5) {
                 for k in 0..m {
-                    assert_eq!(spawn_queue(k, m, w), k);
+                    assert_eq!(spawn_queue(k, m, w), k, "m={m} w={w}: one queue each");
                 }
-                for k in m..m + 40 * SPAWN_RUN {
-                    let run = (k - m) / SPAWN_RUN;
+                // Per range, the queue its last run took.
+                let mut last: Vec<Option<usize>> = vec![None; w];
+                for run in 0..40 * w {
+                    let first = m + run * SPAWN_RUN;
+                    let q = spawn_queue(first, m, w);
+                    for k in first..first + SPAWN_RUN {
+                        assert_eq!(spawn_queue(k, m, w), q, "m={m} w={w}: run {run} shares");
+                    }
                     let range = ranges::range_of(m, w, run % w);
-                    let want = range.start + run / w % range.len();
-                    assert_eq!(spawn_queue(k, m, w), want, "m={m} w={w} k={k}");
-                    assert!(range.contains(&spawn_queue(k, m, w)));
+                    assert!(range.contains(&q), "m={m} w={w}: run {run} in its range");
+                    let want = match last[run % w] {
+                        None => range.start,
+                        Some(p) if p + 1 == range.end => range.start,
+                        Some(p) => p + 1,
+                    };
+                    assert_eq!(q, want, "m={m} w={w}: run {run} takes the next queue");
+                    last[run % w] = Some(q);
                 }
             }
         }
