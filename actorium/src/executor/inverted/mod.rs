@@ -657,10 +657,10 @@ impl Exec for Executor {
         }
         let k = self.ticket.fetch_add(1, Ordering::Relaxed);
         let t = spawn_queue(k, m, self.spawn_ranges);
-        // Never the queue this worker is processing (when there is another): a child there
+        // Never the queue this worker is processing (there is another, `m > 1`): a child there
         // would wait behind its parent's whole batch, where no other worker can take it.
         match me {
-            Some(w) if m > 1 && w.local.is_current(t) => (t + 1) % m,
+            Some(w) if w.local.is_current(t) => (t + 1) % m,
             _ => t,
         }
     }

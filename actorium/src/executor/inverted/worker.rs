@@ -1110,7 +1110,7 @@ impl Executor {
         // A split asked about this visit's last behaviour has nothing left to split, and the
         // next visit's behaviours are timed from its own requests (idle time between visits
         // would count as behaviour time).
-        let busy = &me.local.row().busy;
+        let busy = &l.row().busy;
         if busy.split.load(Ordering::Relaxed) != 0 {
             busy.split.store(0, Ordering::Relaxed);
         }
@@ -1299,7 +1299,7 @@ impl Executor {
     /// [`ABORT_CHECK`]). Returns how many ran.
     fn drain(&self, me: &InvWorker<'_>) -> usize {
         let l = &me.local;
-        let busy = &me.local.row().busy;
+        let busy = &l.row().busy;
         let mut pop = || {
             if self.placing {
                 // Between two behaviours: a split asked about the one that just ended
