@@ -218,8 +218,11 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     }
     // Built here, not by a helper shared with `spawn_unbuilt`: through one taking the state as
     // an `Option`, a chain of spawn-and-send hops was 20 % slower (measured).
+    let exec_ref = own();
+    let direct = exec_ref.is(&inverted::OPS);
     let header = Header::new(
-        own(),
+        exec_ref,
+        direct,
         shared.stats_on,
         exec.next_ticket(),
         exec.new_mailbox(),
@@ -289,6 +292,7 @@ fn spawn_unbuilt<A: Actor>(
     }
     let header = Header::new(
         exec.clone(),
+        exec.is(&inverted::OPS),
         e.shared().stats_on,
         e.next_ticket(),
         e.new_mailbox(),
@@ -348,6 +352,7 @@ fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
     Arc::new(Cell {
         header: Header::new(
             exec.clone(),
+            exec.is(&inverted::OPS),
             false,
             0,
             None,
@@ -369,9 +374,12 @@ pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> 
     // envelope built where it is stored (measured: a self-send 13 ns instead of 17 through the
     // table). Every other executor's send is out of line: inlined here too, its branch made
     // this function large enough to slow the default executor's (balance-one 1.23-1.35x).
-    if exec.is(&inverted::OPS) {
+    // (The header's mark, not the table's address: the table lies past the header's hot bytes.)
+    if cell.header.direct() {
         let env = || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
-        // SAFETY: the table is the message-centric executor's, so the executor is one.
+        // SAFETY: a header is marked direct only when its executor's table is the
+        // message-centric executor's (`exec.is(&inverted::OPS)` at construction), so the
+        // executor is one.
         match unsafe { exec.get_unchecked::<inverted::Executor>() }
             .push_envelope_with(&cell.header, env)
         {
@@ -416,8 +424,8 @@ pub(crate) fn send_then<A: Actor>(cell: &Cell<A>, f: ThenFn<A>) -> Result<(), Th
 /// Queues `env` (for the actor in `cell`) on whichever executor runs the actor.
 fn push_env<A: Actor>(cell: &Cell<A>, env: Envelope) -> Result<(), Envelope> {
     let exec = &cell.header.exec;
-    if exec.is(&inverted::OPS) {
-        // SAFETY: the table is the message-centric executor's, so the executor is one.
+    if cell.header.direct() {
+        // SAFETY: marked direct, the executor is the message-centric one (see `send`).
         unsafe { exec.get_unchecked::<inverted::Executor>() }.push_envelope(&cell.header, env)
     } else if cell.header.mailbox().is_some() {
         mailbox::push(exec, &cell.header, env)
@@ -454,6 +462,10 @@ fn end<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitR
 
 /// Ends the actor for good: `stopped` hook, state dropped (or kept for a join handle),
 /// retired, its monitors told.
+/// (`terminate`, `finish_state` and `retire` inline into one function per actor type: as
+/// three calls, their prologues and the moves of `reason` between them were a third of an
+/// actor's end, measured with callgrind.)
+#[inline(always)]
 fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     let mut reason = reason;
     finish_state(cell, status, w, &mut reason);
@@ -462,6 +474,7 @@ fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason:
 
 /// The end of an incarnation: the `stopped` hook (not after a panic; a panicking hook makes
 /// `reason` a panic), then the state is dropped, or kept for a join handle.
+#[inline(always)]
 fn finish_state<A: Actor>(
     cell: &Cell<A>,
     status: Status,
@@ -493,35 +506,48 @@ fn finish_state<A: Actor>(
 
 /// Makes the actor terminal (its state is gone or kept already) and tells its monitors; a
 /// supervised actor's restart data and waiting mail are dropped (the mail as dead letters).
+#[inline(always)]
 fn retire<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     // SAFETY: we are the worker holding the actor's queue.
-    if let Some(sup) = unsafe { (*cell.sup.get()).take() } {
-        let waiting = sup.stash.len() as u64;
-        if let Some(c) = w.counters {
-            c.dead_letters.bump(waiting);
-        }
-        if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(sup))) {
-            panicked(cell, &*p, "destructor of waiting mail", w);
-        }
-        if waiting > 0 {
-            dead_letters(cell, waiting);
-        }
+    if unsafe { (*cell.sup.get()).is_some() } {
+        drop_supervision(cell, w);
     }
     let exec = &cell.header.exec;
-    if exec.is(&inverted::OPS) {
-        // SAFETY: the table is the message-centric executor's, so the executor is one; the
+    // The status is terminal once retired. (The cell stays alive: its system reference is
+    // released only behind the batch or job this behaviour runs in.) Then the monitors hear.
+    if cell.header.direct() {
+        // SAFETY: marked direct, the executor is the message-centric one (see `send`); the
         // actor is registered and alive, and we run its behaviour.
-        unsafe {
-            exec.get_unchecked::<inverted::Executor>()
-                .retire(&cell.header, status)
-        };
+        let e = unsafe { exec.get_unchecked::<inverted::Executor>() };
+        // SAFETY: as above.
+        unsafe { e.retire(&cell.header, status) };
+        Executor::shared(e).monitors.ended(&cell.header, &reason);
     } else {
         // SAFETY: as above.
         unsafe { exec.retire(&cell.header, status) };
+        exec.shared().monitors.ended(&cell.header, &reason);
     }
-    // The status is terminal now. (The cell stays alive: its system reference is released
-    // only behind the batch or job this behaviour runs in.)
-    exec.shared().monitors.ended(&cell.header, &reason);
+}
+
+/// A supervised actor ends for good: its restart data and waiting mail are dropped (the mail
+/// as dead letters).
+#[cold]
+#[inline(never)]
+fn drop_supervision<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>) {
+    // SAFETY: we are the worker holding the actor's queue (the caller's contract).
+    let Some(sup) = (unsafe { (*cell.sup.get()).take() }) else {
+        return;
+    };
+    let waiting = sup.stash.len() as u64;
+    if let Some(c) = w.counters {
+        c.dead_letters.bump(waiting);
+    }
+    if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(sup))) {
+        panicked(cell, &*p, "destructor of waiting mail", w);
+    }
+    if waiting > 0 {
+        dead_letters(cell, waiting);
+    }
 }
 
 /// A new reference to a cell whose envelope (or behaviour) runs.
@@ -1020,6 +1046,8 @@ mod tests {
 
     struct Small(#[allow(dead_code)] u8);
     impl Actor for Small {}
+    struct Words(#[allow(dead_code)] [u64; 4]);
+    impl Actor for Words {}
 
     #[test]
     fn no_cache_line_holds_a_hot_header_byte_and_the_state() {
@@ -1037,8 +1065,10 @@ mod tests {
                 "a line at {line} holds hot header bytes and the state (state at {state})"
             );
         }
-        // What it costs: a small actor's cell plus the `Arc`'s counters stays within 112
-        // bytes (glibc's fastbins: spawn-heavy workloads measured 20 % slower past them).
-        assert!(std::mem::size_of::<Cell<Small>>() + 16 <= 112);
+        // What it costs: a cell with a 32-byte state, plus the `Arc`'s counters, stays within
+        // glibc's fastbins (requests up to 120 bytes): past them, spawn-heavy workloads
+        // measured 13-36 % slower (`core/header.rs`).
+        assert_eq!(state, 64, "the state starts one cache line in");
+        assert!(std::mem::size_of::<Cell<Words>>() + 16 <= 120);
     }
 }

@@ -67,7 +67,9 @@ impl<E: Executor> Ops<E> {
     }
 }
 
-/// A counted reference to an executor (see the module docs).
+/// A counted reference to an executor (see the module docs). `repr(C)`: the executor's address
+/// comes first (a header counts it among its hot bytes, its table not: `core/header.rs`).
+#[repr(C)]
 pub(crate) struct ExecRef {
     ptr: NonNull<()>,
     ops: &'static ExecOps,

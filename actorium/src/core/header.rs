@@ -65,20 +65,28 @@ const KEPT: u8 = 2;
 /// `join` flag: a monitor was set on the actor (`core/monitors.rs`).
 const MONITORED: u8 = 4;
 
+/// `flags`: the actor's system counts statistics.
+const STATS: u8 = 1;
+/// `flags`: the actor's executor is the one whose sends the actor layer calls directly
+/// (`actor/cell.rs`, `send`), so that a send reads no more than the first [`HOT_END`] bytes.
+const DIRECT: u8 = 2;
+
 /// The executor's part of a cell, the first field of a `repr(C)` cell (so a header pointer is
-/// a cell pointer). The fields a sender reads at every send (`exec`, `mbox`, `ticket`,
-/// `status`, `installed`, `stats`: [`HOT_END`] bytes) come first; the cold ones (`join`,
-/// `vtable`, `link`, then the cell's `sup`) sit between them and the actor's state, which its
-/// behaviours write. Sharing a cache line with that state made every send to a busy actor
-/// miss (measured: a producer sending to a busy actor on another worker 2.4x slower); the cell
-/// pads the rest of the way (`STATE_AT` in `actor/cell.rs`), 8 bytes more than the header
-/// saves by its order. (A full cache line of padding would not depend on the allocator's
-/// alignment, but cost 32 bytes per cell and made spawn-heavy workloads 20 % slower.)
+/// a cell pointer). The fields a send to the default executor reads (`ticket`, `status`,
+/// `installed`, `flags`, and the executor's address, the first half of `exec`: [`HOT_END`] =
+/// 16 bytes) come first; the rest (`exec`'s table and `mbox`, which sends to other executors
+/// read too, then `vtable`, `link` and the cell's `sup`) sit between them and the actor's
+/// state, which its behaviours write. Sharing a cache line with that state made every send to
+/// a busy actor miss (measured: a producer sending to a busy actor on another worker 2.4x
+/// slower); the cell pads the rest of the way if needed (`STATE_AT` in `actor/cell.rs`).
+/// Sixteen hot bytes are what let a cell keep its state 64 bytes in, and a cell with a
+/// 32-byte state within glibc's fastbins (past them, every free on a worker of a cell
+/// allocated elsewhere takes the arena's lock: `fork-join-creation` measured 1.13-1.36x
+/// slower with 16 bytes more per cell). (A full cache line of padding would not depend on the
+/// allocator's alignment, but cost 32 bytes per cell and made spawn-heavy workloads 20 %
+/// slower.)
 #[repr(C)]
 pub(crate) struct Header {
-    pub(crate) exec: ExecRef,
-    /// The actor's own mailbox (executors that schedule actors one by one).
-    mbox: Option<Box<Mailbox>>,
     /// The ticket: index of the queue that carries all of this actor's messages (message
     /// queues), or of its registry shard (mailbox actors). See [`Header::queue`].
     ticket: AtomicU32,
@@ -86,20 +94,26 @@ pub(crate) struct Header {
     /// Whether the state is present so behaviours may run. Written only by the thread that holds
     /// the actor's queue (or before the cell is published).
     installed: Cell<bool>,
-    /// Whether its system counts statistics (read on the send path, where the system's own
-    /// flag is one indirection further).
-    stats: bool,
-    /// [`HANDLE`] and [`KEPT`]: who drops a `Finished` actor's final state.
+    /// [`STATS`] and [`DIRECT`], fixed at construction (read on the send path, where the
+    /// system's own settings are one indirection further).
+    flags: u8,
+    /// [`HANDLE`], [`KEPT`] and [`MONITORED`]: who drops a `Finished` actor's final state, and
+    /// whether monitors wait for its end. Written at most a few times per actor.
     join: AtomicU8,
+    pub(crate) exec: ExecRef,
+    /// The actor's own mailbox (executors that schedule actors one by one).
+    mbox: Option<Box<Mailbox>>,
 
     vtable: &'static CellVTable,
     /// On its queue's or registry shard's list of live actors ([`Header::from_link`]).
     pub(crate) link: Link,
 }
 
-/// Where the fields a sender reads end, within a header (a cell keeps its state at least a
-/// cache line past this).
-pub(crate) const HOT_END: usize = std::mem::offset_of!(Header, stats) + 1;
+/// Where the fields a send to the default executor reads end, within a header (a cell keeps
+/// its state at least a cache line past this): the first word of `exec` is the executor's
+/// address ([`ExecRef`] is `repr(C)`).
+pub(crate) const HOT_END: usize =
+    std::mem::offset_of!(Header, exec) + std::mem::size_of::<*const ()>();
 
 impl Header {
     /// The ticket: index of the queue that carries all of this actor's messages (message
@@ -134,10 +148,13 @@ unsafe impl Send for Header {}
 
 impl Header {
     /// A header for a cell of `exec`, whose system keeps statistics if `stats_on`; `alive`
-    /// false makes a terminal (refused) one.
+    /// false makes a terminal (refused) one. `direct`: the actor layer calls `exec`'s sends
+    /// directly (see [`Self::direct`]).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         exec: ExecRef,
+        direct: bool,
         stats_on: bool,
         queue: usize,
         mbox: Option<Box<Mailbox>>,
@@ -145,7 +162,7 @@ impl Header {
         joinable: bool,
         vtable: &'static CellVTable,
     ) -> Self {
-        let stats = alive && stats_on;
+        let flags = if alive && stats_on { STATS } else { 0 } | if direct { DIRECT } else { 0 };
         Self {
             link: Link::new(),
             exec,
@@ -159,7 +176,7 @@ impl Header {
                 Status::Stopped
             } as u8),
             installed: Cell::new(alive),
-            stats,
+            flags,
             join: AtomicU8::new(if joinable { HANDLE } else { 0 }),
             vtable,
         }
@@ -178,7 +195,15 @@ impl Header {
     /// Whether the actor's system counts statistics.
     #[inline]
     pub(crate) fn stats(&self) -> bool {
-        self.stats
+        self.flags & STATS != 0
+    }
+
+    /// Whether the header was made with `direct` set: the actor layer's mark for the executor
+    /// whose sends it calls directly. Read from the first [`HOT_END`] bytes, unlike `exec`'s
+    /// table.
+    #[inline]
+    pub(crate) fn direct(&self) -> bool {
+        self.flags & DIRECT != 0
     }
 
     #[inline]

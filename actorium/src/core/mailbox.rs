@@ -17,24 +17,35 @@ use crate::runtime::signal::{Signal, FINISH};
 use crate::runtime::spin::{SpinGuard, SpinLock};
 use std::sync::Arc;
 
-/// What the mailbox lock guards.
-pub(crate) struct Guarded {
-    pub(crate) inbox: CopyQueue,
-    pub(crate) scheduled: bool,
-    pub(crate) sys_ref: bool,
+/// What the mailbox lock guards, borrowed from a locked mailbox ([`Locked::with`]).
+pub(crate) struct Guarded<'a> {
+    pub(crate) inbox: &'a mut CopyQueue,
+    pub(crate) scheduled: &'a mut bool,
+    pub(crate) sys_ref: &'a mut bool,
 }
 
-/// Layout: the senders' part (lock, inbox, flags) first, then the cold `signal`, then padding,
-/// then the batch, which the running job reads and writes at every message. No 64-byte cache
-/// line of an allocation aligned to 16 bytes holds bytes of both (tested): sharing one made
-/// every send to a busy actor miss (measured: a producer sending to a busy actor on another
-/// worker 3-10x slower, depending on where the allocator put the mailbox). It costs 40 bytes
-/// per mailbox (88 before). (Aligning the mailbox to 64 bytes instead costs as much and takes
-/// the allocator's slow aligned path: spawn-heavy workloads 1.5x slower.)
+/// The guarded flags, stored next to the lock.
+struct Flags {
+    scheduled: bool,
+    sys_ref: bool,
+}
+
+/// Layout: the senders' part (inbox, lock, flags: 27 bytes) first, then the cold `signal`,
+/// then padding, then the batch, which the running job reads and writes at every message. No
+/// 64-byte cache line of an allocation aligned to 16 bytes holds bytes of both (tested):
+/// sharing one made every send to a busy actor miss (measured: a producer sending to a busy
+/// actor on another worker 3-10x slower, depending on where the allocator put the mailbox).
+/// With the senders' part within 32 bytes (a copy queue is 24), the batch starts 80 bytes in
+/// and a mailbox is 104 bytes, within glibc's fastbins (requests up to 120 bytes): at 128
+/// bytes, every free of a mailbox on a worker other than its allocator's took the arena lock
+/// (measured: `fork-join-creation` 1.14x and `dynamic-send` 1.10x slower on the
+/// actor-centric executor). (Aligning the mailbox to 64 bytes instead takes the allocator's
+/// slow aligned path: spawn-heavy workloads 1.5x slower.)
 #[repr(C)]
 pub(crate) struct Mailbox {
+    inbox: UnsafeCell<CopyQueue>,
     lock: SpinLock,
-    guarded: UnsafeCell<Guarded>,
+    flags: UnsafeCell<Flags>,
     /// A detached actor's thread waits on this for its jobs.
     signal: Option<Arc<Signal>>,
     _pad: [u8; MAILBOX_PAD],
@@ -47,9 +58,12 @@ const fn round_up(n: usize, align: usize) -> usize {
 }
 /// Where the senders' part of a mailbox ends (`repr(C)`: computed from the fields' types).
 const SENDERS_END: usize = round_up(
-    std::mem::size_of::<SpinLock>(),
-    std::mem::align_of::<UnsafeCell<Guarded>>(),
-) + std::mem::size_of::<UnsafeCell<Guarded>>();
+    round_up(
+        std::mem::size_of::<UnsafeCell<CopyQueue>>(),
+        std::mem::align_of::<SpinLock>(),
+    ) + std::mem::size_of::<SpinLock>(),
+    std::mem::align_of::<UnsafeCell<Flags>>(),
+) + std::mem::size_of::<UnsafeCell<Flags>>();
 /// The batch starts a cache line past the last 16-aligned line start holding senders' bytes.
 const BATCH_AT: usize = (SENDERS_END - 1) / 16 * 16 + 64;
 const MAILBOX_PAD: usize = BATCH_AT.saturating_sub(
@@ -57,7 +71,7 @@ const MAILBOX_PAD: usize = BATCH_AT.saturating_sub(
         + std::mem::size_of::<Option<Arc<Signal>>>(),
 );
 
-// SAFETY: `guarded` is only accessed under `lock`; `batch` only by the thread running the
+// SAFETY: `inbox` and `flags` are only accessed under `lock`; `batch` only by the thread running the
 // actor's job (at most one exists: module invariants) or by shutdown after all threads stopped.
 unsafe impl Sync for Mailbox {}
 // SAFETY: as above.
@@ -72,10 +86,20 @@ pub(crate) struct Locked<'a> {
 impl Locked<'_> {
     /// Runs `f` on the guarded part.
     #[inline]
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Guarded) -> R) -> R {
-        // SAFETY: the lock is held, so no other thread touches `guarded`, and the borrow ends
-        // with `f`.
-        self.mb.guarded.with_mut(|g| f(unsafe { &mut *g }))
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Guarded<'_>) -> R) -> R {
+        self.mb.inbox.with_mut(|inbox| {
+            self.mb.flags.with_mut(|flags| {
+                // SAFETY: the lock is held, so no other thread touches `flags`, and the borrow
+                // ends with `f`.
+                let flags = unsafe { &mut *flags };
+                f(&mut Guarded {
+                    // SAFETY: as for `flags`.
+                    inbox: unsafe { &mut *inbox },
+                    scheduled: &mut flags.scheduled,
+                    sys_ref: &mut flags.sys_ref,
+                })
+            })
+        })
     }
 }
 
@@ -93,9 +117,9 @@ impl Mailbox {
     /// system reference.
     pub(crate) fn new(signal: Option<Arc<Signal>>) -> Self {
         Self {
+            inbox: UnsafeCell::new(CopyQueue::empty()),
             lock: SpinLock::new(),
-            guarded: UnsafeCell::new(Guarded {
-                inbox: CopyQueue::empty(),
+            flags: UnsafeCell::new(Flags {
                 scheduled: true,
                 sys_ref: true,
             }),
@@ -139,6 +163,10 @@ mod tests {
     fn no_cache_line_holds_senders_bytes_and_the_batch() {
         let batch = std::mem::offset_of!(Mailbox, batch);
         assert!(batch >= BATCH_AT);
+        assert_eq!(
+            SENDERS_END,
+            std::mem::offset_of!(Mailbox, flags) + std::mem::size_of::<UnsafeCell<Flags>>()
+        );
         for line in (-64i64..256).step_by(16) {
             let covers = |from: usize, to: usize| (from as i64) < line + 64 && (to as i64) > line;
             assert!(
@@ -147,6 +175,7 @@ mod tests {
                 "a line at {line} holds the senders' part and the batch"
             );
         }
-        assert!(std::mem::size_of::<Mailbox>() <= 128);
+        // Within glibc's fastbins (see the type's docs).
+        assert!(std::mem::size_of::<Mailbox>() <= 112);
     }
 }

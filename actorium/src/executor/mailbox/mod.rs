@@ -238,7 +238,7 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
         }
         g.with(|s| {
             s.inbox.push(env);
-            !std::mem::replace(&mut s.scheduled, true)
+            !std::mem::replace(s.scheduled, true)
         })
     };
     if schedule {
@@ -416,7 +416,7 @@ pub(crate) unsafe fn revive(
         if hdr.status() != Status::Destroyed {
             return Err(install);
         }
-        let need_ref = g.with(|s| !s.sys_ref);
+        let need_ref = g.with(|s| !*s.sys_ref);
         // SAFETY: with `sys_ref` false the link is on no list (it is unlinked under this
         // mailbox's lock, which we hold, before the reference is released).
         if !unsafe { enroll(exec.shared(), hdr, need_ref) } {
@@ -424,9 +424,9 @@ pub(crate) unsafe fn revive(
         }
         hdr.set_status(Status::Alive);
         g.with(|s| {
-            s.sys_ref = true;
+            *s.sys_ref = true;
             s.inbox.push(install);
-            !std::mem::replace(&mut s.scheduled, true)
+            !std::mem::replace(s.scheduled, true)
         })
     };
     if schedule {
@@ -492,7 +492,7 @@ pub(crate) unsafe fn resume(
         let gulped = g.with(|s| {
             let any = !s.inbox.is_empty();
             if any {
-                std::mem::swap(&mut s.inbox, batch);
+                std::mem::swap(s.inbox, batch);
             }
             any
         });
@@ -513,9 +513,9 @@ pub(crate) unsafe fn resume(
         }
         // Nothing left: park, in the same critical section that saw the inbox empty.
         let (release, destroyed, burst) = g.with(|s| {
-            s.scheduled = false;
+            *s.scheduled = false;
             let status = hdr.status();
-            let release = status != Status::Alive && std::mem::replace(&mut s.sys_ref, false);
+            let release = status != Status::Alive && std::mem::replace(s.sys_ref, false);
             let burst =
                 s.inbox.capacity() > KEEP_WHEN_PARKED || batch.capacity() > KEEP_WHEN_PARKED;
             (release, status == Status::Destroyed, burst)
@@ -531,7 +531,7 @@ pub(crate) unsafe fn resume(
         if burst {
             // A burst's arrays go back to the allocator (steady-size ones stay), freed once the
             // lock is released; the batch is still ours until then.
-            let freed = g.with(|s| take_burst_arrays(&mut s.inbox, batch));
+            let freed = g.with(|s| take_burst_arrays(s.inbox, batch));
             drop(g);
             drop(freed);
         } else {
@@ -584,8 +584,8 @@ pub(crate) fn cleanup(shared: &Shared) {
                 hdr.set_status(Status::Stopped);
             }
             let inbox = g.with(|s| {
-                s.sys_ref = false;
-                std::mem::replace(&mut s.inbox, CopyQueue::empty())
+                *s.sys_ref = false;
+                std::mem::replace(s.inbox, CopyQueue::empty())
             });
             (alive, inbox)
         };
