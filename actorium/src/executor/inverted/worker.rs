@@ -1098,6 +1098,10 @@ impl Executor {
     fn begin_visit(&self, me: &InvWorker<'_>) {
         self.stop_watching(&me.local);
         me.local.visit_spawns.set(0);
+        if !self.placing {
+            // Nobody watches for stuck visits (rules 3 and 4 are off).
+            return;
+        }
         let v = me.local.visits.get() + 1;
         me.local.visits.set(v);
         me.local.row().busy.visits.store(v, Ordering::Relaxed);
@@ -1106,6 +1110,9 @@ impl Executor {
     /// A visit ended: published for thieves watching for stuck visits.
     #[inline]
     fn end_visit(&self, me: &InvWorker<'_>) {
+        if !self.placing {
+            return;
+        }
         let l = &me.local;
         // A split asked about this visit's last behaviour has nothing left to split, and the
         // next visit's behaviours are timed from its own requests (idle time between visits
@@ -1266,7 +1273,28 @@ impl Executor {
             // owner itself.)
             self.pool.notify(q.owner());
         }
-        let unwaited = !gave_back && unwaited();
+        if self.placing {
+            self.note_hold(me, q, !gave_back && unwaited(), streamed, first);
+        }
+        if let Some(c) = me.counters() {
+            c.gulps.bump(gulps);
+            c.gulped.bump(gulped);
+        }
+        first
+    }
+
+    /// After a visit of `q` (placement on): whether to hold `q` (rule 7), from whether the
+    /// visit was `unwaited`, `streamed`, and its `first` gulp.
+    #[inline]
+    fn note_hold(
+        &self,
+        me: &InvWorker<'_>,
+        q: &WorkQueue,
+        unwaited: bool,
+        streamed: bool,
+        first: usize,
+    ) {
+        let l = &me.local;
         let runs = &l.unwaited_visits[q.id];
         runs.set(if unwaited {
             (runs.get() + 1).min(SINK_VISITS)
@@ -1287,11 +1315,6 @@ impl Executor {
             l.holds[q.id].set(None);
             q.set_held(false);
         }
-        if let Some(c) = me.counters() {
-            c.gulps.bump(gulps);
-            c.gulped.bump(gulped);
-        }
-        first
     }
 
     /// Runs envelopes of the batch (including those appended while it runs) until it is empty,
