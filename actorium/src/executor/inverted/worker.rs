@@ -79,6 +79,15 @@ const WAKE_THIEF_BACKLOG: usize = 16;
 /// 12 µs here), so a conversation that runs fine on one worker is not split for a hiccup.
 pub(crate) const STUCK_AFTER: Duration = Duration::from_micros(50);
 
+/// How long a worker must have been in one visit of short behaviours (its count of envelopes
+/// run moving) before it counts as stuck for a rescue all the same. A visit ends by itself
+/// within [`VISIT_BUDGET`] envelopes, and one of a talking group's 1,024 short behaviours
+/// lasts about 50 µs here: rescuing from such visits after [`STUCK_AFTER`] took queues of a
+/// group that synchronises every few microseconds to the other worker, round after round
+/// (`logistic-map`: 190 rescues a run, 2 workers 3x slower than 1). Mail waiting behind a
+/// visit this long is still rescued.
+pub(crate) const STUCK_VISIT: Duration = Duration::from_millis(1);
+
 /// Envelopes a split (placement rule 4) looks at to choose the actors that move: those with
 /// mail among the first this many of the held batch and then the queue's shared part (the
 /// running actor's own envelopes not counted). Bounds the hashing done under the queue's lock
@@ -854,19 +863,12 @@ impl Executor {
     /// 50 µs was split).
     fn ask_split(&self, l: &Local, victim: usize) {
         let busy = &self.pool.data(victim).busy;
-        let ran = busy.ran.load(Ordering::Relaxed);
-        let seen = &l.seen_ran[victim];
-        let now = Instant::now();
-        match seen.get() {
-            (was, since) if was == ran => {
-                if now.duration_since(since) >= STUCK_AFTER
-                    && busy.visits.load(Ordering::Relaxed) % 2 == 1
-                    && busy.split.load(Ordering::Relaxed) != ran + 1
-                {
-                    busy.split.store(ran + 1, Ordering::Relaxed);
-                }
-            }
-            _ => seen.set((ran, now)),
+        let (ran, since) = self.note_ran(l, victim);
+        if since.elapsed() >= STUCK_AFTER
+            && busy.visits.load(Ordering::Relaxed) % 2 == 1
+            && busy.split.load(Ordering::Relaxed) != ran + 1
+        {
+            busy.split.store(ran + 1, Ordering::Relaxed);
         }
     }
 
@@ -1069,11 +1071,33 @@ impl Executor {
         }
     }
 
-    /// Whether `victim` has been in the same visit for at least [`STUCK_AFTER`], as far as
-    /// this worker has watched it (it notes when the victim's visit count last changed).
+    /// Whether `victim` is stuck, as far as this worker has watched it (it notes when the
+    /// victim's visit count and its count of envelopes run last changed): in one visit for at
+    /// least [`STUCK_AFTER`] with one behaviour running all that time, or in one visit for
+    /// [`STUCK_VISIT`] whatever its behaviours.
     fn stuck(&self, l: &Local, victim: usize) -> bool {
         let (v, since) = self.note_visits(l, victim);
-        v % 2 == 1 && since.elapsed() >= STUCK_AFTER
+        if v % 2 == 0 {
+            return false;
+        }
+        let in_visit = since.elapsed();
+        let (_, ran_since) = self.note_ran(l, victim);
+        in_visit >= STUCK_VISIT || (in_visit >= STUCK_AFTER && ran_since.elapsed() >= STUCK_AFTER)
+    }
+
+    /// Worker `w`'s count of envelopes run now, and since when this worker has seen it
+    /// unchanged.
+    fn note_ran(&self, l: &Local, w: usize) -> (u64, Instant) {
+        let ran = self.pool.data(w).busy.ran.load(Ordering::Relaxed);
+        let seen = &l.seen_ran[w];
+        match seen.get() {
+            (was, since) if was == ran => (ran, since),
+            _ => {
+                let now = Instant::now();
+                seen.set((ran, now));
+                (ran, now)
+            }
+        }
     }
 
     /// Worker `w`'s visit count now, and since when this worker has seen it unchanged.
@@ -1556,6 +1580,52 @@ mod tests {
     /// the same queue from A's range. The owner must end up B's (it used to be overwritten with
     /// A's by A's late owner update, leaving the queue in B's range owned by A: senders then
     /// woke A, and B could sleep on a message).
+    #[test]
+    fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
+        let cfg = Config {
+            workers: 2,
+            max_workers: 2,
+            queues: 4,
+            spin: Duration::ZERO,
+            adaptive_spin: false,
+            stealing: QueueStealing::LongestVictim,
+        };
+        let e = Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap();
+        let thief = e.local(1);
+        let busy = &e.pool.data(0).busy;
+        let ago = |d: Duration| Instant::now().checked_sub(d).expect("the clock is past it");
+        let beyond = STUCK_AFTER + Duration::from_micros(10);
+        // The thief's view of worker 0: its visit count and count of envelopes run, and since
+        // when each has been seen unchanged.
+        let seen = |visits: u64, visit_for: Duration, ran: u64, ran_for: Duration| {
+            busy.visits.store(visits, Ordering::Relaxed);
+            busy.ran.store(ran, Ordering::Relaxed);
+            thief.seen[0].set((visits, ago(visit_for)));
+            thief.seen_ran[0].set((ran, ago(ran_for)));
+        };
+        // Between visits: never stuck.
+        seen(4, STUCK_VISIT * 2, 9, STUCK_VISIT * 2);
+        assert!(!e.stuck(&thief, 0));
+        // In one visit past STUCK_AFTER, its behaviours moving on: not stuck...
+        seen(5, beyond, 9, Duration::ZERO);
+        assert!(!e.stuck(&thief, 0), "a visit of short behaviours");
+        // ... and the count moving since the thief last looked restarts the behaviour's time.
+        seen(5, beyond, 9, beyond);
+        busy.ran.store(10, Ordering::Relaxed);
+        assert!(!e.stuck(&thief, 0), "the count moved");
+        // One behaviour running past STUCK_AFTER within the visit: stuck.
+        seen(5, beyond, 9, beyond);
+        assert!(e.stuck(&thief, 0), "one long behaviour");
+        // A visit past STUCK_VISIT: stuck, whatever its behaviours.
+        seen(
+            5,
+            STUCK_VISIT + Duration::from_micros(10),
+            9,
+            Duration::ZERO,
+        );
+        assert!(e.stuck(&thief, 0), "one very long visit");
+    }
+
     #[test]
     fn a_thief_takes_no_victim_s_only_work_but_rescues_it() {
         let cfg = Config {
