@@ -33,12 +33,15 @@ pub(crate) struct Cell<A: Actor> {
 }
 
 /// Where the state starts in a cell, at least: far enough from the header's hot fields (the
-/// first [`crate::core::HOT_END`] bytes, which senders read) that, in an allocation aligned to
-/// 16 bytes (the allocator's guarantee) behind the `Arc`'s two counters, no 64-byte cache line
-/// can hold both a hot byte and the state's first bytes, which the actor's behaviours write.
-/// A line holding both made every send to a busy actor miss (measured: a producer sending to a
-/// busy actor on another worker 2.4x slower for some allocation addresses). The cold fields
-/// fill most of the distance; the padding is the rest.
+/// first [`crate::core::HOT_END`] bytes, which sends to the default executor read) that, in an
+/// allocation aligned to 16 bytes (the allocator's guarantee) behind the `Arc`'s two counters,
+/// no 64-byte cache line can hold both a hot byte and the state's first bytes, which the
+/// actor's behaviours write. A line holding both made every send to a busy actor miss
+/// (measured: a producer sending to a busy actor on another worker 2.4x slower for some
+/// allocation addresses). Sends to the other executors also read the executor's table and the
+/// mailbox pointer (header bytes 16 to 32), which share a line with the state's first bytes
+/// in one allocation address out of four (as every hot byte did at 3732389). The cold fields
+/// fill the distance (64 bytes, no padding with today's header).
 const STATE_AT: usize = {
     // Cache lines start 16-byte aligned relative to the cell, so a line holding a hot byte
     // starts at or before the last multiple of 16 below the hot end, counted from the

@@ -95,8 +95,9 @@ pub(crate) struct WorkerSlot {
 #[derive(Debug, Default)]
 pub(crate) struct Busy {
     /// Twice the visits the worker began, plus one while it is in a visit (odd: visiting).
-    /// Written by its own worker at the start and end of each visit; read by thieves, which
-    /// take a queue stuck behind a long visit (`worker.rs`, `STUCK_AFTER`).
+    /// Written by its own worker at the start and end of each visit while placement is on
+    /// (with stealing off nobody reads it); read by thieves, which take a queue stuck behind
+    /// a long behaviour or a very long visit (`worker.rs`, `stuck`).
     pub(crate) visits: AtomicU64,
     /// [`Stats::rescues`] and [`Stats::moves`] of this worker (with statistics on). Here
     /// rather than in the runtime's per-worker counters, which every executor shares: two
@@ -108,8 +109,8 @@ pub(crate) struct Busy {
     pub(crate) holds: Counter,
     /// Envelopes this worker has run (taken from its batch), written by the worker as it
     /// takes each one while placement is on; read by thieves, which see from it one long
-    /// behaviour (`worker.rs`, `ask_split`), only when this worker has been in one visit for
-    /// `STUCK_AFTER`, and by an idle worker deciding whether to watch. On a cache line of its
+    /// behaviour (`worker.rs`, `stuck` and `ask_split`), only when this worker has been in
+    /// one visit for `STUCK_AFTER`, and by an idle worker deciding whether to watch. On a cache line of its
     /// own: on the line of `visits`, which thieves read at every steal attempt, the store
     /// made for every envelope missed the cache (`chameneos` 1.3x slower).
     pub(crate) ran: CachePadded<AtomicU64>,

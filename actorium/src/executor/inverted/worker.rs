@@ -80,12 +80,13 @@ const WAKE_THIEF_BACKLOG: usize = 16;
 pub(crate) const STUCK_AFTER: Duration = Duration::from_micros(50);
 
 /// How long a worker must have been in one visit of short behaviours (its count of envelopes
-/// run moving) before it counts as stuck for a rescue all the same. A visit ends by itself
-/// within [`VISIT_BUDGET`] envelopes, and one of a talking group's 1,024 short behaviours
-/// lasts about 50 µs here: rescuing from such visits after [`STUCK_AFTER`] took queues of a
-/// group that synchronises every few microseconds to the other worker, round after round
-/// (`logistic-map`: 190 rescues a run, 2 workers 3x slower than 1). Mail waiting behind a
-/// visit this long is still rescued.
+/// run moving) before it counts as stuck for a rescue all the same. A visit of a talking
+/// group ends by itself (its batch, then re-gulps up to [`VISIT_BUDGET`] envelopes), and
+/// 1,024 of its short behaviours take about 50 µs here: rescuing from such visits after
+/// [`STUCK_AFTER`] took queues of a group that synchronises every few microseconds to the
+/// other worker, round after round (`logistic-map`: 190 rescues a run, 2 workers 1.9-2.2x
+/// the time of 1). Mail waiting behind a visit this long (as seen by the thief, which may
+/// look only once a watch sleep is over: up to 1 ms later) is still rescued.
 pub(crate) const STUCK_VISIT: Duration = Duration::from_millis(1);
 
 /// Envelopes a split (placement rule 4) looks at to choose the actors that move: those with
@@ -787,7 +788,8 @@ impl Executor {
             QueueStealing::LongestVictim => self.longest_victim(thief),
             _ => l.random(|r| r.other_than(thief, workers)),
         };
-        // A victim stuck in one visit for STUCK_AFTER gives up any queue with mail (rescue).
+        // A stuck victim (one behaviour for STUCK_AFTER, or one visit for STUCK_VISIT) gives
+        // up any queue with mail (rescue).
         let min = if self.stuck(l, victim) { 1 } else { MIN_STEAL };
         if rescue_only && min >= MIN_STEAL {
             return false;
@@ -1055,7 +1057,10 @@ impl Executor {
                 }
             }
             if waiting {
+                // Both counts noted now, so that a steal attempt after the watch's sleep can
+                // tell one long behaviour (see `stuck`).
                 self.note_visits(l, w);
+                self.note_ran(l, w);
                 pending = true;
             }
         }
@@ -1077,10 +1082,13 @@ impl Executor {
     /// [`STUCK_VISIT`] whatever its behaviours.
     fn stuck(&self, l: &Local, victim: usize) -> bool {
         let (v, since) = self.note_visits(l, victim);
-        if v % 2 == 0 {
+        let in_visit = since.elapsed();
+        if v % 2 == 0 || in_visit < STUCK_AFTER {
+            // (The count of envelopes run, which the victim writes for every envelope, is
+            // read only past STUCK_AFTER: polled at every steal attempt, it made those writes
+            // miss the cache; see `Busy::ran`.)
             return false;
         }
-        let in_visit = since.elapsed();
         let (_, ran_since) = self.note_ran(l, victim);
         in_visit >= STUCK_VISIT || (in_visit >= STUCK_AFTER && ran_since.elapsed() >= STUCK_AFTER)
     }
@@ -1576,10 +1584,6 @@ mod tests {
         }
     }
 
-    /// Bug fixed: thief A swaps a queue into its range; before A's bookkeeping, thief B steals
-    /// the same queue from A's range. The owner must end up B's (it used to be overwritten with
-    /// A's by A's late owner update, leaving the queue in B's range owned by A: senders then
-    /// woke A, and B could sleep on a message).
     #[test]
     fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
         let cfg = Config {
@@ -1756,6 +1760,10 @@ mod tests {
         assert!(e.turn(&me, &idle) == Turn::Idle);
     }
 
+    /// Bug fixed: thief A swaps a queue into its range; before A's bookkeeping, thief B steals
+    /// the same queue from A's range. The owner must end up B's (it used to be overwritten with
+    /// A's by A's late owner update, leaving the queue in B's range owned by A: senders then
+    /// woke A, and B could sleep on a message).
     #[test]
     fn overlapping_steals_leave_owner_and_range_in_agreement() {
         let cfg = Config {
