@@ -194,17 +194,19 @@ fn spawn_other<A: Actor>(
     placement: Placement,
 ) -> Result<Arc<Cell<A>>, A> {
     // The executor is borrowed (from the caller, or from `sibling`'s answer); the header takes
-    // its own reference.
+    // its own reference. (Each trait object is made once: making one is a call through the
+    // table.)
+    let e = exec.get();
     let other;
-    let exec = match exec.sibling(placement) {
-        Sibling::This => exec,
-        Sibling::Other(e) => {
-            other = e;
-            &other
+    let (exec, e) = match e.sibling(placement) {
+        Sibling::This => (exec, e),
+        Sibling::Other(o) => {
+            other = o;
+            (&other, other.get())
         }
         Sibling::Gone => return Err(actor),
     };
-    spawn_on(exec.get(), || exec.clone(), actor, joinable)
+    spawn_on(e, || exec.clone(), actor, joinable)
 }
 
 /// Makes the cell and registers it with `exec` (`own` makes the header's reference to it).
@@ -215,10 +217,9 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     actor: A,
     joinable: bool,
 ) -> Result<Arc<Cell<A>>, A> {
-    let shared = exec.shared();
-    if shared.life.closed() {
+    let Some(parts) = exec.spawn_parts() else {
         return Err(actor);
-    }
+    };
     // Built here, not by a helper shared with `spawn_unbuilt`: through one taking the state as
     // an `Option`, a chain of spawn-and-send hops was 20 % slower (measured).
     let exec_ref = own();
@@ -226,9 +227,9 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     let header = Header::new(
         exec_ref,
         direct,
-        shared.stats_on,
-        exec.next_ticket(),
-        exec.new_mailbox(),
+        parts.stats_on,
+        parts.ticket,
+        parts.mbox,
         true,
         joinable,
         &CellOps::<A>::VTABLE,
