@@ -723,6 +723,19 @@ fn messages_in(l: &Local, me: &InvWorker<'_>) -> u64 {
     unsafe { (*l.batch.get()).messages() as u64 }
 }
 
+/// `now`, a count another worker published, and since when `seen` (this worker's last look)
+/// has held it unchanged: then, or now if it changed.
+fn note_unchanged(seen: &Cell<(u64, Instant)>, now: u64) -> (u64, Instant) {
+    match seen.get() {
+        (was, since) if was == now => (now, since),
+        _ => {
+            let t = Instant::now();
+            seen.set((now, t));
+            (now, t)
+        }
+    }
+}
+
 /// Whether a split request that finds this worker at `ran` envelopes run, at `now`, is about
 /// long behaviours, by this worker's own clock, given the last request it took (`seen`: its
 /// `ran` then, and when): the one running now, if it was running at that request at least
@@ -1096,30 +1109,18 @@ impl Executor {
     /// Worker `w`'s count of envelopes run now, and since when this worker has seen it
     /// unchanged.
     fn note_ran(&self, l: &Local, w: usize) -> (u64, Instant) {
-        let ran = self.pool.data(w).busy.ran.load(Ordering::Relaxed);
-        let seen = &l.seen_ran[w];
-        match seen.get() {
-            (was, since) if was == ran => (ran, since),
-            _ => {
-                let now = Instant::now();
-                seen.set((ran, now));
-                (ran, now)
-            }
-        }
+        note_unchanged(
+            &l.seen_ran[w],
+            self.pool.data(w).busy.ran.load(Ordering::Relaxed),
+        )
     }
 
     /// Worker `w`'s visit count now, and since when this worker has seen it unchanged.
     fn note_visits(&self, l: &Local, w: usize) -> (u64, Instant) {
-        let v = self.pool.data(w).busy.visits.load(Ordering::Relaxed);
-        let seen = &l.seen[w];
-        match seen.get() {
-            (was, since) if was == v => (v, since),
-            _ => {
-                let now = Instant::now();
-                seen.set((v, now));
-                (v, now)
-            }
-        }
+        note_unchanged(
+            &l.seen[w],
+            self.pool.data(w).busy.visits.load(Ordering::Relaxed),
+        )
     }
 
     /// A visit begins: published for thieves watching for stuck visits. The worker is no
