@@ -1416,17 +1416,26 @@ mod tests {
         assert_eq!(extend_run(entry, 128, 3, 100), 1);
     }
 
-    /// An executor of one worker with two queues, stealing on (placement on), not started.
-    fn one_worker_two_queues() -> Executor {
+    /// An executor of `workers` workers with `queues` queues in all, longest-victim stealing
+    /// (placement on), not started.
+    fn test_executor(workers: usize, queues: usize) -> Executor {
         let cfg = Config {
-            workers: 1,
-            max_workers: 1,
-            queues: 2,
+            workers,
+            max_workers: workers,
+            queues,
             spin: Duration::ZERO,
             adaptive_spin: false,
             stealing: QueueStealing::LongestVictim,
         };
-        Executor::new(&cfg, Arc::new(Shared::new(1, false))).unwrap()
+        Executor::new(&cfg, Arc::new(Shared::new(workers, false))).unwrap()
+    }
+
+    fn one_worker_two_queues() -> Executor {
+        test_executor(1, 2)
+    }
+
+    fn two_workers_four_queues() -> Executor {
+        test_executor(2, 4)
     }
 
     #[test]
@@ -1587,15 +1596,7 @@ mod tests {
 
     #[test]
     fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
-        let cfg = Config {
-            workers: 2,
-            max_workers: 2,
-            queues: 4,
-            spin: Duration::ZERO,
-            adaptive_spin: false,
-            stealing: QueueStealing::LongestVictim,
-        };
-        let e = Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap();
+        let e = two_workers_four_queues();
         let thief = e.local(1);
         let busy = &e.pool.data(0).busy;
         let ago = |d: Duration| Instant::now().checked_sub(d).expect("the clock is past it");
@@ -1633,15 +1634,7 @@ mod tests {
 
     #[test]
     fn a_thief_takes_no_victim_s_only_work_but_rescues_it() {
-        let cfg = Config {
-            workers: 2,
-            max_workers: 2,
-            queues: 4,
-            spin: Duration::ZERO,
-            adaptive_spin: false,
-            stealing: QueueStealing::LongestVictim,
-        };
-        let e = Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap();
+        let e = two_workers_four_queues();
         let fill = |slot: usize| {
             let q = e.slot(slot).unwrap();
             for _ in 0..MIN_STEAL {
