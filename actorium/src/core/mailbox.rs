@@ -71,8 +71,9 @@ const MAILBOX_PAD: usize = BATCH_AT.saturating_sub(
         + std::mem::size_of::<Option<Arc<Signal>>>(),
 );
 
-// SAFETY: `inbox` and `flags` are only accessed under `lock`; `batch` only by the thread running the
-// actor's job (at most one exists: module invariants) or by shutdown after all threads stopped.
+// SAFETY: `inbox` and `flags` are only accessed under `lock`; `batch` only by the thread
+// running the actor's job (at most one exists: module invariants) or by shutdown after all
+// threads stopped.
 unsafe impl Sync for Mailbox {}
 // SAFETY: as above.
 unsafe impl Send for Mailbox {}

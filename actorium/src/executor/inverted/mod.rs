@@ -110,9 +110,9 @@ pub(crate) struct Busy {
     /// Envelopes this worker has run (taken from its batch), written by the worker as it
     /// takes each one while placement is on; read by thieves, which see from it one long
     /// behaviour (`worker.rs`, `stuck` and `ask_split`), only when this worker has been in
-    /// one visit for `STUCK_AFTER`, and by an idle worker deciding whether to watch. On a cache line of its
-    /// own: on the line of `visits`, which thieves read at every steal attempt, the store
-    /// made for every envelope missed the cache (`chameneos` 1.3x slower).
+    /// one visit for `STUCK_AFTER`, and by an idle worker deciding whether to watch. On a
+    /// cache line of its own: on the line of `visits`, which thieves read at every steal
+    /// attempt, the store made for every envelope missed the cache (`chameneos` 1.3x slower).
     pub(crate) ran: CachePadded<AtomicU64>,
     /// The value of `ran` at which the batch this worker last gulped ends (envelopes a
     /// behaviour appends to it not counted), written at each gulp while placement is on: an

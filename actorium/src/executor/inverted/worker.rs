@@ -1103,7 +1103,7 @@ impl Executor {
             return false;
         }
         let (_, ran_since) = self.note_ran(l, victim);
-        in_visit >= STUCK_VISIT || (in_visit >= STUCK_AFTER && ran_since.elapsed() >= STUCK_AFTER)
+        in_visit >= STUCK_VISIT || ran_since.elapsed() >= STUCK_AFTER
     }
 
     /// Worker `w`'s count of envelopes run now, and since when this worker has seen it
@@ -1430,17 +1430,9 @@ mod tests {
         Executor::new(&cfg, Arc::new(Shared::new(workers, false))).unwrap()
     }
 
-    fn one_worker_two_queues() -> Executor {
-        test_executor(1, 2)
-    }
-
-    fn two_workers_four_queues() -> Executor {
-        test_executor(2, 4)
-    }
-
     #[test]
     fn receivers_that_share_a_set_of_the_run_table_both_complete_their_runs() {
-        let e = one_worker_two_queues();
+        let e = test_executor(1, 2);
         let l = e.local(0);
         // FOLLOW_WAYS receivers in one set (each at a 64-byte-aligned address, as cells are),
         // each sent one message per visit from queue 0, in turns: every run reaches
@@ -1596,7 +1588,7 @@ mod tests {
 
     #[test]
     fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
-        let e = two_workers_four_queues();
+        let e = test_executor(2, 4);
         let thief = e.local(1);
         let busy = &e.pool.data(0).busy;
         let ago = |d: Duration| Instant::now().checked_sub(d).expect("the clock is past it");
@@ -1634,7 +1626,7 @@ mod tests {
 
     #[test]
     fn a_thief_takes_no_victim_s_only_work_but_rescues_it() {
-        let e = two_workers_four_queues();
+        let e = test_executor(2, 4);
         let fill = |slot: usize| {
             let q = e.slot(slot).unwrap();
             for _ in 0..MIN_STEAL {
@@ -1700,7 +1692,7 @@ mod tests {
     /// (a full batch here), the queue is visited, and a pass that finds no hold clears the flag.
     #[test]
     fn a_pass_leaves_a_held_queue_alone_until_the_hold_ends() {
-        let e = one_worker_two_queues();
+        let e = test_executor(1, 2);
         let me = rt::Worker::new(&e, 0);
         let idle = Idleness::fresh();
         static RAN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
