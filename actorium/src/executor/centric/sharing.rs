@@ -18,22 +18,54 @@ use std::sync::{Condvar, Mutex};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WorkSharing;
 
-/// The global queue and how many workers wait on it.
+/// The global queue and the workers waiting on it.
 #[derive(Debug)]
 pub struct SharedQueue {
-    state: Mutex<(VecDeque<Job>, usize)>,
+    state: Mutex<State>,
     cv: Condvar,
 }
 
+/// What the mutex guards.
+#[derive(Debug, Default)]
+struct State {
+    jobs: VecDeque<Job>,
+    /// Workers blocked on the condition variable (counted from before they wait until they
+    /// hold the mutex again).
+    waiting: usize,
+    /// Of those, how many a push has notified and that have not woken yet: a push notifies
+    /// only while some waiter is not already on its way, since each notify is a system call
+    /// and a woken worker takes a job either way.
+    notified: usize,
+}
+
+impl State {
+    /// Queues `job`; returns whether to notify a waiter: only while some waiter is not
+    /// already on its way (a notify with no waiter, or only waiters already woken, would
+    /// still cost a system call, and a woken worker takes a job either way).
+    fn push(&mut self, job: Job) -> bool {
+        self.jobs.push_back(job);
+        let notify = self.waiting > self.notified;
+        if notify {
+            self.notified += 1;
+        }
+        notify
+    }
+
+    /// A waiter holds the mutex again, woken by a notify or spuriously: one fewer waiter is
+    /// on its way either way. (If a spurious wake takes a notified waiter's place, that one
+    /// wakes anyway, and finds the queue as this one leaves it.) Keeps `notified <= waiting`.
+    fn woke(&mut self) {
+        self.waiting -= 1;
+        self.notified = self.notified.saturating_sub(1).min(self.waiting);
+    }
+}
+
 impl SharedQueue {
-    /// Appends a job and wakes a waiting worker, if any.
+    /// Appends a job and wakes a waiting worker, unless every waiting worker was already
+    /// notified and has not woken yet (it will take this job, or one before it, in turn).
     pub fn push(&self, job: Job) {
-        let mut g = self.state.lock().unwrap();
-        g.0.push_back(job);
-        // A notify with no waiter would still cost a system call: skip it.
-        let waiting = g.1 > 0;
-        drop(g);
-        if waiting {
+        let notify = self.state.lock().unwrap().push(job);
+        if notify {
             self.cv.notify_one();
         }
     }
@@ -48,15 +80,15 @@ impl SharedQueue {
     fn pop(&self, counters: Option<&crate::runtime::stats::Counters>) -> Job {
         let mut g = self.state.lock().unwrap();
         loop {
-            if let Some(job) = g.0.pop_front() {
+            if let Some(job) = g.jobs.pop_front() {
                 return job;
             }
-            g.1 += 1;
+            g.waiting += 1;
             if let Some(c) = counters {
                 c.sleeps.bump(1);
             }
             g = self.cv.wait(g).unwrap();
-            g.1 -= 1;
+            g.woke();
         }
     }
 }
@@ -70,7 +102,7 @@ impl Policy for WorkSharing {
 
     fn coordinator(&self, _workers: usize) -> SharedQueue {
         SharedQueue {
-            state: Mutex::new((VecDeque::new(), 0)),
+            state: Mutex::new(State::default()),
             cv: Condvar::new(),
         }
     }
@@ -91,5 +123,93 @@ impl Policy for WorkSharing {
     /// Idle workers block on the queue's condition variable, so they never look for tasks.
     fn helps_with_tasks(&self) -> bool {
         false
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_push_notifies_only_a_waiter_not_already_on_its_way() {
+        let mut s = State {
+            waiting: 2,
+            ..State::default()
+        };
+        let pushed: Vec<bool> = (0..3).map(|_| s.push(Job::shutdown())).collect();
+        assert_eq!(pushed, [true, true, false]);
+        assert_eq!((s.waiting, s.notified), (2, 2));
+        // One woke: the other is still on its way, so a push notifies nobody.
+        s.woke();
+        assert_eq!((s.waiting, s.notified), (1, 1));
+        assert!(!s.push(Job::shutdown()));
+        // A spurious wake while nobody was notified leaves the count at zero.
+        let mut s = State {
+            waiting: 2,
+            ..State::default()
+        };
+        s.woke();
+        assert_eq!((s.waiting, s.notified), (1, 0));
+        assert!(s.push(Job::shutdown()));
+        assert_eq!(s.jobs.len(), 1);
+    }
+
+    /// Producers and blocked consumers: every job is taken exactly once, whatever the
+    /// notifies skipped (a consumer that waited for ever would fail the watchdog).
+    #[test]
+    fn every_job_pushed_is_popped_with_consumers_blocking() {
+        const PRODUCERS: usize = 3;
+        const JOBS: usize = 20_000;
+        const CONSUMERS: usize = 3;
+        let q = Arc::new(WorkSharing.coordinator(CONSUMERS));
+        let consumers: Vec<_> = (0..CONSUMERS)
+            .map(|_| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    let mut n = 0usize;
+                    // Each consumer stops at the first end marker it takes (`Job::retire`,
+                    // one per consumer); the jobs before are counted.
+                    loop {
+                        let job = q.pop_blocking();
+                        if job.is_retire() {
+                            return n;
+                        }
+                        n += 1;
+                    }
+                })
+            })
+            .collect();
+        let producers: Vec<_> = (0..PRODUCERS)
+            .map(|_| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    for i in 0..JOBS {
+                        q.push(Job::shutdown());
+                        if i % 1000 == 0 {
+                            std::thread::yield_now();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for p in producers {
+            p.join().unwrap();
+        }
+        for _ in 0..CONSUMERS {
+            q.push(Job::retire());
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while consumers.iter().any(|c| !c.is_finished()) {
+            assert!(
+                Instant::now() < deadline,
+                "a consumer is still blocked: a job was left without a notify"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let taken: usize = consumers.into_iter().map(|c| c.join().unwrap()).sum();
+        assert_eq!(taken, PRODUCERS * JOBS);
+        assert!(q.state.lock().unwrap().jobs.is_empty());
     }
 }
