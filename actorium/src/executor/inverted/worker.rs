@@ -116,7 +116,7 @@ pub(crate) const FOLLOW_AFTER: u32 = 8;
 /// it, children start next to their parent (a chain, a parent and its few helpers).
 const SPREAD_AFTER: u32 = 8;
 
-/// Entries of a worker's table of such runs (6 KiB): [`FOLLOW_WAYS`] entries for each of
+/// Entries of a worker's table of such runs (4 KiB): [`FOLLOW_WAYS`] entries for each of
 /// `FOLLOW_SLOTS / FOLLOW_WAYS` sets, a receiver's set chosen by a hash of its address.
 const FOLLOW_SLOTS: usize = 256;
 
@@ -337,28 +337,28 @@ impl Local {
         unsafe { (*self.batch.get()).push(env) };
     }
 
-    /// Counts a send to the actor at address `to` from queue `from` into its empty queue:
-    /// returns how many such sends came from `from`, at most one per visit ([`extend_run`]),
-    /// since this worker last sent to the actor from another queue (that starts a new run;
-    /// sends into a backlog are not counted and do not end a run), and forgets the run once it
-    /// returns [`FOLLOW_AFTER`] or more (the actor then moves, or, if a lock it needs is taken,
-    /// needs another run).
+    /// Counts a send to the actor at address `to` into its empty queue, from a lower queue
+    /// this worker processes: returns how many such sends this worker made in a row, at most
+    /// one per visit ([`extend_run`]), whichever of its queues they came from (sends into a
+    /// backlog are not counted and do not end a run), and forgets the run once it returns
+    /// [`FOLLOW_AFTER`] or more (the actor then moves into the queue of the send that
+    /// completed the run, or, if a lock it needs is taken, needs another run).
     #[inline]
-    pub(crate) fn follow_run(&self, to: usize, from: usize) -> u32 {
+    pub(crate) fn follow_run(&self, to: usize) -> u32 {
         let set = &self.follow[follow_set(to)..][..FOLLOW_WAYS];
         let visit = self.visits.get() as u32;
         // The receiver's entry, else the one to replace: the least recently counted (an
         // empty entry has visit 0).
         let slot = set.iter().find(|e| e.get().0 == to).unwrap_or_else(|| {
             set.iter()
-                .max_by_key(|e| visit.wrapping_sub(e.get().3))
+                .max_by_key(|e| visit.wrapping_sub(e.get().2))
                 .expect("FOLLOW_WAYS > 0")
         });
-        let run = extend_run(slot.get(), to, from, visit);
+        let run = extend_run(slot.get(), to, visit);
         slot.set(if run >= FOLLOW_AFTER {
-            (0, 0, 0, 0)
+            (0, 0, 0)
         } else {
-            (to, from, run, visit)
+            (to, run, visit)
         });
         run
     }
@@ -468,7 +468,7 @@ impl Unit for Executor {
             seen_ran: (0..self.pool.capacity())
                 .map(|_| Cell::new((u64::MAX, Instant::now())))
                 .collect(),
-            follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0, 0))).collect(),
+            follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0))).collect(),
         }
     }
 
@@ -752,20 +752,24 @@ fn behaviours_long(seen: Option<(u64, Instant)>, ran: u64, now: Instant, between
     }
 }
 
-/// An entry of a worker's table of runs of sends: receiver, sending queue, run, visit of the
-/// run's last counted send.
-type RunEntry = (usize, usize, u32, u32);
+/// An entry of a worker's table of runs of sends: receiver, run, visit of the run's last
+/// counted send.
+type RunEntry = (usize, u32, u32);
 
-/// The length of a run of sends (see [`Local::follow_run`]) after one more send to `to` from
-/// queue `from` during visit `visit`, given the table entry (receiver, sending queue, run, visit
-/// of its last counted send). One send per visit counts: sends within one visit are a flood from
-/// one long behaviour (a producer, a factory), not a conversation, and a receiver moved into
-/// that visit's queue would wait behind it (measured: `sleeping-barber`'s room followed its
-/// factory into the queue of the factory's one long behaviour).
+/// The length of a run of sends (see [`Local::follow_run`]) after one more send to `to` during
+/// visit `visit`, given the table entry (receiver, run, visit of its last counted send). One
+/// send per visit counts: sends within one visit are a flood from one long behaviour (a
+/// producer, a factory), not a conversation, and a receiver moved into that visit's queue would
+/// wait behind it (measured: `sleeping-barber`'s room followed its factory into the queue of
+/// the factory's one long behaviour). Sends from different queues of the worker continue one
+/// run: an actor handed messages one at a time by two partners in turn (`logistic-map`'s series,
+/// by its master and its computer) follows whichever completes the run, and then, both moves
+/// being downwards, ends with them in one queue. (Until session 34 a send from another queue
+/// started a new run, and such an actor never moved.)
 #[inline]
-fn extend_run(entry: RunEntry, to: usize, from: usize, visit: u32) -> u32 {
-    let (a, f, run, seen) = entry;
-    match (a == to && f == from, seen == visit) {
+fn extend_run(entry: RunEntry, to: usize, visit: u32) -> u32 {
+    let (a, run, seen) = entry;
+    match (a == to, seen == visit) {
         (true, true) => run,
         (true, false) => run + 1,
         (false, _) => 1,
@@ -1396,24 +1400,24 @@ mod tests {
     use std::sync::Arc;
 
     #[test]
-    fn a_run_counts_one_send_per_visit_from_one_queue_to_one_actor() {
-        let mut entry = (0, 0, 0, 0);
+    fn a_run_counts_one_send_per_visit_to_one_actor() {
+        let mut entry = (0, 0, 0);
         let mut run = 0;
         // A flood: many sends in one visit count once.
         for _ in 0..100 {
-            run = extend_run(entry, 64, 3, 7);
-            entry = (64, 3, run, 7);
+            run = extend_run(entry, 64, 7);
+            entry = (64, run, 7);
         }
         assert_eq!(run, 1);
-        // A conversation: one send per visit, each counted.
+        // A conversation: one send per visit, each counted, whichever queue each visit is
+        // of (the caller passes only sends from lower queues).
         for visit in (9..).step_by(2).take(FOLLOW_AFTER as usize - 1) {
-            run = extend_run(entry, 64, 3, visit);
-            entry = (64, 3, run, visit);
+            run = extend_run(entry, 64, visit);
+            entry = (64, run, visit);
         }
         assert_eq!(run, FOLLOW_AFTER);
-        // Another sender's queue, or another receiver, starts a new run.
-        assert_eq!(extend_run(entry, 64, 4, 100), 1);
-        assert_eq!(extend_run(entry, 128, 3, 100), 1);
+        // Another receiver starts a new run.
+        assert_eq!(extend_run(entry, 128, 100), 1);
     }
 
     /// An executor of `workers` workers with `queues` queues in all, longest-victim stealing
@@ -1453,7 +1457,7 @@ mod tests {
             for visit in 1..=FOLLOW_AFTER as u64 {
                 l.visits.set(2 * visit + 1);
                 for &t in to {
-                    let run = l.follow_run(t, 0);
+                    let run = l.follow_run(t);
                     assert_eq!(run, visit as u32, "receiver {t:#x} at visit {visit}");
                 }
             }
