@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use work_queue::WorkQueue;
-use worker::{InvWorker, FOLLOW_AFTER};
+use worker::InvWorker;
 
 /// This executor's table of operations, as a named static: its address tells the actor layer
 /// that a cell belongs to this executor, whose send it then calls directly, inlined.
@@ -410,7 +410,7 @@ impl Executor {
         }
         if let Some(w) = me {
             let from = w.local.current_or_max();
-            if from < q.id && q.looks_empty() && follows(&g, hdr, w) {
+            if from < q.id && q.looks_empty() && follows(&g, hdr, w, from) {
                 match self.move_here(w, from, hdr, &g) {
                     Moved::Batch => {
                         drop(g);
@@ -883,13 +883,15 @@ enum Moved<'q> {
 
 /// Notes a send from worker `w` to the actor of `hdr`, whose queue is locked as `g`, before
 /// its message is queued. Returns true when the actor should move to where the sender runs:
-/// this worker made it [`FOLLOW_AFTER`] sends in a row, at most one per visit, each from a
+/// this worker made it [`FOLLOW_AFTER`](worker::FOLLOW_AFTER) counted sends, at most one per visit, each from a
 /// queue it was processing with a lower index than the actor's, while the actor's queue was
-/// empty and not being processed (sends into a backlog are not counted: the receiver is busy,
-/// which is parallel work). The actor was then waiting for the sender's actors, message by
-/// message: each message crossed from one queue (and often one core) to another, a hand-off
-/// (0.03 to 12 µs here) for work that could run where it was sent, through the local fast
-/// path. The sends may come from different queues (an actor with two partners, handed
+/// empty and not being processed (sends into a backlog, or from a higher queue, are not
+/// counted: a busy receiver is parallel work; and they do not end the run, which ends only when
+/// another receiver's entry evicts this one from its set), and the queue of this send made one
+/// of the two counted sends before it. The actor was then waiting for the sender's actors,
+/// message by message: each message crossed from one queue (and often one core) to another, a
+/// hand-off (0.03 to 12 µs here) for work that could run where it was sent, through the local
+/// fast path. The sends may come from different queues (an actor with two partners, handed
 /// messages by each in turn): it moves into the queue of the send that completes the run.
 ///
 /// Only sends from a queue with a lower index count: actors move only down, so moves end. (If
@@ -901,16 +903,16 @@ enum Moved<'q> {
 /// count was written by every sender into the cache line every sender reads (measured: `big`,
 /// all-to-all pings, 9 % slower).
 ///
-/// The caller checked that `w` processes a queue whose index is lower, and that the actor's
-/// queue is empty.
+/// The caller checked that `w` processes queue `from`, whose index is lower, and that the
+/// actor's queue is empty.
 #[inline]
-fn follows(g: &work_queue::Locked<'_>, hdr: &Header, w: &InvWorker<'_>) -> bool {
+fn follows(g: &work_queue::Locked<'_>, hdr: &Header, w: &InvWorker<'_>, from: usize) -> bool {
     // (Acquire: if the actor moves, everything its last behaviour did happens before the
     // move, and before this worker reads its `installed` flag or runs it.)
     if g.queue().processed_locked(g) {
         return false;
     }
-    w.local.follow_run(hdr as *const Header as usize) >= FOLLOW_AFTER
+    w.local.follow_run(hdr as *const Header as usize, from)
 }
 
 #[cfg(all(test, not(loom)))]

@@ -105,8 +105,9 @@ const RESCUE_WAIT_FIRST: Duration = Duration::from_micros(100);
 /// the other cannot help with).
 const RESCUE_WAIT_MAX: Duration = Duration::from_millis(1);
 
-/// Sends in a row from one queue's actors, each finding the receiver with nothing queued,
-/// after which the receiver moves to where they run (`follows` in `mod.rs`; `README.md`,
+/// Counted sends to a receiver (each from a queue this worker processes, below the
+/// receiver's, at most one per visit, each finding the receiver with nothing queued), after
+/// which the receiver moves to where they run (`follows` in `mod.rs`; `README.md`,
 /// "Placement").
 pub(crate) const FOLLOW_AFTER: u32 = 8;
 
@@ -116,7 +117,7 @@ pub(crate) const FOLLOW_AFTER: u32 = 8;
 /// it, children start next to their parent (a chain, a parent and its few helpers).
 const SPREAD_AFTER: u32 = 8;
 
-/// Entries of a worker's table of such runs (4 KiB): [`FOLLOW_WAYS`] entries for each of
+/// Entries of a worker's table of such runs (6 KiB): [`FOLLOW_WAYS`] entries for each of
 /// `FOLLOW_SLOTS / FOLLOW_WAYS` sets, a receiver's set chosen by a hash of its address.
 const FOLLOW_SLOTS: usize = 256;
 
@@ -252,8 +253,8 @@ pub(crate) struct Local {
     seen: Box<[Cell<(u64, Instant)>]>,
     /// The time limit of the next rescue watch (see [`RESCUE_WAIT_FIRST`]).
     rescue_wait: Cell<Duration>,
-    /// Runs of sends to one actor from one queue (see `follows` in `mod.rs`): receiver
-    /// address, sending queue, sends in a row; indexed by the receiver's address.
+    /// Runs of counted sends to one actor (see `follows` in `mod.rs`, [`RunEntry`]), indexed
+    /// by the receiver's address.
     follow: Box<[Cell<RunEntry>]>,
     /// Envelopes this worker has run (mirrored in its slot's `busy.ran` while placement is on).
     ran: Cell<u64>,
@@ -337,30 +338,28 @@ impl Local {
         unsafe { (*self.batch.get()).push(env) };
     }
 
-    /// Counts a send to the actor at address `to` into its empty queue, from a lower queue
-    /// this worker processes: returns how many such sends this worker made in a row, at most
-    /// one per visit ([`extend_run`]), whichever of its queues they came from (sends into a
-    /// backlog are not counted and do not end a run), and forgets the run once it returns
-    /// [`FOLLOW_AFTER`] or more (the actor then moves into the queue of the send that
-    /// completed the run, or, if a lock it needs is taken, needs another run).
+    /// Counts a send to the actor at address `to` into its empty queue, from queue `from`, a
+    /// lower queue this worker processes (the caller passes no other send: sends into a
+    /// backlog, or from a higher queue, are neither counted nor end a run), at most one per
+    /// visit, whichever of its queues they came from ([`extend_run`]). Returns whether the
+    /// actor should move into `from` now: the run reached [`FOLLOW_AFTER`], and `from` made
+    /// one of the two counted sends before this one. The run is then forgotten (the actor
+    /// moves, or, if a lock it needs is taken, needs another run). A run ends when the
+    /// receiver's entry is evicted from its set by another receiver's.
     #[inline]
-    pub(crate) fn follow_run(&self, to: usize) -> u32 {
+    pub(crate) fn follow_run(&self, to: usize, from: usize) -> bool {
         let set = &self.follow[follow_set(to)..][..FOLLOW_WAYS];
         let visit = self.visits.get() as u32;
         // The receiver's entry, else the one to replace: the least recently counted (an
         // empty entry has visit 0).
-        let slot = set.iter().find(|e| e.get().0 == to).unwrap_or_else(|| {
+        let slot = set.iter().find(|e| e.get().to == to).unwrap_or_else(|| {
             set.iter()
-                .max_by_key(|e| visit.wrapping_sub(e.get().2))
+                .max_by_key(|e| visit.wrapping_sub(e.get().visit))
                 .expect("FOLLOW_WAYS > 0")
         });
-        let run = extend_run(slot.get(), to, visit);
-        slot.set(if run >= FOLLOW_AFTER {
-            (0, 0, 0)
-        } else {
-            (to, run, visit)
-        });
-        run
+        let (entry, follows) = extend_run(slot.get(), to, from as u32, visit);
+        slot.set(if follows { RunEntry::default() } else { entry });
+        follows
     }
 
     /// The queue whose batch this worker is processing, or `usize::MAX` (above every queue).
@@ -468,7 +467,9 @@ impl Unit for Executor {
             seen_ran: (0..self.pool.capacity())
                 .map(|_| Cell::new((u64::MAX, Instant::now())))
                 .collect(),
-            follow: (0..FOLLOW_SLOTS).map(|_| Cell::new((0, 0, 0))).collect(),
+            follow: (0..FOLLOW_SLOTS)
+                .map(|_| Cell::new(RunEntry::default()))
+                .collect(),
         }
     }
 
@@ -752,28 +753,57 @@ fn behaviours_long(seen: Option<(u64, Instant)>, ran: u64, now: Instant, between
     }
 }
 
-/// An entry of a worker's table of runs of sends: receiver, run, visit of the run's last
-/// counted send.
-type RunEntry = (usize, u32, u32);
+/// An entry of a worker's table of runs of sends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct RunEntry {
+    /// The receiver's address (0: an empty entry).
+    to: usize,
+    /// The sending queues of the last two counted sends, the latest first.
+    from: [u32; 2],
+    /// Counted sends in the run.
+    run: u32,
+    /// The visit of the last counted send.
+    visit: u32,
+}
 
-/// The length of a run of sends (see [`Local::follow_run`]) after one more send to `to` during
-/// visit `visit`, given the table entry (receiver, run, visit of its last counted send). One
-/// send per visit counts: sends within one visit are a flood from one long behaviour (a
-/// producer, a factory), not a conversation, and a receiver moved into that visit's queue would
-/// wait behind it (measured: `sleeping-barber`'s room followed its factory into the queue of
-/// the factory's one long behaviour). Sends from different queues of the worker continue one
-/// run: an actor handed messages one at a time by two partners in turn (`logistic-map`'s series,
-/// by its master and its computer) follows whichever completes the run, and then, both moves
-/// being downwards, ends with them in one queue. (Until session 34 a send from another queue
-/// started a new run, and such an actor never moved.)
+/// The entry after one more send to `to` from queue `from` during visit `visit` (see
+/// [`Local::follow_run`]), and whether the receiver follows into `from` now.
+///
+/// One send per visit counts: sends within one visit are a flood from one long behaviour (a
+/// producer, a factory), not a conversation, and a receiver moved into that visit's queue
+/// would wait behind it (measured: `sleeping-barber`'s room followed its factory into the
+/// queue of the factory's one long behaviour).
+///
+/// Sends from different queues of the worker continue one run: an actor handed messages one
+/// at a time by two partners in turn (`logistic-map`'s series, by its master and its computer)
+/// follows one of them, and then, every move being downwards, ends with both in one queue.
+/// (Until session 34 a send from another queue started a new run, and such an actor never
+/// moved.) It follows only a queue that also made one of the two counted sends before:
+/// a partner, not a queue whose one long visit sent once after a partner's run (the flood
+/// above, by another route).
 #[inline]
-fn extend_run(entry: RunEntry, to: usize, visit: u32) -> u32 {
-    let (a, run, seen) = entry;
-    match (a == to, seen == visit) {
-        (true, true) => run,
-        (true, false) => run + 1,
-        (false, _) => 1,
+fn extend_run(entry: RunEntry, to: usize, from: u32, visit: u32) -> (RunEntry, bool) {
+    if entry.to != to {
+        let fresh = RunEntry {
+            to,
+            from: [from, u32::MAX],
+            run: 1,
+            visit,
+        };
+        return (fresh, false);
     }
+    if entry.visit == visit {
+        // Counted already in this visit.
+        return (entry, false);
+    }
+    let follows = entry.run + 1 >= FOLLOW_AFTER && entry.from.contains(&from);
+    let next = RunEntry {
+        to,
+        from: [from, entry.from[0]],
+        run: (entry.run + 1).min(FOLLOW_AFTER),
+        visit,
+    };
+    (next, follows)
 }
 
 #[cfg(test)]
@@ -1401,23 +1431,42 @@ mod tests {
 
     #[test]
     fn a_run_counts_one_send_per_visit_to_one_actor() {
-        let mut entry = (0, 0, 0);
-        let mut run = 0;
+        // Sends to actor 64 from the given queues, one visit each, from a fresh entry: the
+        // send at which the actor follows, if any.
+        let run_of = |froms: &[u32]| {
+            let mut entry = RunEntry::default();
+            for (k, &from) in froms.iter().enumerate() {
+                let (next, follows) = extend_run(entry, 64, from, 2 * k as u32 + 1);
+                if follows {
+                    return Some(k + 1);
+                }
+                entry = next;
+            }
+            None
+        };
+        let n = FOLLOW_AFTER as usize;
         // A flood: many sends in one visit count once.
+        let mut entry = RunEntry::default();
         for _ in 0..100 {
-            run = extend_run(entry, 64, 7);
-            entry = (64, run, 7);
+            let (next, follows) = extend_run(entry, 64, 3, 7);
+            assert!(!follows);
+            entry = next;
         }
-        assert_eq!(run, 1);
-        // A conversation: one send per visit, each counted, whichever queue each visit is
-        // of (the caller passes only sends from lower queues).
-        for visit in (9..).step_by(2).take(FOLLOW_AFTER as usize - 1) {
-            run = extend_run(entry, 64, visit);
-            entry = (64, run, visit);
-        }
-        assert_eq!(run, FOLLOW_AFTER);
+        assert_eq!(entry.run, 1);
+        // A conversation with one partner: the FOLLOW_AFTER-th send.
+        assert_eq!(run_of(&vec![3; 2 * n]), Some(n));
+        // Two partners in turn: the same.
+        let turns: Vec<u32> = (0..2 * n as u32).map(|k| k % 2).collect();
+        assert_eq!(run_of(&turns), Some(n));
+        // A queue that completes another's run with its first counted send is not followed;
+        // the partner's next send is.
+        let mut late = vec![3; n - 1];
+        late.extend([0, 3]);
+        assert_eq!(run_of(&late), Some(n + 1));
         // Another receiver starts a new run.
-        assert_eq!(extend_run(entry, 128, 100), 1);
+        let (next, follows) = extend_run(entry, 128, 3, 100);
+        assert!(!follows);
+        assert_eq!((next.to, next.run), (128, 1));
     }
 
     /// An executor of `workers` workers with `queues` queues in all, longest-victim stealing
@@ -1457,8 +1506,12 @@ mod tests {
             for visit in 1..=FOLLOW_AFTER as u64 {
                 l.visits.set(2 * visit + 1);
                 for &t in to {
-                    let run = l.follow_run(t);
-                    assert_eq!(run, visit as u32, "receiver {t:#x} at visit {visit}");
+                    let follows = l.follow_run(t, 0);
+                    assert_eq!(
+                        follows,
+                        visit as u32 == FOLLOW_AFTER,
+                        "receiver {t:#x} at visit {visit}"
+                    );
                 }
             }
         }
