@@ -100,7 +100,9 @@ impl Slots {
         unsafe { std::slice::from_raw_parts(self.as_ptr().add(from), len - from) }
     }
 
-    #[inline]
+    // (Always inlined, as `CopyQueue::push`: a call takes the envelope through memory, and
+    // a send that builds it in registers stalls on the store forwarding.)
+    #[inline(always)]
     fn push(&mut self, e: Envelope) {
         if self.len == self.cap {
             self.grow();
@@ -209,7 +211,7 @@ impl CopyQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, e: Envelope) {
         self.buf.push(e);
     }

@@ -335,12 +335,78 @@ impl Executor {
                 self.count(me, |c| &c.messages_sent);
                 return Ok(());
             }
+            let t = hdr.queue();
+            if w.local.deferring(t) {
+                // Into the outbox (`README.md`, "Sends into a backlog"). The actor's ticket
+                // names `t` (none leaves a pinned queue, and it was read after the pin), and
+                // its cell stays allocated until the flush (its reclaim envelope is parked
+                // while the queue is pinned).
+                if hdr.status() != Status::Alive {
+                    return Err(make());
+                }
+                // SAFETY: on this thread, `t` pinned by it.
+                unsafe { w.local.defer(t, make()) };
+                self.deferred(w, t);
+                self.count(me, |c| &c.messages_sent);
+                return Ok(());
+            }
             // A send for the held queue that goes to the shared queue (budget spent, or the
             // target not yet installed) closes the local path for the rest of the visit, so no
             // later send can overtake it.
-            w.local.close_local(hdr.queue());
+            w.local.close_local(t);
         }
         self.push_shared(hdr, make, me)
+    }
+
+    /// An envelope went to the outbox, for queue `t` (`README.md`, "Sends into a backlog"):
+    /// a hand-off (placement rule 7), and the outbox's envelopes for `t` are queued now if
+    /// they are [`DEFER_FLUSH`] ([`Self::flush_full`]).
+    #[inline(always)]
+    fn deferred(&self, w: &InvWorker<'_>, t: usize) {
+        rt::note_handoff();
+        if w.local.deferred_len(t) >= DEFER_FLUSH {
+            self.flush_full(w, t);
+        }
+    }
+
+    /// A behaviour's send left a backlog of [`DEFER_BACKLOG`] envelopes or more in queue `q`:
+    /// `q` is another worker's: if this worker is in a visit of another queue, pins it
+    /// (`README.md`, "Sends into a backlog"), so that this worker's next sends to its actors
+    /// go to the outbox until the flush. Under the lock, while the backlog is there. After
+    /// the pin no actor leaves the queue, so the tickets this worker reads until its flush
+    /// stay true; and no reclaim envelope is queued for its actors, so their cells stay
+    /// allocated until the flush.
+    #[cold]
+    #[inline(never)]
+    fn pin(&self, w: &InvWorker<'_>, q: &WorkQueue) {
+        if !w.local.may_defer(q.id) || w.local.deferring(q.id) {
+            return;
+        }
+        let g = q.lock();
+        if g.len() < DEFER_BACKLOG {
+            return;
+        }
+        g.pin();
+        drop(g);
+        w.local.note_pinned(q.id);
+    }
+
+    /// The outbox holds [`DEFER_FLUSH`] envelopes for queue `t`: they are queued now, in the
+    /// middle of the behaviour (a long behaviour that floods a queue feeds it as it goes, and
+    /// the outbox stays small). The pin stays. Also a point where this worker may split the
+    /// queue it holds, if asked, as at a send into an empty queue.
+    #[cold]
+    #[inline(never)]
+    fn flush_full(&self, w: &InvWorker<'_>, t: usize) {
+        let q = &self.queues[t];
+        {
+            let g = q.lock();
+            w.local.take_deferred(t, &g);
+        }
+        self.notify_owner(q, Some(w));
+        if self.split_asked(w) {
+            self.split_current(w, false);
+        }
     }
 
     /// The send path through the queue's lock (every send but a local one). The envelope is
@@ -364,12 +430,18 @@ impl Executor {
         if self.placing && (q.looks_empty() || hdr.queue() != q.id) {
             return self.push_placing(q, g, hdr, make(), me);
         }
-        g.push(make());
+        let n = g.push_counted(make());
         drop(g);
         rt::note_handoff();
         let owner = q.owner();
-        if me.is_none_or(|w| w.index != owner) && self.pool.notify(owner) {
-            self.count(me, |c| &c.wakeups);
+        if me.is_none_or(|w| w.index != owner) {
+            // Into another worker's backlog, from a behaviour: maybe pin the queue.
+            if let Some(w) = me.filter(|_| n >= DEFER_BACKLOG) {
+                self.pin(w, q);
+            }
+            if self.pool.notify(owner) {
+                self.count(me, |c| &c.wakeups);
+            }
         }
         self.count(me, |c| &c.messages_sent);
         Ok(())
@@ -461,6 +533,10 @@ impl Executor {
         old: &work_queue::Locked<'_>,
     ) -> Moved<'q> {
         let l = &me.local;
+        if old.pinned() {
+            // A worker's outbox may hold mail for the actor, bound for `old`.
+            return Moved::No;
+        }
         let to = &self.queues[c];
         let Some(g) = to.try_lock() else {
             return Moved::No;
@@ -566,7 +642,11 @@ impl Executor {
         loop {
             let mut any = false;
             for q in self.queues.iter() {
-                let mut batch = q.lock().take_all();
+                let g = q.lock();
+                // Every worker flushed its outbox (and took its pins) before it exited.
+                debug_assert!(!g.pinned(), "a queue is still pinned at shutdown");
+                let mut batch = g.take_all();
+                drop(g);
                 any |= !batch.is_empty();
                 batch.discard_all();
             }
@@ -580,6 +660,26 @@ impl Executor {
 /// Consecutive spawns from outside the workers that share a queue, once every queue has had
 /// one (see [`spawn_queue`]).
 pub(crate) const SPAWN_RUN: usize = 64;
+
+/// A behaviour's send into a queue of another queue's actors holding at least this many
+/// envelopes (a hint) pins that queue, and the worker's further sends there wait in its
+/// outbox until its next flush (`README.md`, "Sends into a backlog"): mail that waits behind
+/// a backlog anyway is queued in bulk, one lock per flush instead of one per send.
+pub(crate) const DEFER_BACKLOG: usize = 32;
+
+/// An outbox's envelopes for one queue are queued as soon as they are this many, without
+/// waiting for the flush (a behaviour that floods a queue feeds it as it goes).
+pub(crate) const DEFER_FLUSH: usize = 64;
+
+/// Where [`Executor::retire`] put an actor's reclaim envelope.
+enum Retired {
+    /// At the end of the batch this worker holds.
+    Local(Envelope),
+    /// In the actor's queue.
+    Queued,
+    /// Parked in its pinned queue, for the last unpin to queue.
+    Parked,
+}
 
 /// The queue of the `k`-th spawn from outside the workers, among `m` queues split into the
 /// ranges of `w` workers (`ranges::partition`): the seed's round-robin (`k mod m`) while
@@ -764,19 +864,25 @@ impl Exec for Executor {
             // SAFETY: caller contract: the actor is registered, so its link is on this queue's
             // list.
             unsafe { g.unlink(&hdr.link) };
-            // If this worker holds the queue and nothing is queued behind its batch, every
-            // envelope for the actor is in the batch (later sends fail on the status): the
-            // reclaim can go to the end of the batch and save a gulp.
-            if g.len() == 0 && me.is_some_and(|w| w.local.is_current(hdr.queue())) {
-                Some(reclaim)
+            if g.pinned() {
+                // A worker's outbox may hold envelopes for the actor: the reclaim waits for
+                // the last of them (`WorkQueue::unpin` queues it, and notifies).
+                g.park(reclaim);
+                Retired::Parked
+            } else if g.len() == 0 && me.is_some_and(|w| w.local.is_current(hdr.queue())) {
+                // This worker holds the queue and nothing is queued behind its batch: every
+                // envelope for the actor is in the batch (later sends fail on the status), so
+                // the reclaim can go to the end of the batch and save a gulp.
+                Retired::Local(reclaim)
             } else {
                 g.push(reclaim);
-                None
+                Retired::Queued
             }
         };
         match (local, me) {
             // SAFETY: `is_current` held under the lock, on this thread.
-            (Some(reclaim), Some(w)) => unsafe { w.local.push_local_unbudgeted(reclaim) },
+            (Retired::Local(reclaim), Some(w)) => unsafe { w.local.push_local_unbudgeted(reclaim) },
+            (Retired::Parked, _) => {}
             _ => self.notify_owner(q, me),
         }
         self.shared.life.terminated(hdr.joinable());

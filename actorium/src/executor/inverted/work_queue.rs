@@ -59,6 +59,14 @@ pub(crate) struct WorkQueue {
     held: AtomicBool,
     /// The live-actor list; guarded by `lock`.
     actors: ActorList,
+    /// Workers holding envelopes for this queue's actors in their outboxes (deferred sends,
+    /// `README.md`, "Sends into a backlog"); guarded by `lock`. While it is above zero no
+    /// actor leaves the queue (its ticket stays, so a deferred envelope reaches the queue its
+    /// actor is in) and no reclaim envelope is queued (`parked` keeps them).
+    pins: UnsafeCell<u32>,
+    /// Reclaim envelopes of actors that ended while the queue was pinned: queued by the
+    /// flush that takes the last pin, behind every deferred envelope. Guarded by `lock`.
+    parked: UnsafeCell<Vec<Envelope>>,
 }
 
 // SAFETY: `buf` and `actors` (and the `Link`s they reach) are only accessed while `lock` is
@@ -84,6 +92,8 @@ impl WorkQueue {
             owner: AtomicUsize::new(owner),
             buf: UnsafeCell::new(CopyQueue::new()),
             actors: ActorList::new(),
+            pins: UnsafeCell::new(0),
+            parked: UnsafeCell::new(Vec::new()),
         }
     }
 
@@ -222,6 +232,33 @@ impl<'a> Locked<'a> {
         self.q
     }
 
+    /// Appends an envelope; returns how many are queued now.
+    #[inline]
+    pub(crate) fn push_counted(&self, e: Envelope) -> usize {
+        // SAFETY: the lock is held, so no other thread touches the buffer.
+        let n = self.q.buf.with_mut(|b| unsafe {
+            (*b).push(e);
+            (*b).len()
+        });
+        self.q.count.store(n, Ordering::Relaxed);
+        n
+    }
+
+    /// Appends every envelope of `from`, in order, leaving it drained. Returns how many.
+    pub(crate) fn append(&self, from: &mut CopyQueue) -> usize {
+        let moved = from.len();
+        if moved == 0 {
+            return 0;
+        }
+        // SAFETY: the lock is held, so no other thread touches the buffer.
+        let n = self.q.buf.with_mut(|b| unsafe {
+            (*b).append_from(from);
+            (*b).len()
+        });
+        self.q.count.store(n, Ordering::Relaxed);
+        moved
+    }
+
     /// Appends an envelope.
     #[inline]
     pub(crate) fn push(&self, e: Envelope) {
@@ -285,6 +322,58 @@ impl<'a> Locked<'a> {
     pub(crate) unsafe fn unlink(&self, link: *const Link) {
         // SAFETY: we hold the queue lock; forwarded contract.
         unsafe { self.q.actors.unlink(link) }
+    }
+
+    /// A worker's outbox holds (or is about to hold) envelopes for this queue's actors: none
+    /// leaves the queue and no reclaim envelope is queued until [`Self::unpin`].
+    #[inline]
+    pub(crate) fn pin(&self) {
+        // SAFETY: the lock is held.
+        self.q.pins.with_mut(|p| unsafe { *p += 1 });
+    }
+
+    /// An outbox's envelopes for this queue were queued (before this call): the pin taken by
+    /// [`Self::pin`] goes. The last one queues the reclaim envelopes parked meanwhile, behind
+    /// them. Returns whether it queued any.
+    #[inline]
+    pub(crate) fn unpin(&self) -> bool {
+        // SAFETY: the lock is held.
+        let left = self.q.pins.with_mut(|p| unsafe {
+            debug_assert!(*p > 0, "unpin without a pin");
+            *p -= 1;
+            *p
+        });
+        if left > 0 {
+            return false;
+        }
+        // SAFETY: the lock is held; the vector is touched only under it.
+        let parked = self
+            .q
+            .parked
+            .with_mut(|v| unsafe { std::mem::take(&mut *v) });
+        if parked.is_empty() {
+            return false;
+        }
+        for e in parked {
+            self.push(e);
+        }
+        true
+    }
+
+    /// Whether some worker's outbox may hold envelopes for this queue's actors: none may
+    /// leave the queue now (a move or a split waits), and a reclaim envelope is parked.
+    #[inline]
+    pub(crate) fn pinned(&self) -> bool {
+        // SAFETY: the lock is held.
+        self.q.pins.with(|p| unsafe { *p > 0 })
+    }
+
+    /// Keeps the reclaim envelope of an actor that ended while the queue is pinned, for the
+    /// last [`Self::unpin`] to queue.
+    pub(crate) fn park(&self, reclaim: Envelope) {
+        debug_assert!(self.pinned());
+        // SAFETY: the lock is held.
+        self.q.parked.with_mut(|v| unsafe { (*v).push(reclaim) });
     }
 
     /// Whether no live actor has this queue's ticket and nothing is queued.

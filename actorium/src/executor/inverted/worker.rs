@@ -277,6 +277,14 @@ pub(crate) struct Local {
     row: *const WorkerSlot,
     /// Per queue, its visits in a row (up to [`SINK_VISITS`]) that handed nothing off.
     unwaited_visits: Box<[Cell<u8>]>,
+    /// The outbox (`README.md`, "Sends into a backlog"): per queue, the envelopes this
+    /// worker's behaviours sent to its actors since the last flush, once the queue held a
+    /// backlog; queued by [`Executor::flush_outbox`].
+    outbox: UnsafeCell<Box<[CopyQueue]>>,
+    /// Per queue, whether this worker pinned it (`WorkQueue::pin`) since the last flush.
+    pinned: Box<[Cell<bool>]>,
+    /// The queues this worker pinned since the last flush, in the order it pinned them.
+    pins: UnsafeCell<Vec<usize>>,
 }
 
 /// The worker of `exec` running on this thread, if any.
@@ -299,17 +307,6 @@ impl Local {
         unsafe { &*self.row }
     }
 
-    /// Whether a send to `hdr` from this thread can take the local fast path.
-    #[inline]
-    pub(crate) fn try_push_local(&self, hdr: &Header) -> bool {
-        // `installed` of an actor of the held queue changes only on this thread; its status
-        // changes on this thread, or under the queue lock from `Destroyed` to `Alive` (respawn),
-        // and then `installed` stays false until the `Install` envelope runs here. So an actor
-        // that passes both checks has every earlier envelope in the held batch, and a send that
-        // fails them goes to the shared queue and closes the local path (`close_local`).
-        self.can_push_local(hdr.queue()) && hdr.status() == Status::Alive && hdr.installed()
-    }
-
     /// Whether this worker holds queue `ticket` and may still append to its batch this visit.
     #[inline]
     pub(crate) fn can_push_local(&self, ticket: usize) -> bool {
@@ -330,7 +327,7 @@ impl Local {
     /// # Safety
     /// `try_push_local` (or `can_push_local` for a start envelope) returned true for this
     /// envelope's target, on this thread.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn push_local(&self, env: Envelope) {
         self.budget.set(self.budget.get() - 1);
         // SAFETY: the batch is only touched by this thread, and no reference into it is live
@@ -360,6 +357,78 @@ impl Local {
         let (entry, follows) = extend_run(slot.get(), to, from as u32, visit);
         slot.set(if follows { RunEntry::default() } else { entry });
         follows
+    }
+
+    /// Whether a send to `hdr` from this thread can take the local fast path.
+    #[inline(always)]
+    pub(crate) fn try_push_local(&self, hdr: &Header) -> bool {
+        // `installed` of an actor of the held queue changes only on this thread; its status
+        // changes on this thread, or under the queue lock from `Destroyed` to `Alive` (respawn),
+        // and then `installed` stays false until the `Install` envelope runs here. So an actor
+        // that passes both checks has every earlier envelope in the held batch, and a send that
+        // fails them goes to the shared queue and closes the local path (`close_local`).
+        self.can_push_local(hdr.queue()) && hdr.status() == Status::Alive && hdr.installed()
+    }
+
+    /// Whether this worker pinned queue `ticket` since its last flush (so it is in a visit,
+    /// and `ticket` is not the held queue): its sends there go to the outbox.
+    #[inline(always)]
+    pub(crate) fn deferring(&self, ticket: usize) -> bool {
+        debug_assert!(ticket < self.pinned.len());
+        // SAFETY: a ticket indexes the executor's queues, and `pinned` has one entry per
+        // queue. (Unchecked, as in `defer`: it is read on the send path.)
+        unsafe { self.pinned.get_unchecked(ticket) }.get()
+    }
+
+    /// Whether a send to queue `ticket` may pin it: this worker is in a visit (its drain
+    /// flushes) of another queue.
+    #[inline(always)]
+    pub(crate) fn may_defer(&self, ticket: usize) -> bool {
+        let c = self.current.get();
+        c != NO_QUEUE && c != ticket
+    }
+
+    /// This worker pinned queue `ticket`: its sends there go to the outbox until the flush.
+    #[inline]
+    pub(crate) fn note_pinned(&self, ticket: usize) {
+        self.pinned[ticket].set(true);
+        // SAFETY: `pins` is touched only on this thread, and no reference to it outlives a
+        // call.
+        unsafe { (*self.pins.get()).push(ticket) };
+    }
+
+    /// Adds an envelope for an actor of queue `ticket` to the outbox.
+    ///
+    /// # Safety
+    /// On this thread, which pinned `ticket` since its last flush (`deferring`).
+    #[inline(always)]
+    pub(crate) unsafe fn defer(&self, ticket: usize, env: Envelope) {
+        debug_assert!(self.deferring(ticket));
+        // SAFETY: a ticket indexes the executor's queues, and the outbox has one entry per
+        // queue (unchecked: a bounds check's panic path, with the message live, had the
+        // message go through the stack on every path of the send, and a local send stalled
+        // on its store forwarding, `chameneos` 1.17x on 1 worker); only this thread touches
+        // the outbox, and the borrow ends here.
+        unsafe {
+            (&mut *self.outbox.get())
+                .get_unchecked_mut(ticket)
+                .push(env)
+        };
+    }
+
+    /// How many envelopes the outbox holds for queue `ticket`.
+    #[inline(always)]
+    pub(crate) fn deferred_len(&self, ticket: usize) -> usize {
+        // SAFETY: only this thread touches the outbox; the borrow ends here.
+        unsafe { (&*self.outbox.get())[ticket].len() }
+    }
+
+    /// Queues the outbox's envelopes for queue `ticket` in `to` (that queue, locked), in
+    /// order. Returns how many.
+    #[inline]
+    pub(crate) fn take_deferred(&self, ticket: usize, to: &work_queue::Locked<'_>) -> usize {
+        // SAFETY: only this thread touches the outbox; the borrow ends here.
+        to.append(unsafe { &mut (&mut *self.outbox.get())[ticket] })
     }
 
     /// The queue whose batch this worker is processing, or `usize::MAX` (above every queue).
@@ -462,6 +531,9 @@ impl Unit for Executor {
             holding: Cell::new(false),
             row: self.pool.data(index),
             unwaited_visits: (0..self.queues.len()).map(|_| Cell::new(0)).collect(),
+            outbox: UnsafeCell::new((0..self.queues.len()).map(|_| CopyQueue::new()).collect()),
+            pinned: (0..self.queues.len()).map(|_| Cell::new(false)).collect(),
+            pins: UnsafeCell::new(Vec::new()),
             ran: Cell::new(0),
             split_seen: Cell::new(None),
             seen_ran: (0..self.pool.capacity())
@@ -985,6 +1057,11 @@ impl Executor {
         };
         let q = &self.queues[cur];
         let g = q.lock();
+        if g.pinned() {
+            // A worker's outbox may hold mail for these actors, bound for this queue: no
+            // split now (a later request may find the queue unpinned).
+            return;
+        }
         // The actors with mail among the first SPLIT_SCAN envelopes (batch first) not for the
         // running actor, in the order of their first one: the choice hashes a bounded number
         // of envelopes whatever the queue holds (sorting every envelope's target, as this once
@@ -1384,6 +1461,38 @@ impl Executor {
         }
     }
 
+    /// Queues what the outbox holds, queue by queue (one lock each), and takes this worker's
+    /// pins. Every [`ABORT_CHECK`] envelopes of a drain and at its end, so before the visit
+    /// ends (and with it, the senders' queue stops being processed: they may move after).
+    #[inline]
+    fn flush_outbox(&self, me: &InvWorker<'_>) {
+        let l = &me.local;
+        // SAFETY: touched only on this thread; no behaviour runs during the flush.
+        let pins = unsafe { &mut *l.pins.get() };
+        if pins.is_empty() {
+            return;
+        }
+        self.flush_pins(me, pins);
+    }
+
+    #[inline(never)]
+    fn flush_pins(&self, me: &InvWorker<'_>, pins: &mut Vec<usize>) {
+        let l = &me.local;
+        for t in pins.drain(..) {
+            l.pinned[t].set(false);
+            let q = &self.queues[t];
+            let pushed = {
+                let g = q.lock();
+                let n = l.take_deferred(t, &g);
+                // (The parked reclaims go behind the envelopes just queued.)
+                g.unpin() || n > 0
+            };
+            if pushed {
+                self.notify_owner(q, Some(me));
+            }
+        }
+    }
+
     /// Runs envelopes of the batch (including those appended while it runs) until it is empty,
     /// the system is being dropped or this worker was removed (both checked every
     /// [`ABORT_CHECK`]). Returns how many ran.
@@ -1412,6 +1521,7 @@ impl Executor {
         loop {
             let ran = run_batch(&mut pop, w, ABORT_CHECK);
             n += ran;
+            self.flush_outbox(me);
             // (A removed worker leaves within ABORT_CHECK envelopes, not after the whole
             // batch: a batch can be a backlog of millions, and a resize waits for it.)
             if ran < ABORT_CHECK || self.aborting() || !self.pool.is_active(me.index) {
