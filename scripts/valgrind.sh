@@ -22,7 +22,7 @@ if [ ${#targets[@]} -eq 0 ]; then
     # The semantics tests; the stress tests (delivery, placement, resize, leaks, reclaim)
     # run too long under valgrind (each thread serialised, spinning workers included).
     targets=(lib random_programs shutdown lifecycle ask supervision timers monitor spawn_with
-        robustness centric forkjoin)
+        robustness centric forkjoin outbox)
 fi
 export ACTORIUM_PROGRAMS=${ACTORIUM_PROGRAMS:-8}
 # Test binaries, built once (debug: what valgrind reads best).

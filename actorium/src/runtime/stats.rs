@@ -68,6 +68,10 @@ pub struct Stats {
     /// threads were sending into it came in larger batches (message-centric executor,
     /// placement rule 7: each gulp of a few envelopes cost the sender a cache miss).
     pub holds: u64,
+    /// Messages that behaviours sent into another worker's backlog and that waited in their
+    /// worker's outbox, to be queued in bulk with one lock for many (message-centric
+    /// executor, "Sends into a backlog" in its README).
+    pub deferred: u64,
 }
 
 impl Stats {
@@ -120,7 +124,8 @@ impl fmt::Display for Stats {
         writeln!(f, "  average steal size   {:.2}", self.average_steal_size())?;
         writeln!(f, "  rescues              {}", self.rescues)?;
         writeln!(f, "  actors moved         {}", self.moves)?;
-        write!(f, "  held queues          {}", self.holds)
+        writeln!(f, "  held queues          {}", self.holds)?;
+        write!(f, "  deferred sends       {}", self.deferred)
     }
 }
 

@@ -107,6 +107,8 @@ pub(crate) struct Busy {
     pub(crate) moves: Counter,
     /// [`Stats::holds`] of this worker (placement rule 7), here for the same reason.
     pub(crate) holds: Counter,
+    /// [`Stats::deferred`] of this worker (its outbox), here for the same reason.
+    pub(crate) deferred: Counter,
     /// Envelopes this worker has run (taken from its batch), written by the worker as it
     /// takes each one while placement is on; read by thieves, which see from it one long
     /// behaviour (`worker.rs`, `stuck` and `ask_split`), only when this worker has been in
@@ -399,10 +401,11 @@ impl Executor {
     #[inline(never)]
     fn flush_full(&self, w: &InvWorker<'_>, t: usize) {
         let q = &self.queues[t];
-        {
+        let n = {
             let g = q.lock();
-            w.local.take_deferred(t, &g);
-        }
+            w.local.take_deferred(t, &g)
+        };
+        self.count_deferred(w, n);
         self.notify_owner(q, Some(w));
         if self.split_asked(w) {
             self.split_current(w, false);
@@ -556,6 +559,14 @@ impl Executor {
         } else {
             l.close_local(c);
             Moved::To(g)
+        }
+    }
+
+    /// Counts `n` envelopes queued from `w`'s outbox, if statistics are on.
+    #[inline]
+    pub(crate) fn count_deferred(&self, w: &InvWorker<'_>, n: usize) {
+        if self.pool.stats_on() {
+            w.local.row().busy.deferred.bump(n as u64);
         }
     }
 
@@ -960,6 +971,7 @@ impl Exec for Executor {
                 s.rescues += d.busy.rescues.get();
                 s.moves += d.busy.moves.get();
                 s.holds += d.busy.holds.get();
+                s.deferred += d.busy.deferred.get();
             }
         }
     }

@@ -659,4 +659,107 @@ mod loom_tests {
             assert_eq!(all, vec![1, 2], "lost or duplicated");
         });
     }
+
+    /// A deferred send (the outbox, `README.md`, "Sends into a backlog") racing the end of its
+    /// actor. The sender pins the queue under its lock, then reads the actor's status and,
+    /// if it is alive, keeps an envelope for the flush; the actor's worker ends it under the
+    /// same lock, parking the reclaim envelope if the queue is pinned and queueing it
+    /// otherwise; the flush queues what was kept, then unpins, which queues the parked
+    /// reclaims. So a kept envelope is queued before the reclaim (its cell is still allocated
+    /// when it runs), and the reclaim is queued exactly once. Queueing the reclaim whatever
+    /// the pin fails it.
+    #[test]
+    fn a_deferred_envelope_is_queued_before_its_actors_reclaim() {
+        use crate::runtime::loom::sync::atomic::AtomicBool;
+        const RECLAIM: u64 = 99;
+        loom::model(|| {
+            let q = Arc::new(WorkQueue::new(0, 0));
+            let alive = Arc::new(AtomicBool::new(true));
+            let ender = {
+                let (q, alive) = (q.clone(), alive.clone());
+                thread::spawn(move || {
+                    let g = q.lock();
+                    alive.store(false, Ordering::Relaxed);
+                    if g.pinned() {
+                        g.park(env(RECLAIM));
+                    } else {
+                        g.push(env(RECLAIM));
+                    }
+                })
+            };
+            q.lock().pin();
+            let mut outbox = CopyQueue::new();
+            let kept = alive.load(Ordering::Relaxed);
+            if kept {
+                outbox.push(env(1));
+            }
+            {
+                let g = q.lock();
+                g.append(&mut outbox);
+                g.unpin();
+            }
+            ender.join().unwrap();
+            let mut local = CopyQueue::new();
+            let mut got = Vec::new();
+            if let Gulp::Got(_) = q.gulp(&mut local) {
+                drain(&mut local, &mut got);
+            }
+            let want = if kept {
+                vec![1, RECLAIM]
+            } else {
+                vec![RECLAIM]
+            };
+            assert_eq!(
+                got, want,
+                "a kept envelope behind the reclaim, or no reclaim"
+            );
+        });
+    }
+
+    /// A deferred send racing a move of its actor out of the pinned queue (placement): the
+    /// mover changes the ticket only under the old queue's lock, and not while the queue is
+    /// pinned; the sender reads the ticket after its pin. So an envelope kept for the queue
+    /// the ticket named still names the actor's queue at the flush (no message lands in a
+    /// queue the actor left). Moving whatever the pin fails it.
+    #[test]
+    fn a_pinned_queue_keeps_its_actors_until_the_flush() {
+        use crate::runtime::loom::sync::atomic::AtomicUsize;
+        loom::model(|| {
+            let qs = Arc::new([WorkQueue::new(0, 0), WorkQueue::new(1, 1)]);
+            let ticket = Arc::new(AtomicUsize::new(1));
+            let mover = {
+                let (qs, ticket) = (qs.clone(), ticket.clone());
+                thread::spawn(move || {
+                    let old = qs[1].lock();
+                    if old.len() == 0 && !old.pinned() {
+                        if let Some(_new) = qs[0].try_lock() {
+                            ticket.store(0, Ordering::Relaxed);
+                        }
+                    }
+                })
+            };
+            qs[1].lock().pin();
+            let kept = ticket.load(Ordering::Relaxed) == 1;
+            {
+                let g = qs[1].lock();
+                if kept {
+                    assert_eq!(
+                        ticket.load(Ordering::Relaxed),
+                        1,
+                        "the actor left the pinned queue before the flush"
+                    );
+                    g.push(env(1));
+                }
+                g.unpin();
+            }
+            mover.join().unwrap();
+            let mut local = CopyQueue::new();
+            for q in qs.iter() {
+                if let Gulp::Got(_) = q.gulp(&mut local) {
+                    let mut got = Vec::new();
+                    drain(&mut local, &mut got);
+                }
+            }
+        });
+    }
 }

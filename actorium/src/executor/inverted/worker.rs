@@ -1484,6 +1484,7 @@ impl Executor {
             let pushed = {
                 let g = q.lock();
                 let n = l.take_deferred(t, &g);
+                self.count_deferred(me, n);
                 // (The parked reclaims go behind the envelopes just queued.)
                 g.unpin() || n > 0
             };
