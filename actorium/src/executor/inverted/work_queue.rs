@@ -19,7 +19,11 @@
 //!   completes, owner and range agree;
 //! - `being_processed` is set under the lock by the gulp and cleared by the worker with a Release
 //!   store once the batch is done; the next gulp reads it with Acquire under the lock, which
-//!   orders every effect of the previous batch before the next one.
+//!   orders every effect of the previous batch before the next one;
+//! - `pins` counts the workers whose outboxes may hold envelopes for this queue's actors
+//!   (`README.md`, "Sends into a backlog"); while it is above zero no actor leaves the queue
+//!   and reclaim envelopes wait in `parked`, which the unpin that brings it to zero queues
+//!   behind the outbox's envelopes. Both are guarded by the lock.
 
 use crate::core::actor_list::{ActorList, Link};
 use crate::core::copy_queue::CopyQueue;
