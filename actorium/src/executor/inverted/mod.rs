@@ -346,7 +346,7 @@ impl Executor {
                 if hdr.status() != Status::Alive {
                     return Err(make());
                 }
-                // SAFETY: on this thread, `t` pinned by it.
+                // SAFETY: on this thread, and `deferring(t)` returned true.
                 unsafe { w.local.defer(t, make()) };
                 self.deferred(w, t);
                 self.count(me, |c| &c.messages_sent);

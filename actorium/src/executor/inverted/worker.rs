@@ -374,10 +374,11 @@ impl Local {
     /// and `ticket` is not the held queue): its sends there go to the outbox.
     #[inline(always)]
     pub(crate) fn deferring(&self, ticket: usize) -> bool {
-        debug_assert!(ticket < self.pinned.len());
-        // SAFETY: a ticket indexes the executor's queues, and `pinned` has one entry per
-        // queue. (Unchecked, as in `defer`: it is read on the send path.)
-        unsafe { self.pinned.get_unchecked(ticket) }.get()
+        // (No index that can panic: on the send path, a bounds check's panic path, taken
+        // while the message was live, had the compiler keep the message on the stack on every
+        // path of the send, and a local send stalled on its store forwarding, `chameneos`
+        // 1.17x on 1 worker.)
+        self.pinned.get(ticket).is_some_and(Cell::get)
     }
 
     /// Whether a send to queue `ticket` may pin it: this worker is in a visit (its drain
@@ -400,15 +401,13 @@ impl Local {
     /// Adds an envelope for an actor of queue `ticket` to the outbox.
     ///
     /// # Safety
-    /// On this thread, which pinned `ticket` since its last flush (`deferring`).
+    /// On this thread, and `deferring(ticket)` returned true.
     #[inline(always)]
     pub(crate) unsafe fn defer(&self, ticket: usize, env: Envelope) {
         debug_assert!(self.deferring(ticket));
-        // SAFETY: a ticket indexes the executor's queues, and the outbox has one entry per
-        // queue (unchecked: a bounds check's panic path, with the message live, had the
-        // message go through the stack on every path of the send, and a local send stalled
-        // on its store forwarding, `chameneos` 1.17x on 1 worker); only this thread touches
-        // the outbox, and the borrow ends here.
+        // SAFETY: `deferring(ticket)` found an entry, so `ticket` is below the number of
+        // queues, which is the outbox's length (unchecked, for the reason in `deferring`);
+        // only this thread touches the outbox, and the borrow ends here.
         unsafe {
             (&mut *self.outbox.get())
                 .get_unchecked_mut(ticket)
@@ -1055,6 +1054,10 @@ impl Executor {
         let Some(running) = batch.last_taken_target() else {
             return;
         };
+        // This worker's outbox may hold mail from the actors about to move: queued first,
+        // or a mover, run by another worker next, could send to the same actor through the
+        // lock ahead of it. (No behaviour runs during the flush, and no lock is held here.)
+        self.flush_outbox(me);
         let q = &self.queues[cur];
         let g = q.lock();
         if g.pinned() {
