@@ -264,3 +264,69 @@ fn an_actor_that_ends_while_mail_for_it_waits_in_an_outbox_gets_it_as_dead_lette
         assert!(!flags.disorder.load(Ordering::SeqCst), "out of order");
     });
 }
+
+/// A respawn waits for the mail that an outbox kept for the old incarnation: that mail is
+/// queued ahead of the new incarnation's start, as dead letters, and the new state receives
+/// none of it. (The respawn is made from another thread while the flooder still holds the
+/// mail; the test waits a moment for it to return early, which only a respawn that does not
+/// wait would do: a slow machine makes the test weaker, never wrong.)
+#[test]
+fn a_respawn_waits_for_mail_kept_for_the_old_incarnation() {
+    watchdog(120, || {
+        const N: u64 = 1_000;
+        let Setup {
+            system,
+            flooder,
+            receiver,
+            flags,
+            received,
+            drops,
+        } = setup(QueueStealing::LongestVictim);
+        flooder.send(Flood(N)).unwrap();
+        spin_until(&flags.sent);
+        receiver.send(actorium::DestroyMsg).unwrap();
+        flags.open.store(true, Ordering::SeqCst);
+        wait_for(60, "the receiver to be destroyed", || !receiver.is_alive());
+        let taken = received.load(Ordering::SeqCst);
+        assert!(taken < N, "no message waited in the outbox");
+        let (new_received, new_drops) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let respawned = Arc::new(AtomicBool::new(false));
+        let respawner = {
+            let (receiver, respawned) = (receiver.clone(), respawned.clone());
+            let state = Receiver {
+                flags: Arc::new(Flags::default()),
+                next: 0,
+                received: Arc::clone(&new_received),
+                drops: Arc::clone(&new_drops),
+            };
+            std::thread::spawn(move || {
+                let ok = receiver.respawn(state).is_ok();
+                respawned.store(true, Ordering::SeqCst);
+                ok
+            })
+        };
+        let since = std::time::Instant::now();
+        while !respawned.load(Ordering::SeqCst)
+            && since.elapsed() < std::time::Duration::from_millis(200)
+        {
+            std::thread::yield_now();
+        }
+        flags.release.store(true, Ordering::SeqCst);
+        assert!(respawner.join().unwrap(), "the respawn was refused");
+        receiver.send(Num(0)).unwrap();
+        wait_for(60, "the new incarnation's first message", || {
+            new_received.load(Ordering::SeqCst) > 0
+        });
+        receiver.send(actorium::DeleteMsg).unwrap();
+        flooder.send(actorium::DeleteMsg).unwrap();
+        let stats = system.stop().unwrap();
+        assert_eq!(
+            new_received.load(Ordering::SeqCst),
+            1,
+            "mail sent to the old incarnation reached the new one"
+        );
+        assert_eq!(stats.dead_letters, N - taken);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(new_drops.load(Ordering::SeqCst), 1);
+    });
+}

@@ -149,10 +149,10 @@ impl<A: Actor> Addr<A> {
     /// Puts `actor` into the cell of an actor that ended with [`crate::Allocation::Destroy`]:
     /// same address, same queue, no new allocation for the cell. Its `started` hook runs first;
     /// messages that were queued for the old incarnation are dropped, never delivered to the
-    /// new one. (One exception on the default executor: a message a behaviour on another
-    /// worker sent into the actor's backlog may still wait in that worker's outbox, queued
-    /// within 64 of that worker's behaviours; if the respawn comes first, the new incarnation
-    /// receives it. See the executor's README, "Sends into a backlog".)
+    /// new one. (On the default executor a message that a behaviour on another worker sent
+    /// into the actor's backlog may still wait in that worker's outbox, to be queued within 64
+    /// of that worker's behaviours: the respawn waits for it, so that it is dropped too. See
+    /// the executor's README, "Sends into a backlog".)
     ///
     /// # Errors
     /// Gives `actor` back if the actor is not `Destroyed` (alive, or ended another way), the

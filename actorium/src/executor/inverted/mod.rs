@@ -836,18 +836,36 @@ impl Exec for Executor {
     /// mail (which is therefore dropped as dead letters, never delivered to the new state).
     /// The new system reference is released by the actor's eventual reclaim (or shutdown).
     unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope> {
+        // SAFETY: used during this call only.
+        let me = unsafe { worker::current_of(self) };
         let mut q: &WorkQueue = &self.queues[hdr.queue()];
         {
             let mut g = q.lock();
-            // The actor may have moved (placement) between the ticket's read and the lock,
-            // before it was destroyed: follow it (a destroyed actor moves no more).
-            while hdr.queue() != q.id {
+            loop {
+                // The actor may have moved (placement) between the ticket's read and the
+                // lock, before it was destroyed: follow it (a destroyed actor moves no more).
+                while hdr.queue() != q.id {
+                    drop(g);
+                    q = &self.queues[hdr.queue()];
+                    g = q.lock();
+                }
+                if self.shared.life.closed() || hdr.status() != Status::Destroyed {
+                    return Err(install);
+                }
+                // Its reclaim is parked: a worker's outbox may still hold mail for the old
+                // incarnation ("Sends into a backlog" in `README.md`), which must be queued
+                // ahead of `install` (and dropped as dead letters). Wait for the flushes that
+                // take the pins (each within 64 behaviours of its worker; this one's own
+                // first).
+                if !g.parks_reclaim_of((hdr as *const Header).cast()) {
+                    break;
+                }
                 drop(g);
-                q = &self.queues[hdr.queue()];
+                if let Some(w) = me {
+                    self.flush_outbox(w);
+                }
+                crate::runtime::loom::yield_now();
                 g = q.lock();
-            }
-            if self.shared.life.closed() || hdr.status() != Status::Destroyed {
-                return Err(install);
             }
             hdr.retain();
             hdr.set_status(Status::Alive);

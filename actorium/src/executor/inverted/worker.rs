@@ -1468,7 +1468,7 @@ impl Executor {
     /// pins. Every [`ABORT_CHECK`] envelopes of a drain and at its end, so before the visit
     /// ends (and with it, the senders' queue stops being processed: they may move after).
     #[inline]
-    fn flush_outbox(&self, me: &InvWorker<'_>) {
+    pub(crate) fn flush_outbox(&self, me: &InvWorker<'_>) {
         let l = &me.local;
         // SAFETY: touched only on this thread; no behaviour runs during the flush.
         let pins = unsafe { &mut *l.pins.get() };
