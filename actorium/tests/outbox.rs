@@ -100,8 +100,9 @@ struct Setup {
 }
 
 /// A flooder on worker 0 and a receiver on worker 1 (tickets from outside go round-robin),
-/// the receiver held in its gate behaviour, so that its queue keeps a backlog.
-fn setup(stealing: QueueStealing) -> Setup {
+/// the receiver held in its gate behaviour, so that its queue keeps a backlog; the flooder
+/// has sent it `n` messages and holds its behaviour until `release`.
+fn flooded(stealing: QueueStealing, n: u64) -> Setup {
     let system = ActorSystem::builder()
         .workers(2)
         .queues_per_worker(PER_WORKER)
@@ -165,6 +166,8 @@ fn setup(stealing: QueueStealing) -> Setup {
     };
     receiver.send(Gate).unwrap();
     spin_until(&flags.gated);
+    flooder.send(Flood(n)).unwrap();
+    spin_until(&flags.sent);
     Setup {
         system,
         flooder,
@@ -180,9 +183,7 @@ fn sends_into_another_worker_s_backlog_arrive_once_and_in_order_through_the_outb
     watchdog(120, || {
         for stealing in [QueueStealing::LongestVictim, QueueStealing::None] {
             const N: u64 = 20_000;
-            let s = setup(stealing);
-            s.flooder.send(Flood(N)).unwrap();
-            spin_until(&s.flags.sent);
+            let s = flooded(stealing, N);
             s.flags.release.store(true, Ordering::SeqCst);
             s.flags.open.store(true, Ordering::SeqCst);
             wait_for(60, "every message", || {
@@ -234,9 +235,7 @@ fn an_actor_that_ends_while_mail_for_it_waits_in_an_outbox_gets_it_as_dead_lette
             flags,
             received,
             drops,
-        } = setup(QueueStealing::LongestVictim);
-        flooder.send(Flood(N)).unwrap();
-        spin_until(&flags.sent);
+        } = flooded(QueueStealing::LongestVictim, N);
         // Queued behind every message queued so far (a poison pill would do as well).
         let (tx, rx) = std::sync::mpsc::channel();
         receiver.send(End(tx)).unwrap();
@@ -281,9 +280,7 @@ fn a_respawn_waits_for_mail_kept_for_the_old_incarnation() {
             flags,
             received,
             drops,
-        } = setup(QueueStealing::LongestVictim);
-        flooder.send(Flood(N)).unwrap();
-        spin_until(&flags.sent);
+        } = flooded(QueueStealing::LongestVictim, N);
         receiver.send(actorium::DestroyMsg).unwrap();
         flags.open.store(true, Ordering::SeqCst);
         wait_for(60, "the receiver to be destroyed", || !receiver.is_alive());

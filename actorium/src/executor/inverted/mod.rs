@@ -400,13 +400,7 @@ impl Executor {
     #[cold]
     #[inline(never)]
     fn flush_full(&self, w: &InvWorker<'_>, t: usize) {
-        let q = &self.queues[t];
-        let n = {
-            let g = q.lock();
-            w.local.take_deferred(t, &g)
-        };
-        self.count_deferred(w, n);
-        self.notify_owner(q, Some(w));
+        self.queue_kept(w, t, false);
         if self.split_asked(w) {
             self.split_current(w, false);
         }

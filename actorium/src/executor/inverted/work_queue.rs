@@ -267,12 +267,7 @@ impl<'a> Locked<'a> {
     /// Appends an envelope.
     #[inline]
     pub(crate) fn push(&self, e: Envelope) {
-        // SAFETY: the lock is held, so no other thread touches the buffer.
-        let n = self.q.buf.with_mut(|b| unsafe {
-            (*b).push(e);
-            (*b).len()
-        });
-        self.q.count.store(n, Ordering::Relaxed);
+        self.push_counted(e);
     }
 
     #[inline]
@@ -351,11 +346,10 @@ impl<'a> Locked<'a> {
         if left > 0 {
             return false;
         }
-        // SAFETY: the lock is held; the vector is touched only under it.
-        let parked = self
-            .q
-            .parked
-            .with_mut(|v| unsafe { std::mem::take(&mut *v) });
+        let parked = self.q.parked.with_mut(|v| {
+            // SAFETY: the lock is held; the vector is touched only under it.
+            unsafe { std::mem::take(&mut *v) }
+        });
         if parked.is_empty() {
             return false;
         }

@@ -1483,17 +1483,23 @@ impl Executor {
         let l = &me.local;
         for t in pins.drain(..) {
             l.pinned[t].set(false);
-            let q = &self.queues[t];
-            let pushed = {
-                let g = q.lock();
-                let n = l.take_deferred(t, &g);
-                self.count_deferred(me, n);
-                // (The parked reclaims go behind the envelopes just queued.)
-                g.unpin() || n > 0
-            };
-            if pushed {
-                self.notify_owner(q, Some(me));
-            }
+            self.queue_kept(me, t, true);
+        }
+    }
+
+    /// Queues the outbox's envelopes for queue `t`, under its lock, and with `unpin` takes
+    /// this worker's pin (the parked reclaims, if it was the last, go behind the envelopes
+    /// just queued); notifies the queue's owner if anything was queued.
+    pub(crate) fn queue_kept(&self, me: &InvWorker<'_>, t: usize, unpin: bool) {
+        let q = &self.queues[t];
+        let pushed = {
+            let g = q.lock();
+            let n = me.local.take_deferred(t, &g);
+            self.count_deferred(me, n);
+            (unpin && g.unpin()) || n > 0
+        };
+        if pushed {
+            self.notify_owner(q, Some(me));
         }
     }
 
