@@ -41,14 +41,19 @@ impl<A: Actor> Drop for Cell<A> {
     /// a chain of spawn-and-exit hops.)
     #[inline]
     fn drop(&mut self) {
+        /// # Safety
+        /// Called once, from the cell's drop: the field is not used after.
         #[cold]
         #[inline(never)]
-        fn drop_sup<A: Actor>(sup: &mut ManuallyDrop<UnsafeCell<Option<Box<Supervised<A>>>>>) {
-            // SAFETY: called once, from the cell's drop; the field is not used after.
+        unsafe fn drop_sup<A: Actor>(
+            sup: &mut ManuallyDrop<UnsafeCell<Option<Box<Supervised<A>>>>>,
+        ) {
+            // SAFETY: the caller's contract: dropped once, never used after.
             unsafe { ManuallyDrop::drop(sup) };
         }
         if self.sup.get_mut().is_some() {
-            drop_sup(&mut self.sup);
+            // SAFETY: this is the cell's drop; `sup` is not touched after it.
+            unsafe { drop_sup(&mut self.sup) };
         }
     }
 }
@@ -475,8 +480,9 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
 
 /// The actor's incarnation ended with `status` (or panicked), on its worker: a supervised
 /// actor waits for its supervisor's decision (unless a graceful shutdown is under way); every
-/// other actor ends for good. (Inline in its two callers, `ended` and `behaviour_panicked`:
-/// a call of its own under `ended` cost a chain of spawn-and-exit hops 8 instructions a hop.)
+/// other actor ends for good. (Inline in its three callers, `ended`, `behaviour_panicked` and
+/// `StartWith::run`: a call of its own under `ended` cost a chain of spawn-and-exit hops 8
+/// instructions a hop.)
 #[inline(always)]
 fn end<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     // SAFETY: we are the worker holding the actor's queue.
