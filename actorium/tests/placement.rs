@@ -815,6 +815,68 @@ fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
     });
 }
 
+/// Without queue stealing, an actor that its spawning thread sends a message right away,
+/// before its next spawn, is taken for an independent job: the next spawn takes the seed's
+/// round-robin (`k mod m`), so the jobs spread one per queue over both workers' ranges, 512
+/// rows each of a `matrix` (fails with runs for every spawn: spawn 33 on queue 0, and a 528/496
+/// split). A thread that spawns without feeding keeps the runs, and a thread's feeding does
+/// not change another thread's placement.
+#[test]
+fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .workers(2)
+            .queue_stealing(QueueStealing::None)
+            .build()
+            .unwrap();
+        let m = system.queues();
+        let n = 1_024;
+        let (tx, rx) = mpsc::channel();
+        let mut per_worker = [0usize; 2];
+        let mut fed = Vec::with_capacity(n);
+        for k in 0..n {
+            let a = system.spawn(Acker(tx.clone()));
+            assert_eq!(a.queue(), k % m, "fed spawn {k}");
+            per_worker[system.worker_of_queue(a.queue())] += 1;
+            a.send(()).unwrap();
+            fed.push(a);
+        }
+        assert_eq!(per_worker, [512, 512]);
+        for _ in 0..n {
+            rx.recv().unwrap();
+        }
+        // Another thread, spawning without feeding, gets runs: its spawns follow the shared
+        // ticket, and its first two share a queue (the fed thread's last spawn changes nothing).
+        let k0 = n;
+        let unfed: Vec<Addr<Acker>> = std::thread::scope(|s| {
+            s.spawn(|| (0..2).map(|_| system.spawn(Acker(tx.clone()))).collect())
+                .join()
+                .unwrap()
+        });
+        for (i, a) in unfed.iter().enumerate() {
+            assert_eq!(a.queue(), system.queue_of_spawn(k0 + i), "unfed spawn {i}");
+        }
+        assert_eq!(unfed[0].queue(), unfed[1].queue());
+        // Fed once more, then a spawn that is not fed: the spawn after it takes its run again.
+        let a = system.spawn(Acker(tx.clone()));
+        a.send(()).unwrap();
+        rx.recv().unwrap();
+        let b = system.spawn(Acker(tx.clone()));
+        assert_eq!(b.queue(), (k0 + 3) % m, "spawned after a fed one");
+        let c = system.spawn(Acker(tx.clone()));
+        assert_eq!(
+            c.queue(),
+            system.queue_of_spawn(k0 + 4),
+            "spawned after an unfed one"
+        );
+        for x in fed.iter().chain(&unfed).chain([&a, &b, &c]) {
+            x.send(actorium::DeleteMsg).unwrap();
+        }
+        drop((fed, unfed, a, b, c));
+        system.stop();
+    });
+}
+
 /// Acknowledges each message on its channel.
 struct Acker(mpsc::Sender<()>);
 impl Actor for Acker {}

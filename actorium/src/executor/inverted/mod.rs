@@ -155,6 +155,9 @@ pub(crate) struct Executor {
     /// The ranges that [`spawn_queue`] deals runs of spawns to: the workers the queues were
     /// first split among without queue stealing, else one (queue after queue).
     spawn_ranges: usize,
+    /// `spawn_ranges > 1`: spawns from outside that feed each actor as they spawn it are
+    /// spread one per queue ([`LAST_SPAWN`]). Read on the send path of outside threads.
+    spread_fed: bool,
     /// Workers in a rescue watch (a time-limited sleep, see `worker.rs`).
     watching: CachePadded<AtomicUsize>,
     pub(crate) shared: Arc<Shared>,
@@ -195,6 +198,7 @@ impl Executor {
             } else {
                 1
             },
+            spread_fed: cfg.stealing == QueueStealing::None && cfg.workers > 1,
             watching: CachePadded::new(AtomicUsize::new(0)),
             shared,
             spin: cfg.spin,
@@ -356,6 +360,8 @@ impl Executor {
             // target not yet installed) closes the local path for the rest of the visit, so no
             // later send can overtake it.
             w.local.close_local(t);
+        } else if self.spread_fed {
+            note_fed(hdr);
         }
         self.push_shared(hdr, make, me)
     }
@@ -722,6 +728,38 @@ pub(crate) fn spawn_queue(k: usize, m: usize, w: usize) -> usize {
     range.start + run / w % range.len()
 }
 
+std::thread_local! {
+    /// Without queue stealing, on a thread outside the workers: the header address of the
+    /// actor this thread spawned last, its low bit set once this thread sent that actor a
+    /// message (`note_fed`; headers are aligned to 8). An actor fed as soon as it is spawned,
+    /// before the next spawn, is most often an independent job (a row of `matrix`, a worker of
+    /// `fork-join-creation`), not a member of a group that will talk: the next spawn then
+    /// takes the seed's round-robin, one queue after the other across the workers' ranges,
+    /// instead of [`spawn_queue`]'s runs. (In a run, the spawning thread pushed into the queue
+    /// that its worker was draining and retiring actors from, under the same lock, actor after
+    /// actor: `fork-join-creation`, 2 workers, 1.07-1.19x the round-robin's time. And runs of
+    /// 64 split `matrix`'s 1,024 rows 528/496 between two workers.) Groups are spawned first
+    /// and wired or started after (`executor`, `repeat`, `balance-*`): they keep their runs.
+    static LAST_SPAWN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A send from outside the workers to `hdr` (queue stealing off): marks the thread's last
+/// spawn fed if `hdr` is that actor.
+#[inline]
+fn note_fed(hdr: &Header) {
+    LAST_SPAWN.with(|l| {
+        if l.get() == hdr as *const Header as usize {
+            l.set(l.get() | 1);
+        }
+    });
+}
+
+/// Whether this thread's last spawn was fed before this one ([`LAST_SPAWN`]).
+#[inline]
+fn last_spawn_fed() -> bool {
+    LAST_SPAWN.with(|l| l.get() & 1 == 1)
+}
+
 impl Exec for Executor {
     #[inline]
     fn shared(&self) -> &Shared {
@@ -765,7 +803,11 @@ impl Exec for Executor {
             }
         }
         let k = self.ticket.fetch_add(1, Ordering::Relaxed);
-        let t = spawn_queue(k, m, self.spawn_ranges);
+        let t = if self.spread_fed && me.is_none() && last_spawn_fed() {
+            k % m
+        } else {
+            spawn_queue(k, m, self.spawn_ranges)
+        };
         // Never the queue this worker is processing (there is another, `m > 1`): a child there
         // would wait behind its parent's whole batch, where no other worker can take it.
         match me {
@@ -824,6 +866,9 @@ impl Exec for Executor {
             // SAFETY: `can_push_local` held, on this thread.
             (Some(start), Some(w)) => unsafe { w.local.push_local(start) },
             _ => self.notify_owner(q, me),
+        }
+        if self.spread_fed && me.is_none() {
+            LAST_SPAWN.with(|l| l.set(hdr as *const Header as usize));
         }
         self.count(me, |c| &c.actors_created);
         Ok(())
