@@ -869,10 +869,19 @@ fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
             system.queue_of_spawn(k0 + 4),
             "spawned after an unfed one"
         );
-        for x in fed.iter().chain(&unfed).chain([&a, &b, &c]) {
+        // A send to an older actor does not count: only the last spawn's.
+        b.send(()).unwrap();
+        rx.recv().unwrap();
+        let d = system.spawn(Acker(tx.clone()));
+        assert_eq!(
+            d.queue(),
+            system.queue_of_spawn(k0 + 5),
+            "an older actor fed"
+        );
+        for x in fed.iter().chain(&unfed).chain([&a, &b, &c, &d]) {
             x.send(actorium::DeleteMsg).unwrap();
         }
-        drop((fed, unfed, a, b, c));
+        drop((fed, unfed, a, b, c, d));
         system.stop();
     });
 }

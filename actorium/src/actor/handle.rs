@@ -191,10 +191,11 @@ impl SystemHandle {
     /// consecutive spawns per queue (consecutive actors usually talk to each other, and those
     /// in one queue do so without locks: see the README, "Placement"), the queues in turn; with
     /// queue stealing off, which could not even them out, the runs are dealt to the workers'
-    /// ranges of queues in turn, except that a thread that sent the actor it spawned last a
-    /// message before spawning again (independent jobs, fed as they are spawned) gets the
-    /// seed's round-robin, `k mod queues`, for that spawn. Actors spawned by behaviours start
-    /// in their spawner's worker's queues instead.
+    /// ranges of queues in turn. That is what this function returns. One exception it cannot
+    /// see: with queue stealing off and more than one worker, a thread that sent the actor it
+    /// spawned last a message before spawning again (independent jobs, fed as they are
+    /// spawned) gets the seed's round-robin, `k mod queues`, for that spawn instead. Actors
+    /// spawned by behaviours start in their spawner's worker's queues.
     ///
     /// ```
     /// let system = actorium::ActorSystem::builder().workers(2).build()?;

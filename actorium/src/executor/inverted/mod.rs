@@ -731,7 +731,9 @@ pub(crate) fn spawn_queue(k: usize, m: usize, w: usize) -> usize {
 std::thread_local! {
     /// Without queue stealing, on a thread outside the workers: the header address of the
     /// actor this thread spawned last, its low bit set once this thread sent that actor a
-    /// message (`note_fed`; headers are aligned to 8). An actor fed as soon as it is spawned,
+    /// message (`note_fed`; headers are aligned to at least 4). Only compared, never read
+    /// through: an actor freed and another allocated at its address, or the same thread
+    /// spawning on two systems, can only mistake one placement. An actor fed as soon as it is spawned,
     /// before the next spawn, is most often an independent job (a row of `matrix`, a worker of
     /// `fork-join-creation`), not a member of a group that will talk: the next spawn then
     /// takes the seed's round-robin, one queue after the other across the workers' ranges,
@@ -740,14 +742,19 @@ std::thread_local! {
     /// actor: `fork-join-creation`, 2 workers, 1.07-1.19x the round-robin's time. And runs of
     /// 64 split `matrix`'s 1,024 rows 528/496 between two workers.) Groups are spawned first
     /// and wired or started after (`executor`, `repeat`, `balance-*`): they keep their runs.
+    /// A group whose members are each sent a message as they are spawned is spread like jobs
+    /// (as the seed places every actor); spawn the group first, then send. Any send counts,
+    /// an `ask` or a monitor's request too.
     static LAST_SPAWN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// A send from outside the workers to `hdr` (queue stealing off): marks the thread's last
-/// spawn fed if `hdr` is that actor.
-#[inline]
+/// spawn fed if `hdr` is that actor. Out of line: the send path it sits on is inlined into
+/// every send site. (`try_with`: a send from another thread-local's destructor may come
+/// after this one is gone; it then counts for nothing.)
+#[inline(never)]
 fn note_fed(hdr: &Header) {
-    LAST_SPAWN.with(|l| {
+    let _ = LAST_SPAWN.try_with(|l| {
         if l.get() == hdr as *const Header as usize {
             l.set(l.get() | 1);
         }
@@ -757,7 +764,13 @@ fn note_fed(hdr: &Header) {
 /// Whether this thread's last spawn was fed before this one ([`LAST_SPAWN`]).
 #[inline]
 fn last_spawn_fed() -> bool {
-    LAST_SPAWN.with(|l| l.get() & 1 == 1)
+    LAST_SPAWN.try_with(|l| l.get() & 1 == 1).unwrap_or(false)
+}
+
+/// Notes `hdr` as this thread's last spawn ([`LAST_SPAWN`]), not fed yet.
+#[inline]
+fn note_spawn(hdr: &Header) {
+    let _ = LAST_SPAWN.try_with(|l| l.set(hdr as *const Header as usize));
 }
 
 impl Exec for Executor {
@@ -868,7 +881,7 @@ impl Exec for Executor {
             _ => self.notify_owner(q, me),
         }
         if self.spread_fed && me.is_none() {
-            LAST_SPAWN.with(|l| l.set(hdr as *const Header as usize));
+            note_spawn(hdr);
         }
         self.count(me, |c| &c.actors_created);
         Ok(())
