@@ -155,9 +155,6 @@ pub(crate) struct Executor {
     /// The ranges that [`spawn_queue`] deals runs of spawns to: the workers the queues were
     /// first split among without queue stealing, else one (queue after queue).
     spawn_ranges: usize,
-    /// `spawn_ranges > 1`: spawns from outside that feed each actor as they spawn it are
-    /// spread one per queue ([`LAST_SPAWN`]). Read on the send path of outside threads.
-    spread_fed: bool,
     /// Workers in a rescue watch (a time-limited sleep, see `worker.rs`).
     watching: CachePadded<AtomicUsize>,
     pub(crate) shared: Arc<Shared>,
@@ -198,7 +195,6 @@ impl Executor {
             } else {
                 1
             },
-            spread_fed: cfg.stealing == QueueStealing::None && cfg.workers > 1,
             watching: CachePadded::new(AtomicUsize::new(0)),
             shared,
             spin: cfg.spin,
@@ -323,6 +319,14 @@ impl Executor {
         self.push_envelope_with(hdr, || env)
     }
 
+    /// Whether spawns from outside that feed each actor as they spawn it are spread one per
+    /// queue ([`LAST_SPAWN`]): runs are dealt to several ranges (no queue stealing, more than
+    /// one worker). Read on the send path of outside threads.
+    #[inline(always)]
+    fn spreads_fed(&self) -> bool {
+        self.spawn_ranges > 1
+    }
+
     /// [`Self::push_envelope`] with the envelope made by `make` only once the path is chosen,
     /// so the local path builds it where it stores it (built first, it went through the stack,
     /// and a self-send took 15.7 ns instead of 10.8: a stalled store forwarding on its copy).
@@ -360,7 +364,7 @@ impl Executor {
             // target not yet installed) closes the local path for the rest of the visit, so no
             // later send can overtake it.
             w.local.close_local(t);
-        } else if self.spread_fed {
+        } else if self.spreads_fed() {
             note_fed(hdr);
         }
         self.push_shared(hdr, make, me)
@@ -733,9 +737,9 @@ std::thread_local! {
     /// actor this thread spawned last, its low bit set once this thread sent that actor a
     /// message (`note_fed`; headers are aligned to at least 4). Only compared, never read
     /// through: an actor freed and another allocated at its address, or the same thread
-    /// spawning on two systems, can only mistake one placement. An actor fed as soon as it is spawned,
-    /// before the next spawn, is most often an independent job (a row of `matrix`, a worker of
-    /// `fork-join-creation`), not a member of a group that will talk: the next spawn then
+    /// spawning on two systems, can only mistake one placement. An actor fed as soon as it is
+    /// spawned, before the next spawn, is most often an independent job (a row of `matrix`, a
+    /// worker of `fork-join-creation`), not a member of a group that will talk: the next spawn then
     /// takes the seed's round-robin, one queue after the other across the workers' ranges,
     /// instead of [`spawn_queue`]'s runs. (In a run, the spawning thread pushed into the queue
     /// that its worker was draining and retiring actors from, under the same lock, actor after
@@ -818,7 +822,7 @@ impl Exec for Executor {
             }
         }
         let k = self.ticket.fetch_add(1, Ordering::Relaxed);
-        let t = if self.spread_fed && me.is_none() && last_spawn_fed() {
+        let t = if self.spreads_fed() && me.is_none() && last_spawn_fed() {
             k % m
         } else {
             spawn_queue(k, m, self.spawn_ranges)
@@ -882,7 +886,7 @@ impl Exec for Executor {
             (Some(start), Some(w)) => unsafe { w.local.push_local(start) },
             _ => self.notify_owner(q, me),
         }
-        if self.spread_fed && me.is_none() {
+        if self.spreads_fed() && me.is_none() {
             note_spawn(hdr);
         }
         self.count(me, |c| &c.actors_created);
