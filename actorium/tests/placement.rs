@@ -258,10 +258,14 @@ fn mail_sent_from_outside_behind_a_busy_worker_is_rescued() {
 
 // ---- Actors that move keep every guarantee ------------------------------------------------
 
-/// A pair member: plays ping-pong with its partner and checks what an outside thread sends it.
+/// A ring member (a pair is a ring of two): passes a ball to its partner, the next in the
+/// ring, and checks what an outside thread sends it.
 struct Player {
     partner: Option<Addr<Player>>,
-    /// 0 for the player that gets the first ball: it gets the even balls, its partner the odd.
+    /// Players in the ring.
+    ring: u64,
+    /// Its place in the ring: the player that gets the first ball is 0, and gets balls
+    /// 0, `ring`, 2 `ring`, ...
     parity: u64,
     /// Balls received.
     balls: u64,
@@ -309,14 +313,14 @@ impl Receive<Partner> for Player {
 impl Receive<Ball> for Player {
     fn receive(&mut self, Ball(n): Ball, _: &mut Context<'_, Self>) -> Allocation {
         self.enter();
-        if n != 2 * self.balls + self.parity {
+        if n != self.ring * self.balls + self.parity {
             self.fail(format!(
                 "ball {n} after {} balls: lost or out of order",
                 self.balls
             ));
         }
         self.balls += 1;
-        if n + 1 < self.rounds * 2 {
+        if n + 1 < self.rounds * self.ring {
             self.partner.as_ref().unwrap().send(Ball(n + 1)).unwrap();
         }
         self.leave();
@@ -340,26 +344,31 @@ impl Receive<Probe> for Player {
     }
 }
 
-/// Pairs of actors rally a ball back and forth (so one follows the other's queue and moves:
-/// the test asserts that moves happened) while an outside thread sends every actor numbered
-/// probes: every ball and probe arrives once and in order, and no actor runs two behaviours at
-/// once, on every stealing heuristic, with 2 and 3 workers.
+/// Pairs of actors rally a ball back and forth, or rings of four pass one around (so one
+/// follows the other's queue and moves: the test asserts that moves happened; in a ring, an
+/// actor that follows takes the one that followed it along, rule 2's merge), while an outside
+/// thread sends every actor numbered probes: every ball and probe arrives once and in order,
+/// and no actor runs two behaviours at once, on every stealing heuristic, with 2 and 3
+/// workers.
 #[test]
 fn actors_that_move_keep_order_and_exclusion() {
     watchdog(300, || {
         // Several rounds: a lost ordering shows in some interleavings only. (With the
         // sender's second read of the ticket removed, one run of this test in three failed;
         // the loom model `a_moved_actor_gets_no_message_in_its_old_queue` fails always.)
-        for _ in 0..8 {
+        for round in 0..8 {
+            // 16 actors: 8 pairs, or 4 rings of 4.
+            let ring: u64 = if round % 2 == 0 { 2 } else { 4 };
             for stealing in stealing_heuristics() {
                 for workers in [2, 3] {
-                    const PAIRS: usize = 8;
+                    const PLAYERS: u64 = 16;
                     const ROUNDS: u64 = 3_000;
                     const PROBES: u64 = 500;
                     let system = system(workers, stealing);
                     let (tx, rx) = mpsc::channel();
                     let new_player = |parity: u64| Player {
                         partner: None,
+                        ring,
                         parity,
                         balls: 0,
                         rounds: ROUNDS,
@@ -368,18 +377,17 @@ fn actors_that_move_keep_order_and_exclusion() {
                         running: Arc::default(),
                         report: tx.clone(),
                     };
-                    let mut players = Vec::new();
-                    for _ in 0..PAIRS {
-                        let a = system.spawn(new_player(0));
-                        let b = system.spawn(new_player(1));
-                        a.send(Partner(b.clone())).unwrap();
-                        b.send(Partner(a.clone())).unwrap();
-                        players.push((a, b));
+                    let mut rings = Vec::new();
+                    for _ in 0..PLAYERS / ring {
+                        let members: Vec<_> =
+                            (0..ring).map(|i| system.spawn(new_player(i))).collect();
+                        for (i, m) in members.iter().enumerate() {
+                            let next = &members[(i + 1) % members.len()];
+                            m.send(Partner(next.clone())).unwrap();
+                        }
+                        rings.push(members);
                     }
-                    let targets: Vec<Addr<Player>> = players
-                        .iter()
-                        .flat_map(|(a, b)| [a.clone(), b.clone()])
-                        .collect();
+                    let targets: Vec<Addr<Player>> = rings.iter().flatten().cloned().collect();
                     let prober = {
                         let targets = targets.clone();
                         std::thread::spawn(move || {
@@ -390,8 +398,8 @@ fn actors_that_move_keep_order_and_exclusion() {
                             }
                         })
                     };
-                    for (a, _) in &players {
-                        a.send(Ball(0)).unwrap();
+                    for members in &rings {
+                        members[0].send(Ball(0)).unwrap();
                     }
                     prober.join().unwrap();
                     for _ in 0..targets.len() {
@@ -1088,5 +1096,132 @@ fn an_actor_handed_messages_by_two_partners_in_turn_follows_them() {
             (0, 0, 0),
             "master, computer and series should share the master's queue ({moves} moves)"
         );
+    });
+}
+
+/// A hub that hands `Relay` one message at a time (for the merge test below).
+struct MergeHub {
+    a: Option<Addr<Relay>>,
+}
+/// Passes each message on to `b`.
+struct Relay {
+    b: Option<Addr<Last>>,
+}
+/// Tells the test each message arrived.
+struct Last {
+    report: mpsc::Sender<()>,
+}
+/// An idle actor that only fills a queue.
+struct Filler;
+/// From outside: the hub, or `Relay` itself, starts a round.
+struct Go;
+struct Hop;
+impl Actor for MergeHub {}
+impl Actor for Relay {}
+impl Actor for Last {}
+impl Actor for Filler {}
+impl Receive<Addr<Relay>> for MergeHub {
+    fn receive(&mut self, a: Addr<Relay>, _: &mut Context<'_, Self>) -> Allocation {
+        self.a = Some(a);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Go> for MergeHub {
+    fn receive(&mut self, _: Go, _: &mut Context<'_, Self>) -> Allocation {
+        self.a.as_ref().unwrap().send(Hop).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Addr<Last>> for Relay {
+    fn receive(&mut self, b: Addr<Last>, _: &mut Context<'_, Self>) -> Allocation {
+        self.b = Some(b);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Go> for Relay {
+    fn receive(&mut self, _: Go, _: &mut Context<'_, Self>) -> Allocation {
+        self.b.as_ref().unwrap().send(Hop).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Hop> for Relay {
+    fn receive(&mut self, _: Hop, _: &mut Context<'_, Self>) -> Allocation {
+        self.b.as_ref().unwrap().send(Hop).unwrap();
+        Allocation::Nodelete
+    }
+}
+impl Receive<Hop> for Last {
+    fn receive(&mut self, _: Hop, _: &mut Context<'_, Self>) -> Allocation {
+        self.report.send(()).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+/// Placement rule 2's merge: an actor that follows its sender takes the few other actors of
+/// its queue along (gathered there by an earlier move), and leaves a queue of more than 32
+/// (`MERGE_MAX`) alone. `b` first follows `a` into `a`'s queue (`a` hands it messages one at
+/// a time); then `a` follows the hub. With `b` alone left in `a`'s queue, `b` moves with `a`,
+/// in the same move; with 33 fillers there too, `a` moves alone. (Moved one at a time, `b`
+/// needed a run of its own after `a` moved: a chain spread over many queues gathered one
+/// link every 8 rounds, crossing workers meanwhile, and `thread-ring` took 1.2-1.4x the time
+/// of one worker on two.) One worker with three queues: the moves are deterministic.
+#[test]
+fn a_follower_takes_the_few_actors_of_its_queue_along() {
+    watchdog(120, || {
+        for fillers in [0, 33] {
+            let system = ActorSystem::builder()
+                .workers(1)
+                .queues(3)
+                .stats(true)
+                .build()
+                .unwrap();
+            let (tx, rx) = mpsc::channel();
+            // Spawned from outside: one per queue (hub 0, a 1, b 2), then runs of 64 a queue,
+            // queue after queue: 64 fillers in queue 0, the rest in queue 1.
+            let hub = system.spawn(MergeHub { a: None });
+            let a = system.spawn(Relay { b: None });
+            let b = system.spawn(Last { report: tx });
+            let fill: Vec<_> = (0..64 + fillers).map(|_| system.spawn(Filler)).collect();
+            assert_eq!((hub.queue(), a.queue(), b.queue()), (0, 1, 2));
+            assert!(fill.iter().take(64).all(|f| f.queue() == 0));
+            assert!(fill.iter().skip(64).all(|f| f.queue() == 1));
+            hub.send(a.clone()).unwrap();
+            a.send(b.clone()).unwrap();
+            // Each round from outside waits for the one before: `b` is handed its messages
+            // one at a time, each from a visit of `a`'s queue.
+            let round = |to: &dyn Fn()| {
+                to();
+                rx.recv().unwrap();
+            };
+            let mut rounds = 0;
+            while b.queue() != a.queue() {
+                rounds += 1;
+                assert!(rounds <= 100, "b never followed a");
+                round(&|| a.send(Go).unwrap());
+            }
+            assert_eq!(b.queue(), 1, "b follows a into queue 1");
+            let mut rounds = 0;
+            while a.queue() != 0 {
+                rounds += 1;
+                assert!(rounds <= 100, "a never followed the hub");
+                round(&|| hub.send(Go).unwrap());
+            }
+            let moves = system.stats().unwrap().moves;
+            let b_queue = b.queue();
+            for f in &fill {
+                f.send(actorium::DeleteMsg).unwrap();
+            }
+            hub.send(actorium::DeleteMsg).unwrap();
+            a.send(actorium::DeleteMsg).unwrap();
+            b.send(actorium::DeleteMsg).unwrap();
+            system.stop();
+            if fillers == 0 {
+                assert_eq!(b_queue, 0, "b should have moved with a ({moves} moves)");
+                assert_eq!(moves, 3, "b's move, then a's with b");
+            } else {
+                assert_eq!(b_queue, 1, "a queue of 34 actors stays ({moves} moves)");
+                assert_eq!(moves, 2, "b's move, then a's alone");
+            }
+        }
     });
 }

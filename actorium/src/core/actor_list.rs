@@ -94,6 +94,24 @@ impl ActorList {
         }
     }
 
+    /// Empties the list and returns its members if it has at most `max`; otherwise leaves it
+    /// as it is and returns `None` (having looked at `max + 1` members at most). The caller
+    /// holds this list's lock.
+    pub(crate) fn take_if_at_most(&self, max: usize) -> Option<Vec<*const Link>> {
+        let mut out = Vec::new();
+        let mut cur = self.head.get();
+        while !cur.is_null() {
+            if out.len() == max {
+                return None;
+            }
+            out.push(cur);
+            // SAFETY: members of the list are valid until removed (the `link` contract).
+            cur = unsafe { (*cur).next.get() };
+        }
+        self.head.set(ptr::null());
+        Some(out)
+    }
+
     /// Empties the list, returning its members. The caller holds this list's lock.
     pub(crate) fn take(&self) -> Vec<*const Link> {
         let mut out = Vec::new();
@@ -159,5 +177,35 @@ impl Registry {
             out.extend(shard.1.take());
         }
         out
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn take_if_at_most_empties_only_a_list_that_short() {
+        let links: Vec<Link> = (0..3).map(|_| Link::new()).collect();
+        let list = ActorList::new();
+        for l in &links {
+            // SAFETY: each link is valid, on no list, and outlives the list's use here.
+            unsafe { list.link(l) };
+        }
+        assert!(list.take_if_at_most(2).is_none(), "3 members, at most 2");
+        let mut left = 0;
+        list.for_each(|_| left += 1);
+        assert_eq!(left, 3, "a refused take leaves the list as it was");
+        let taken = list.take_if_at_most(3).expect("3 members, at most 3");
+        assert_eq!(taken.len(), 3);
+        for l in &links {
+            assert!(taken.contains(&(l as *const Link)));
+        }
+        assert!(list.is_empty());
+        assert_eq!(
+            list.take_if_at_most(0),
+            Some(Vec::new()),
+            "an empty list is short"
+        );
     }
 }

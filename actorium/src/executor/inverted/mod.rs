@@ -530,6 +530,12 @@ impl Executor {
     /// batch and none of its behaviours runs, and the move changes no order. Gives up
     /// (`Moved::No`) when the held queue's lock is taken (no waiting with `old` held: two
     /// movers could wait for each other). `c` is the queue `me` processes.
+    ///
+    /// The other actors of `old` come along when there are at most [`MERGE_MAX`] of them
+    /// (`README.md`, "Placement", rule 2's merge): they are in the same state (nothing queued
+    /// for them, no behaviour running, no outbox holding mail for them, both lists locked), so
+    /// moving each is the move above, and a sender that read an old ticket follows it the
+    /// same way.
     #[cold]
     #[inline(never)]
     fn move_here<'q>(
@@ -555,8 +561,18 @@ impl Executor {
             g.link(&hdr.link);
         }
         hdr.move_to_queue(c);
+        // The actors left in `old`, if few, come along (rule 2's merge).
+        let mut moved = 1;
+        for link in old.take_actors_if_at_most(MERGE_MAX).unwrap_or_default() {
+            // SAFETY: links on a queue's list are the `link` field of a live cell's header.
+            let other = unsafe { Header::from_link(link) };
+            // SAFETY: just taken off `old`'s list (on no list now); `g`'s lock is held.
+            unsafe { g.link(link) };
+            other.move_to_queue(c);
+            moved += 1;
+        }
         if self.pool.stats_on() {
-            self.pool.data(me.index).busy.moves.bump(1);
+            self.pool.data(me.index).busy.moves.bump(moved);
         }
         if l.can_push_local(c) && hdr.installed() {
             Moved::Batch
@@ -675,6 +691,14 @@ impl Executor {
 /// Consecutive spawns from outside the workers that share a queue, once every queue has had
 /// one (see [`spawn_queue`]).
 pub(crate) const SPAWN_RUN: usize = 64;
+
+/// An actor that follows its sender (placement rule 2) takes the other actors of its queue
+/// along when there are at most this many: a queue that few actors share holds a group that
+/// earlier moves gathered (or one of the first spawns), and its members talk to each other.
+/// Moved one at a time, a chain spread over many queues gathered one link every
+/// [`FOLLOW_AFTER`](worker::FOLLOW_AFTER) rounds, crossing workers meanwhile. A queue of more
+/// holds runs of spawns from outside ([`SPAWN_RUN`]): independent actors, left where they are.
+pub(crate) const MERGE_MAX: usize = SPAWN_RUN / 2;
 
 /// A behaviour's send that leaves at least this many envelopes in another worker's queue
 /// pins that queue ([`Executor::pin`]), and the worker's further sends there wait in its

@@ -433,6 +433,11 @@ impl<'a> Locked<'a> {
         self.q.actors.for_each(f)
     }
 
+    /// Empties the live-actor list and returns its members, if it has at most `max`.
+    pub(crate) fn take_actors_if_at_most(&self, max: usize) -> Option<Vec<*const Link>> {
+        self.q.actors.take_if_at_most(max)
+    }
+
     /// Empties the live-actor list, returning its members.
     pub(crate) fn take_actors(&self) -> Vec<*const Link> {
         self.q.actors.take()
@@ -563,6 +568,66 @@ mod loom_tests {
                 sent.windows(2).all(|w| w[0] < w[1]),
                 "out of order: {sent:?}"
             );
+            let new_sent: Vec<u64> = new_all.iter().copied().filter(|&v| v != 100).collect();
+            assert!(new_sent.windows(2).all(|w| w[0] < w[1]), "out of order");
+            sent.extend(new_sent);
+            sent.sort_unstable();
+            assert_eq!(sent, vec![1, 2], "lost or duplicated");
+        });
+    }
+
+    /// Rule 2's merge (`Executor::move_here`): the actor that follows (ticket `a`) takes the
+    /// other actor of its queue (ticket `b`) along, both tickets changed in one critical
+    /// section of both locks, while another thread sends `b` two messages with the ticket
+    /// protocol. None lands in the old queue after the merge; every one arrives once, in order.
+    #[test]
+    fn a_merged_actor_gets_no_message_in_its_old_queue() {
+        use crate::runtime::loom::sync::atomic::AtomicUsize;
+        loom::model(|| {
+            let qs = Arc::new([WorkQueue::new(0, 0), WorkQueue::new(1, 0)]);
+            let a = Arc::new(AtomicUsize::new(1));
+            let b = Arc::new(AtomicUsize::new(1));
+            let mover = {
+                let (qs, a, b) = (qs.clone(), a.clone(), b.clone());
+                thread::spawn(move || {
+                    let old = qs[1].lock();
+                    if old.len() == 0 && !qs[1].processed_locked(&old) {
+                        if let Some(new) = qs[0].try_lock() {
+                            a.store(0, Ordering::Relaxed);
+                            b.store(0, Ordering::Relaxed);
+                            new.push(env(100));
+                            return true;
+                        }
+                    }
+                    false
+                })
+            };
+            for v in 1..=2 {
+                loop {
+                    let t = b.load(Ordering::Relaxed);
+                    let g = qs[t].lock();
+                    if b.load(Ordering::Relaxed) != t {
+                        continue;
+                    }
+                    g.push(env(v));
+                    break;
+                }
+            }
+            let moved = mover.join().unwrap();
+            let mut local = CopyQueue::new();
+            let (mut old_rest, mut new_all) = (Vec::new(), Vec::new());
+            if let Gulp::Got(_) = qs[1].gulp(&mut local) {
+                drain(&mut local, &mut old_rest);
+            }
+            if let Gulp::Got(_) = qs[0].gulp(&mut local) {
+                drain(&mut local, &mut new_all);
+            }
+            if moved {
+                assert!(old_rest.is_empty(), "a message went to the old queue");
+                assert_eq!(a.load(Ordering::Relaxed), b.load(Ordering::Relaxed));
+            }
+            let mut sent = old_rest.clone();
+            assert!(sent.windows(2).all(|w| w[0] < w[1]), "out of order");
             let new_sent: Vec<u64> = new_all.iter().copied().filter(|&v| v != 100).collect();
             assert!(new_sent.windows(2).all(|w| w[0] < w[1]), "out of order");
             sent.extend(new_sent);
