@@ -1219,7 +1219,10 @@ fn a_follower_takes_the_few_actors_of_its_queue_along() {
                 assert_eq!(b_queue, 0, "b should have moved with a ({moves} moves)");
                 assert_eq!(moves, 3, "b's move, then a's with b");
             } else {
-                assert_eq!(b_queue, 1, "a queue of 34 actors stays ({moves} moves)");
+                assert_eq!(
+                    b_queue, 1,
+                    "a queue where 34 other actors are listed stays ({moves} moves)"
+                );
                 assert_eq!(moves, 2, "b's move, then a's alone");
             }
         }

@@ -94,22 +94,40 @@ impl ActorList {
         }
     }
 
-    /// Empties the list and returns its members if it has at most `max`; otherwise leaves it
-    /// as it is and returns `None` (having looked at `max + 1` members at most). The caller
-    /// holds this list's lock.
-    pub(crate) fn take_if_at_most(&self, max: usize) -> Option<Vec<*const Link>> {
-        let mut out = Vec::new();
+    /// Moves every member onto `to` if there are at most `max`, calling `f` with each, and
+    /// returns how many; otherwise leaves both lists as they are and returns `None` (having
+    /// looked at `max + 1` members at most). Allocates nothing.
+    ///
+    /// # Safety
+    /// The caller holds this list's lock and `to`'s, and `to` is another list.
+    pub(crate) unsafe fn move_all_if_at_most(
+        &self,
+        to: &ActorList,
+        max: usize,
+        mut f: impl FnMut(*const Link),
+    ) -> Option<usize> {
+        let mut n = 0;
         let mut cur = self.head.get();
         while !cur.is_null() {
-            if out.len() == max {
+            if n == max {
                 return None;
             }
-            out.push(cur);
+            n += 1;
             // SAFETY: members of the list are valid until removed (the `link` contract).
             cur = unsafe { (*cur).next.get() };
         }
-        self.head.set(ptr::null());
-        Some(out)
+        let mut cur = self.head.replace(ptr::null());
+        while !cur.is_null() {
+            // SAFETY: `cur` was a member, so it is valid; its successor is read before `link`
+            // rewrites its links.
+            let next = unsafe { (*cur).next.get() };
+            // SAFETY: this list no longer reaches `cur` (its head was cleared), so it is on no
+            // list; `to` is guarded by the caller; members stay valid until removed.
+            unsafe { to.link(cur) };
+            f(cur);
+            cur = next;
+        }
+        Some(n)
     }
 
     /// Empties the list, returning its members. The caller holds this list's lock.
@@ -185,27 +203,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn take_if_at_most_empties_only_a_list_that_short() {
+    fn move_all_if_at_most_moves_only_a_short_enough_list() {
         let links: Vec<Link> = (0..3).map(|_| Link::new()).collect();
-        let list = ActorList::new();
+        let (from, to) = (ActorList::new(), ActorList::new());
+        let other = Link::new();
+        // SAFETY: `other` is valid, on no list, and outlives `to`'s use here.
+        unsafe { to.link(&other) };
         for l in &links {
-            // SAFETY: each link is valid, on no list, and outlives the list's use here.
-            unsafe { list.link(l) };
+            // SAFETY: each link is valid, on no list, and outlives `from`'s use here.
+            unsafe { from.link(l) };
         }
-        assert!(list.take_if_at_most(2).is_none(), "3 members, at most 2");
-        let mut left = 0;
-        list.for_each(|_| left += 1);
-        assert_eq!(left, 3, "a refused take leaves the list as it was");
-        let taken = list.take_if_at_most(3).expect("3 members, at most 3");
-        assert_eq!(taken.len(), 3);
-        for l in &links {
-            assert!(taken.contains(&(l as *const Link)));
-        }
-        assert!(list.is_empty());
+        let count = |l: &ActorList| {
+            let mut n = 0;
+            l.for_each(|_| n += 1);
+            n
+        };
+        let mut seen = Vec::new();
+        // SAFETY: this thread is the only user of both lists (no lock needed), and they differ.
+        let refused = unsafe { from.move_all_if_at_most(&to, 2, |l| seen.push(l)) };
+        assert_eq!(refused, None, "3 members, at most 2");
+        assert!(seen.is_empty());
         assert_eq!(
-            list.take_if_at_most(0),
-            Some(Vec::new()),
-            "an empty list is short"
+            (count(&from), count(&to)),
+            (3, 1),
+            "a refusal moves nothing"
         );
+        // SAFETY: as above.
+        let moved = unsafe { from.move_all_if_at_most(&to, 3, |l| seen.push(l)) };
+        assert_eq!(moved, Some(3));
+        assert!(from.is_empty());
+        assert_eq!(count(&to), 4, "the three join the one already there");
+        for l in &links {
+            assert!(seen.contains(&(l as *const Link)));
+            let mut on_to = false;
+            to.for_each(|m| on_to |= std::ptr::eq(m, l));
+            assert!(on_to);
+        }
+        // SAFETY: as above.
+        let none = unsafe { from.move_all_if_at_most(&to, 0, |_| ()) };
+        assert_eq!(none, Some(0), "an empty list is short enough");
     }
 }

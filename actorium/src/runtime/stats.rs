@@ -61,8 +61,9 @@ pub struct Stats {
     /// behaviour; counted in `steals` too).
     pub rescues: u64,
     /// Actors moved to another queue by the message-centric executor's placement: to a queue
-    /// of the worker whose actors kept handing them messages one at a time across cores, or
-    /// out of a queue held by a long behaviour (a split).
+    /// of the worker whose actors kept handing them messages one at a time across cores (with
+    /// the few other actors of the queue they leave), or out of a queue held by a long
+    /// behaviour (a split).
     pub moves: u64,
     /// Times a worker held a queue off for a while, so that the stream of messages other
     /// threads were sending into it came in larger batches (message-centric executor,

@@ -562,15 +562,11 @@ impl Executor {
         }
         hdr.move_to_queue(c);
         // The actors left in `old`, if few, come along (rule 2's merge).
-        let mut moved = 1;
-        for link in old.take_actors_if_at_most(MERGE_MAX).unwrap_or_default() {
+        let others = old.move_actors_if_at_most(&g, MERGE_MAX, |link| {
             // SAFETY: links on a queue's list are the `link` field of a live cell's header.
-            let other = unsafe { Header::from_link(link) };
-            // SAFETY: just taken off `old`'s list (on no list now); `g`'s lock is held.
-            unsafe { g.link(link) };
-            other.move_to_queue(c);
-            moved += 1;
-        }
+            unsafe { Header::from_link(link) }.move_to_queue(c);
+        });
+        let moved = 1 + others.unwrap_or(0) as u64;
         if self.pool.stats_on() {
             self.pool.data(me.index).busy.moves.bump(moved);
         }
