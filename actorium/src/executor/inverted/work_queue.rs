@@ -486,6 +486,36 @@ mod loom_tests {
         local.reset_drained();
     }
 
+    /// A send by the ticket protocol (`Executor::push_shared`): read the actor's ticket, lock
+    /// that queue, read the ticket again under the lock, and follow it if it changed.
+    fn send_by_ticket(
+        qs: &[WorkQueue; 2],
+        ticket: &crate::runtime::loom::sync::atomic::AtomicUsize,
+        v: u64,
+    ) {
+        loop {
+            let t = ticket.load(Ordering::Relaxed);
+            let g = qs[t].lock();
+            if ticket.load(Ordering::Relaxed) == t {
+                g.push(env(v));
+                return;
+            }
+        }
+    }
+
+    /// What queues 1 (the old) and 0 (the new) hold, gulped and drained, in that order.
+    fn gulp_both(qs: &[WorkQueue; 2]) -> (Vec<u64>, Vec<u64>) {
+        let mut local = CopyQueue::new();
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        if let Gulp::Got(_) = qs[1].gulp(&mut local) {
+            drain(&mut local, &mut old);
+        }
+        if let Gulp::Got(_) = qs[0].gulp(&mut local) {
+            drain(&mut local, &mut new);
+        }
+        (old, new)
+    }
+
     #[test]
     fn gulp_racing_send_loses_and_duplicates_nothing() {
         loom::model(|| {
@@ -545,25 +575,10 @@ mod loom_tests {
                 })
             };
             for v in 1..=2 {
-                loop {
-                    let t = ticket.load(Ordering::Relaxed);
-                    let g = qs[t].lock();
-                    if ticket.load(Ordering::Relaxed) != t {
-                        continue;
-                    }
-                    g.push(env(v));
-                    break;
-                }
+                send_by_ticket(&qs, &ticket, v);
             }
             let moved = mover.join().unwrap();
-            let mut local = CopyQueue::new();
-            let (mut old_rest, mut new_all) = (Vec::new(), Vec::new());
-            if let Gulp::Got(_) = qs[1].gulp(&mut local) {
-                drain(&mut local, &mut old_rest);
-            }
-            if let Gulp::Got(_) = qs[0].gulp(&mut local) {
-                drain(&mut local, &mut new_all);
-            }
+            let (old_rest, new_all) = gulp_both(&qs);
             if moved {
                 assert!(
                     old_rest.is_empty(),
@@ -612,26 +627,10 @@ mod loom_tests {
                 })
             };
             for v in [1, 11, 2, 12] {
-                let ticket = &tickets[usize::from(v > 10)];
-                loop {
-                    let t = ticket.load(Ordering::Relaxed);
-                    let g = qs[t].lock();
-                    if ticket.load(Ordering::Relaxed) != t {
-                        continue;
-                    }
-                    g.push(env(v));
-                    break;
-                }
+                send_by_ticket(&qs, &tickets[usize::from(v > 10)], v);
             }
             let moved = mover.join().unwrap();
-            let mut local = CopyQueue::new();
-            let (mut old_rest, mut new_all) = (Vec::new(), Vec::new());
-            if let Gulp::Got(_) = qs[1].gulp(&mut local) {
-                drain(&mut local, &mut old_rest);
-            }
-            if let Gulp::Got(_) = qs[0].gulp(&mut local) {
-                drain(&mut local, &mut new_all);
-            }
+            let (old_rest, mut new_all) = gulp_both(&qs);
             new_all.retain(|&v| v != 100);
             if moved {
                 assert!(old_rest.is_empty(), "a message went to the old queue");
