@@ -503,6 +503,29 @@ mod loom_tests {
         }
     }
 
+    /// A mover (`Executor::move_here`): under queue 1's lock, if it is empty and not
+    /// processed, and queue 0's (tried), every actor of `tickets` moves from 1 to 0, and the
+    /// mover queues its own message 100 there. Returns whether they moved.
+    fn spawn_mover<const N: usize>(
+        qs: &Arc<[WorkQueue; 2]>,
+        tickets: &Arc<[crate::runtime::loom::sync::atomic::AtomicUsize; N]>,
+    ) -> thread::JoinHandle<bool> {
+        let (qs, tickets) = (qs.clone(), tickets.clone());
+        thread::spawn(move || {
+            let old = qs[1].lock();
+            if old.len() == 0 && !qs[1].processed_locked(&old) {
+                if let Some(new) = qs[0].try_lock() {
+                    for t in tickets.iter() {
+                        t.store(0, Ordering::Relaxed);
+                    }
+                    new.push(env(100));
+                    return true;
+                }
+            }
+            false
+        })
+    }
+
     /// What queues 1 (the old) and 0 (the new) hold, gulped and drained, in that order.
     fn gulp_both(qs: &[WorkQueue; 2]) -> (Vec<u64>, Vec<u64>) {
         let mut local = CopyQueue::new();
@@ -559,23 +582,10 @@ mod loom_tests {
         use crate::runtime::loom::sync::atomic::AtomicUsize;
         loom::model(|| {
             let qs = Arc::new([WorkQueue::new(0, 0), WorkQueue::new(1, 0)]);
-            let ticket = Arc::new(AtomicUsize::new(1));
-            let mover = {
-                let (qs, ticket) = (qs.clone(), ticket.clone());
-                thread::spawn(move || {
-                    let old = qs[1].lock();
-                    if old.len() == 0 && !qs[1].processed_locked(&old) {
-                        if let Some(new) = qs[0].try_lock() {
-                            ticket.store(0, Ordering::Relaxed);
-                            new.push(env(100));
-                            return true;
-                        }
-                    }
-                    false
-                })
-            };
+            let tickets = Arc::new([AtomicUsize::new(1)]);
+            let mover = spawn_mover(&qs, &tickets);
             for v in 1..=2 {
-                send_by_ticket(&qs, &ticket, v);
+                send_by_ticket(&qs, &tickets[0], v);
             }
             let moved = mover.join().unwrap();
             let (old_rest, new_all) = gulp_both(&qs);
@@ -610,22 +620,7 @@ mod loom_tests {
         loom::model(|| {
             let qs = Arc::new([WorkQueue::new(0, 0), WorkQueue::new(1, 0)]);
             let tickets = Arc::new([AtomicUsize::new(1), AtomicUsize::new(1)]);
-            let mover = {
-                let (qs, tickets) = (qs.clone(), tickets.clone());
-                thread::spawn(move || {
-                    let old = qs[1].lock();
-                    if old.len() == 0 && !qs[1].processed_locked(&old) {
-                        if let Some(new) = qs[0].try_lock() {
-                            for t in tickets.iter() {
-                                t.store(0, Ordering::Relaxed);
-                            }
-                            new.push(env(100));
-                            return true;
-                        }
-                    }
-                    false
-                })
-            };
+            let mover = spawn_mover(&qs, &tickets);
             for v in [1, 11, 2, 12] {
                 send_by_ticket(&qs, &tickets[usize::from(v > 10)], v);
             }
