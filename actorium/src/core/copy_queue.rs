@@ -122,6 +122,20 @@ impl Slots {
         self.resize((self.capacity() * 2).max(2));
     }
 
+    /// Makes room for `more` slots past `len`, doubling as [`Self::push`] would one slot at a
+    /// time (so a bulk append leaves the array the size pushes would have).
+    #[inline]
+    fn reserve(&mut self, more: usize) {
+        let need = self.len() + more;
+        if need > self.capacity() {
+            let mut cap = self.capacity().max(1);
+            while cap < need {
+                cap *= 2;
+            }
+            self.resize(cap);
+        }
+    }
+
     /// Shrinks the array to `min` slots, or to `len` if that is more (as `Vec::shrink_to`).
     fn shrink_to(&mut self, min: usize) {
         let to = min.max(self.len());
@@ -330,8 +344,26 @@ impl CopyQueue {
             }
             self.head = 0;
         }
-        while let Some(e) = other.pop() {
-            self.buf.push(e);
+        // One copy of the whole live part, not a pop and a push per envelope: a flush appends
+        // under the target queue's lock, which the queue's owner and its senders wait for.
+        let (from, n) = (other.head as usize, other.len());
+        if n > 0 {
+            self.buf.reserve(n);
+            // SAFETY: `other`'s slots `[from, from + n)` are its live envelopes (invariant 1);
+            // `reserve` made `[len, len + n)` of this array allocated and unused, and the two
+            // arrays are distinct allocations (`&mut` to both), so the ranges do not overlap.
+            // The envelopes are moved bitwise: advancing `other.head` past them marks them
+            // moved out there, and `set_len` makes them live here, each exactly once.
+            unsafe {
+                let len = self.buf.len();
+                std::ptr::copy_nonoverlapping(
+                    other.buf.as_ptr().add(from),
+                    self.buf.as_mut_ptr().add(len),
+                    n,
+                );
+                self.buf.set_len(len + n);
+            }
+            other.head += n as u32;
         }
         other.reset_drained();
     }
@@ -612,6 +644,42 @@ mod tests {
             rest.pop().unwrap().discard();
         }
         assert_eq!(rest.capacity(), INITIAL_CAPACITY);
+    }
+
+    #[test]
+    fn append_from_moves_a_partly_run_queue_in_one_copy_and_grows_as_pushes_would() {
+        let mut to = CopyQueue::new();
+        for i in 0..3 {
+            to.push(env(i));
+        }
+        let mut from = CopyQueue::new();
+        for i in 0..100 {
+            from.push(env(1000 + i));
+        }
+        for _ in 0..3 {
+            from.pop().unwrap().discard();
+        }
+        let mut pushed = CopyQueue::new();
+        for i in 0..100 {
+            pushed.push(env(i));
+        }
+        to.append_from(&mut from);
+        assert!(from.is_empty() && from.head == 0 && from.buf.len() == 0);
+        assert_eq!(to.len(), 100);
+        assert_eq!(
+            to.capacity(),
+            pushed.capacity(),
+            "10 doubled to 160, as 100 pushes"
+        );
+        let got: Vec<u64> = std::iter::from_fn(|| to.pop())
+            // SAFETY: pushed as u64.
+            .map(|e| unsafe { e.into_message::<u64>() })
+            .collect();
+        let want: Vec<u64> = (0..3).chain(1003..1100).collect();
+        assert_eq!(got, want);
+        while let Some(e) = pushed.pop() {
+            e.discard();
+        }
     }
 
     #[test]
