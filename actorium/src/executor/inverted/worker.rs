@@ -637,10 +637,17 @@ impl Unit for Executor {
         SpinBudget::new(self.spin, self.adaptive_spin)
     }
 
-    /// About to sleep: the system is quiet here, so the arrays a burst left behind (in this
-    /// worker's batch and in its empty queues) go back to the allocator, and the worker stops
-    /// being a steal victim.
+    const RELEASES_MEMORY: bool = true;
+
+    /// About to sleep: the worker stops being a steal victim.
     fn sleeping(&self, me: &InvWorker<'_>) {
+        me.local.stamp.set(self.stamp_asleep(me.index));
+    }
+
+    /// Idle for a while (`runtime::worker::RELEASE_AFTER`): the system is quiet here, so the
+    /// arrays a burst left behind (in this worker's batch and in its empty queues) go back to
+    /// the allocator.
+    fn release_memory(&self, me: &InvWorker<'_>) {
         // SAFETY: no behaviour runs: nothing else borrows the batch.
         unsafe { (*me.local.batch.get()).release_if_larger(INITIAL_CAPACITY) };
         for s in self.range(me.index) {
@@ -649,7 +656,6 @@ impl Unit for Executor {
                 drop(freed); // outside the lock: senders spin on it
             }
         }
-        me.local.stamp.set(self.stamp_asleep(me.index));
     }
 
     /// Rescue watch: if another worker's queues hold mail that is not being processed, that
