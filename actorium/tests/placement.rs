@@ -73,10 +73,13 @@ fn system(workers: usize, stealing: QueueStealing) -> ActorSystem {
         .unwrap()
 }
 
-/// Waits until the (new, idle) system's workers have each found nothing to do and slept:
-/// nothing wakes an idle system, so each sleeps once.
+/// Waits until the (new, idle) system's workers have each found nothing to do and slept for
+/// good: nothing wakes an idle system, so each sleeps twice, the first time until its idle
+/// spell has lasted `RELEASE_AFTER` (10 ms, when it gives its burst memory back), then until
+/// notified. (Sooner, a worker could still wake by itself, look at the others' queues and
+/// rescue what the tests below need a notification to rescue.)
 fn all_asleep(system: &ActorSystem, workers: usize) {
-    while system.stats().unwrap().sleeps < workers as u64 {
+    while system.stats().unwrap().sleeps < 2 * workers as u64 {
         std::thread::yield_now();
     }
 }
@@ -155,7 +158,7 @@ fn siblings_spawned_by_a_behaviour_run_in_parallel() {
 }
 
 /// As the first test, but the other workers are asleep when the parent spawns (each worker
-/// slept once, nothing woke them): the spawn, which notifies nobody for its own worker's
+/// slept for good, nothing woke them): the spawn, which notifies nobody for its own worker's
 /// queue, must wake one so that it watches for the stuck parent.
 #[test]
 fn a_sleeping_worker_is_woken_to_rescue_children_behind_a_busy_parent() {

@@ -18,9 +18,10 @@
 //! growth (the array doubled when it overflowed, so the use that made it grow fills over half of
 //! it); an array left over from a burst of `b` envelopes is back to its initial size after at
 //! most `QUIET_GULPS × log2(b / 10)` quiet gulps. Queues that go quiet altogether (no more
-//! gulps) are released by their owners when they idle (a worker idle for
-//! `runtime::worker::RELEASE_AFTER`, a mailbox job parking): [`CopyQueue::release_if_larger`],
-//! or [`CopyQueue::take_if_larger`] to free the array after a lock is released.
+//! gulps) are released by their owners when they idle (a message-centric worker idle for
+//! `runtime::worker::RELEASE_AFTER`; a mailbox job that parks, for arrays of more than 16,384
+//! slots): [`CopyQueue::release_if_larger`], or [`CopyQueue::take_if_larger`] to free the
+//! array after a lock is released.
 //!
 //! Why 64 quiet gulps, and not at every sleep. The message-centric executor's arrays circulate
 //! between the queues of a worker (a gulp swaps the queue's array for the worker's drained
@@ -137,7 +138,7 @@ impl Slots {
     fn reserve(&mut self, more: usize) {
         let need = self.len() + more;
         if need > self.capacity() {
-            let mut cap = self.capacity().max(1);
+            let mut cap = self.capacity().max(2);
             while cap < need {
                 cap *= 2;
             }
@@ -269,8 +270,9 @@ impl CopyQueue {
         let head = self.head as usize;
         // SAFETY: slot `head - 1` is below `len`, inside the array's initialised part: it held
         // an envelope that `pop` read out bitwise, which leaves its bytes in place until a
-        // reset (pushes append at `len`; a growth reallocates the whole block, keeping every
-        // byte; `move_picked` writes from `head` on). Only its target field is read, through a
+        // reset (pushes and `append_from`'s copy write at `len` and beyond; a growth
+        // reallocates the whole block, keeping every byte; `move_picked` writes from `head` on;
+        // `append_from`'s compaction sets `head` to 0). Only its target field is read, through a
         // raw pointer: no reference to the moved-out envelope is made.
         (head > 0).then(|| unsafe { Envelope::target_at(self.buf.as_ptr().add(head - 1)) })
     }
@@ -689,6 +691,13 @@ mod tests {
         while let Some(e) = pushed.pop() {
             e.discard();
         }
+        // Into a queue that gave its array back (no slots): 2 slots, as a first push makes.
+        let mut bare = CopyQueue::empty();
+        let mut one = CopyQueue::new();
+        one.push(env(7));
+        bare.append_from(&mut one);
+        assert_eq!((bare.len(), bare.capacity()), (1, 2));
+        bare.pop().unwrap().discard();
     }
 
     #[test]

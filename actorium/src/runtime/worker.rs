@@ -15,7 +15,10 @@
 //!    spinning bought lately (`runtime/idle/spin.rs`), down to none;
 //! 3. then idle sleep (seed 003): announce, search exhaustively ([`Unit::search`] and the
 //!    task deques, ordered after the announcement), and block in the kernel if nothing was found, until notified
-//!    (the handshake of `runtime/idle/README.md`).
+//!    (the handshake of `runtime/idle/README.md`) or until a time bound: the unit's own
+//!    ([`Unit::sleep_limit`]), or, for a unit that keeps memory for bursts, the moment the
+//!    idle spell has lasted [`RELEASE_AFTER`] and that memory goes back
+//!    ([`Unit::release_memory`]; a wake-up for that only releases and sleeps again).
 //!
 //! At the top of every turn the worker checks that its row is still active; a worker removed
 //! by a resize (seed 003, "Manual Resizing") hands over what it holds and ends (see `pool.rs`).
@@ -48,8 +51,8 @@ const TASKS_EVERY: u32 = 64;
 /// While spinning idle, look at the clock every this many passes.
 const CLOCK_EVERY: u32 = 16;
 
-/// A worker idle this long (asleep, or woken without work) gives back the memory its unit
-/// keeps for bursts ([`Unit::release_memory`]); its first sleep of an idle spell is bounded by
+/// A worker idle this long (spinning, asleep, or woken without work) gives back the memory
+/// its unit keeps for bursts ([`Unit::release_memory`]); until then its sleeps are bounded by
 /// what is left of it. A worker of a bursty workload idles between bursts: released at each
 /// sleep, the arrays grew again at the next burst (`repeat`, 2 workers: 360 regrowths copying
 /// 79 MB a run).
@@ -88,7 +91,8 @@ pub(crate) struct Idleness {
     woken: bool,
     /// That sleep ended on its time limit, not on a notification.
     timed_out: bool,
-    /// When this idle spell's first sleep began (kept across its sleeps).
+    /// When this idle spell began (its first idle pass; kept across its sleeps, unlike
+    /// `since`, which each wake-up restarts).
     quiet_since: Option<Instant>,
     /// The unit's memory was released in this idle spell.
     released: bool,
@@ -126,30 +130,47 @@ impl Idleness {
         self.released = false;
     }
 
-    /// About to sleep at `now`, idle since `since`, for at most `limit`: whether to release
-    /// the unit's memory first ([`Unit::release_memory`], once the spell has lasted
-    /// [`RELEASE_AFTER`]), and the sleep's bound (until then, no later than that moment).
+    /// About to sleep at `now`, idle since `since`, for at most `limit` (the unit's bound):
+    /// whether to release the unit's memory first ([`Unit::release_memory`], once the spell
+    /// has lasted [`RELEASE_AFTER`]), and the sleep's bound (until then, no later than that
+    /// moment).
     fn before_sleep(
         &mut self,
         releases: bool,
         since: Instant,
         now: Instant,
         limit: Option<Duration>,
-    ) -> (bool, Option<Duration>) {
+    ) -> SleepPlan {
+        let unbounded = SleepPlan {
+            release: false,
+            limit,
+            for_release: false,
+        };
         if !releases || self.released {
-            return (false, limit);
+            return unbounded;
         }
         let quiet_for = now.saturating_duration_since(*self.quiet_since.get_or_insert(since));
         if quiet_for >= RELEASE_AFTER {
             self.released = true;
-            return (true, limit);
+            return SleepPlan {
+                release: true,
+                ..unbounded
+            };
         }
         let rest = RELEASE_AFTER - quiet_for;
-        (false, Some(limit.map_or(rest, |l| l.min(rest))))
+        match limit {
+            Some(l) if l <= rest => unbounded,
+            _ => SleepPlan {
+                release: false,
+                limit: Some(rest),
+                for_release: true,
+            },
+        }
     }
 
-    /// Woken after sleeping for `slept`; `notified` false: the sleep's time limit ran out.
-    fn woke(&mut self, slept: Duration, notified: bool) {
+    /// Woken after sleeping for `slept`; `notified` false: the sleep's time limit ran out,
+    /// which was the memory release's (`for_release`) or the unit's own.
+    fn woke(&mut self, slept: Duration, notified: bool, for_release: bool) {
         // A time-out says nothing about when work comes back: the window is not learned
         // from it, and the worker does not spin (it looks once, then sleeps again).
         if notified {
@@ -157,7 +178,10 @@ impl Idleness {
         }
         self.passes = 0;
         self.since = None;
-        self.woken = true;
+        // Woken only to give memory back: one pass, then the release and a sleep, with no
+        // last chance to steal (nothing called for one; a thief's timed look is the unit's
+        // own bound, a rescue watch).
+        self.woken = notified || !for_release;
         self.timed_out = !notified;
     }
 
@@ -180,6 +204,17 @@ impl Idleness {
     pub(crate) fn longer_than(&self, d: Duration) -> bool {
         self.since.is_some_and(|t| t.elapsed() >= d)
     }
+}
+
+/// What [`Idleness::before_sleep`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SleepPlan {
+    /// Release the unit's memory before the sleep.
+    release: bool,
+    /// The sleep's bound.
+    limit: Option<Duration>,
+    /// The bound is the release's (the unit's own is later or none).
+    for_release: bool,
 }
 
 /// A kind of work that worker threads run.
@@ -406,15 +441,20 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         unit.sleeping(me);
         let limit = unit.sleep_limit(me);
-        let (release, limit) = idle.before_sleep(U::RELEASES_MEMORY, since, Instant::now(), limit);
-        if release {
+        let plan = if U::RELEASES_MEMORY {
+            idle.before_sleep(true, since, Instant::now(), limit)
+        } else {
+            idle.before_sleep(false, since, since, limit)
+        };
+        if plan.release {
             unit.release_memory(me);
         }
+        let limit = plan.limit;
         let slept = Instant::now();
         let notified = pool.sleep(index, limit);
         pool.retire(index);
         unit.woke(me);
-        idle.woke(slept.elapsed(), notified);
+        idle.woke(slept.elapsed(), notified, plan.for_release);
     }
 }
 
@@ -575,34 +615,43 @@ mod tests {
     #[test]
     fn an_idle_worker_releases_memory_once_per_quiet_spell() {
         let ms = Duration::from_millis;
+        let plan = |release, limit, for_release| SleepPlan {
+            release,
+            limit,
+            for_release,
+        };
         let t0 = Instant::now();
         let mut idle = Idleness::fresh();
         // A unit that keeps nothing for bursts: its sleeps are left as they were.
-        assert_eq!(
-            idle.before_sleep(false, t0, t0 + ms(50), None),
-            (false, None)
-        );
+        let other = idle.before_sleep(false, t0, t0 + ms(50), None);
+        assert_eq!(other, plan(false, None, false));
         // The spell's first sleep, 1 ms in: nothing released yet, woken when it is due.
         let first = idle.before_sleep(true, t0, t0 + ms(1), None);
-        assert_eq!(first, (false, Some(RELEASE_AFTER - ms(1))));
-        // A shorter bound of the unit's own (a rescue watch) stays.
+        assert_eq!(first, plan(false, Some(RELEASE_AFTER - ms(1)), true));
+        // A shorter bound of the unit's own (a rescue watch) stays, and is the unit's.
         let watch = idle.before_sleep(true, t0, t0 + ms(1), Some(ms(2)));
-        assert_eq!(watch, (false, Some(ms(2))));
-        // Woken without work: the spell goes on from its first sleep, not from the wake-up.
-        let woken = t0 + ms(5);
-        assert_eq!(
-            idle.before_sleep(true, woken, t0 + RELEASE_AFTER, None),
-            (true, None)
-        );
+        assert_eq!(watch, plan(false, Some(ms(2)), false));
+        // A later one gives way to the release's.
+        let late = idle.before_sleep(true, t0, t0 + ms(1), Some(ms(50)));
+        assert_eq!(late, plan(false, Some(RELEASE_AFTER - ms(1)), true));
+        // Woken by the release's bound: no last chance to steal, no spin (one pass, then the
+        // release and a sleep).
+        idle.woke(ms(9), false, true);
+        assert!(!idle.last_chance() && idle.no_spin());
+        // The spell goes on from its start, not from the wake-up.
+        let woken = t0 + ms(10);
+        let due = idle.before_sleep(true, woken, t0 + RELEASE_AFTER, None);
+        assert_eq!(due, plan(true, None, false));
         // Once per spell.
         let again = idle.before_sleep(true, woken, t0 + ms(30), Some(ms(3)));
-        assert_eq!(again, (false, Some(ms(3))));
+        assert_eq!(again, plan(false, Some(ms(3)), false));
+        // The unit's own time-out still gives the last chance it always gave.
+        idle.woke(ms(3), false, false);
+        assert!(idle.last_chance());
         // Work found: the next spell waits its own time.
         idle.reset();
         let t1 = t0 + ms(40);
-        assert_eq!(
-            idle.before_sleep(true, t1, t1, None),
-            (false, Some(RELEASE_AFTER))
-        );
+        let next = idle.before_sleep(true, t1, t1, None);
+        assert_eq!(next, plan(false, Some(RELEASE_AFTER), true));
     }
 }

@@ -297,8 +297,9 @@ impl<'a> Locked<'a> {
     }
 
     /// An empty queue whose array grew past its initial size hands it over, to be freed once
-    /// the lock is released (its worker is going to sleep: a burst's memory returns once the
-    /// system is quiet). The queue allocates again on its next push.
+    /// the lock is released (its worker has been idle for `runtime::worker::RELEASE_AFTER`: a
+    /// burst's memory returns once the system is quiet). The queue allocates again on its next
+    /// push.
     pub(crate) fn take_idle_array(&self) -> Option<CopyQueue> {
         // SAFETY: the lock is held.
         self.q
