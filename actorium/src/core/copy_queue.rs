@@ -23,14 +23,18 @@
 //! slots): [`CopyQueue::release_if_larger`], or [`CopyQueue::take_if_larger`] to free the
 //! array after a lock is released.
 //!
-//! Why 64 quiet gulps, and not at every sleep. The message-centric executor's arrays circulate
+//! Arrays that circulate wait longer: [`QUIET_GULPS_CIRCULATING`] (64) quiet gulps, counted
+//! by [`CopyQueue::reset_drained_after`]. The message-centric executor's arrays circulate
 //! between the queues of a worker (a gulp swaps the queue's array for the worker's drained
 //! one), so an array that a burst grew serves quieter queues in between. With 8 quiet gulps,
 //! and the arrays released whenever a worker went to sleep, `repeat` on 2 workers (a client
 //! that scatters to 100,000 servers and gathers, 20 rounds) regrew its arrays about 360 times
 //! a run, copying 79 MB, much of it under queue locks its senders spun on (1 worker: 17). With
-//! 64, and memory released by a worker idle for 10 ms instead, its run took 0.91x the time
-//! (21 alternating runs).
+//! 64, and memory released by a worker idle for 10 ms instead, its run took 0.87–0.91x the
+//! time (15–21 alternating runs); 32 measured 1.07x of 64 and 8 1.26x (15 runs, the idle
+//! release as now). A mailbox's pair of arrays stays with its actor, and keeps 8: with 64,
+//! the actor-centric executor's `counting` took 1.25–1.51x (11–15 runs), its counter's arrays
+//! left large while it kept up with the producer a few messages at a time.
 
 use super::envelope::Envelope;
 use super::report_panic;
@@ -42,7 +46,11 @@ use std::ptr::NonNull;
 pub(crate) const INITIAL_CAPACITY: usize = 10;
 
 /// Consecutive quiet gulps (each using under a quarter of the array) before it is halved.
-pub(crate) const QUIET_GULPS: u16 = 64;
+pub(crate) const QUIET_GULPS: u16 = 8;
+
+/// [`QUIET_GULPS`] for an array that circulates between queues (the message-centric
+/// executor's batch: see the module docs).
+pub(crate) const QUIET_GULPS_CIRCULATING: u16 = 64;
 
 /// The array of a copy queue: a `Vec<Envelope>`'s pointer, capacity and length, the last two
 /// as `u32` so that a queue is 24 bytes (a mailbox holds two, and fits glibc's fastbins only
@@ -383,6 +391,12 @@ impl CopyQueue {
     /// already reset and not used since is left alone, so a second reset counts no gulp).
     #[inline]
     pub(crate) fn reset_drained(&mut self) {
+        self.reset_drained_after(QUIET_GULPS);
+    }
+
+    /// [`Self::reset_drained`], the array halved after `quiet_gulps` quiet gulps in a row.
+    #[inline]
+    pub(crate) fn reset_drained_after(&mut self, quiet_gulps: u16) {
         debug_assert!(self.is_empty());
         let used = self.buf.len();
         if used == 0 {
@@ -395,7 +409,7 @@ impl CopyQueue {
         let cap = self.buf.capacity();
         if cap > INITIAL_CAPACITY && used < cap / 4 {
             self.quiet += 1;
-            if self.quiet >= QUIET_GULPS {
+            if self.quiet >= quiet_gulps {
                 self.quiet = 0;
                 self.buf.shrink_to((cap / 2).max(INITIAL_CAPACITY));
             }
@@ -582,6 +596,29 @@ mod tests {
             gulp(&mut q, 3);
         }
         assert_eq!(q.capacity(), INITIAL_CAPACITY);
+    }
+
+    #[test]
+    fn a_circulating_array_waits_longer_before_it_is_halved() {
+        let mut q = CopyQueue::new();
+        gulp(&mut q, 1000);
+        let grown = q.capacity();
+        let quiet = |q: &mut CopyQueue, n: u16| {
+            for _ in 0..n {
+                q.push(env(0));
+                q.pop().unwrap().discard();
+                q.reset_drained_after(QUIET_GULPS_CIRCULATING);
+            }
+        };
+        quiet(&mut q, QUIET_GULPS_CIRCULATING - 1);
+        assert_eq!(
+            q.capacity(),
+            grown,
+            "not after {} quiet gulps",
+            QUIET_GULPS_CIRCULATING - 1
+        );
+        quiet(&mut q, 1);
+        assert_eq!(q.capacity(), grown / 2);
     }
 
     #[test]

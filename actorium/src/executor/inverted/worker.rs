@@ -33,7 +33,7 @@
 use super::swap::{try_swap, Moves};
 use super::work_queue::{self, Gulp, WorkQueue};
 use super::{ranges, Executor, QueueStealing, WorkerSlot};
-use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
+use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY, QUIET_GULPS_CIRCULATING};
 use crate::core::envelope::Envelope;
 use crate::core::{run_batch, Header, Status, WorkerRef};
 use crate::runtime::idle::SpinBudget;
@@ -1395,7 +1395,8 @@ impl Executor {
                 gave_back = true;
                 break;
             }
-            batch.reset_drained();
+            // (Arrays circulate between this worker's queues: they wait longer to shrink.)
+            batch.reset_drained_after(QUIET_GULPS_CIRCULATING);
             if processed >= VISIT_BUDGET as usize || self.aborting() {
                 break;
             }
