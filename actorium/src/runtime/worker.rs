@@ -130,15 +130,15 @@ impl Idleness {
         self.released = false;
     }
 
-    /// About to sleep at `now`, idle since `since`, for at most `limit` (the unit's bound):
-    /// whether to release the unit's memory first ([`Unit::release_memory`], once the spell
-    /// has lasted [`RELEASE_AFTER`]), and the sleep's bound (until then, no later than that
-    /// moment).
+    /// About to sleep, idle since `since`, for at most `limit` (the unit's bound): whether to
+    /// release the unit's memory first ([`Unit::release_memory`], once the spell has lasted
+    /// [`RELEASE_AFTER`] at `now`, read only for a unit that `releases`), and the sleep's bound
+    /// (until then, no later than that moment).
     fn before_sleep(
         &mut self,
         releases: bool,
         since: Instant,
-        now: Instant,
+        now: impl FnOnce() -> Instant,
         limit: Option<Duration>,
     ) -> SleepPlan {
         let unbounded = SleepPlan {
@@ -149,7 +149,7 @@ impl Idleness {
         if !releases || self.released {
             return unbounded;
         }
-        let quiet_for = now.saturating_duration_since(*self.quiet_since.get_or_insert(since));
+        let quiet_for = now().saturating_duration_since(*self.quiet_since.get_or_insert(since));
         if quiet_for >= RELEASE_AFTER {
             self.released = true;
             return SleepPlan {
@@ -441,11 +441,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         unit.sleeping(me);
         let limit = unit.sleep_limit(me);
-        let plan = if U::RELEASES_MEMORY {
-            idle.before_sleep(true, since, Instant::now(), limit)
-        } else {
-            idle.before_sleep(false, since, since, limit)
-        };
+        let plan = idle.before_sleep(U::RELEASES_MEMORY, since, Instant::now, limit);
         if plan.release {
             unit.release_memory(me);
         }
@@ -622,17 +618,19 @@ mod tests {
         };
         let t0 = Instant::now();
         let mut idle = Idleness::fresh();
-        // A unit that keeps nothing for bursts: its sleeps are left as they were.
-        let other = idle.before_sleep(false, t0, t0 + ms(50), None);
+        // A unit that keeps nothing for bursts: its sleeps are left as they were, and the
+        // clock is not read.
+        let no_clock = || -> Instant { unreachable!("no clock read for such a unit") };
+        let other = idle.before_sleep(false, t0, no_clock, None);
         assert_eq!(other, plan(false, None, false));
         // The spell's first sleep, 1 ms in: nothing released yet, woken when it is due.
-        let first = idle.before_sleep(true, t0, t0 + ms(1), None);
+        let first = idle.before_sleep(true, t0, || t0 + ms(1), None);
         assert_eq!(first, plan(false, Some(RELEASE_AFTER - ms(1)), true));
         // A shorter bound of the unit's own (a rescue watch) stays, and is the unit's.
-        let watch = idle.before_sleep(true, t0, t0 + ms(1), Some(ms(2)));
+        let watch = idle.before_sleep(true, t0, || t0 + ms(1), Some(ms(2)));
         assert_eq!(watch, plan(false, Some(ms(2)), false));
         // A later one gives way to the release's.
-        let late = idle.before_sleep(true, t0, t0 + ms(1), Some(ms(50)));
+        let late = idle.before_sleep(true, t0, || t0 + ms(1), Some(ms(50)));
         assert_eq!(late, plan(false, Some(RELEASE_AFTER - ms(1)), true));
         // Woken by the release's bound: no last chance to steal, no spin (one pass, then the
         // release and a sleep).
@@ -640,10 +638,10 @@ mod tests {
         assert!(!idle.last_chance() && idle.no_spin());
         // The spell goes on from its start, not from the wake-up.
         let woken = t0 + ms(10);
-        let due = idle.before_sleep(true, woken, t0 + RELEASE_AFTER, None);
+        let due = idle.before_sleep(true, woken, || t0 + RELEASE_AFTER, None);
         assert_eq!(due, plan(true, None, false));
         // Once per spell.
-        let again = idle.before_sleep(true, woken, t0 + ms(30), Some(ms(3)));
+        let again = idle.before_sleep(true, woken, || t0 + ms(30), Some(ms(3)));
         assert_eq!(again, plan(false, Some(ms(3)), false));
         // The unit's own time-out still gives the last chance it always gave.
         idle.woke(ms(3), false, false);
@@ -651,7 +649,7 @@ mod tests {
         // Work found: the next spell waits its own time.
         idle.reset();
         let t1 = t0 + ms(40);
-        let next = idle.before_sleep(true, t1, t1, None);
+        let next = idle.before_sleep(true, t1, || t1, None);
         assert_eq!(next, plan(false, Some(RELEASE_AFTER), true));
     }
 }
