@@ -137,11 +137,12 @@ impl Slots {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        self.resize((self.capacity() * 2).max(2));
+        self.reserve(1);
     }
 
-    /// Makes room for `more` slots past `len`, doubling as [`Self::push`] would one slot at a
-    /// time (so a bulk append leaves the array the size pushes would have).
+    /// Makes room for `more` slots past `len`, doubling from 2 slots (the one growth rule: a
+    /// push's [`Self::grow`] is `reserve(1)`, so a bulk append leaves the array the size pushes
+    /// would have).
     #[inline]
     fn reserve(&mut self, more: usize) {
         let need = self.len() + more;
@@ -368,13 +369,13 @@ impl CopyQueue {
         let (from, n) = (other.head as usize, other.len());
         if n > 0 {
             self.buf.reserve(n);
-            // SAFETY: `other`'s slots `[from, from + n)` are its live envelopes (invariant 1);
-            // `reserve` made `[len, len + n)` of this array allocated and unused, and the two
-            // arrays are distinct allocations (`&mut` to both), so the ranges do not overlap.
-            // The envelopes are moved bitwise: advancing `other.head` past them marks them
-            // moved out there, and `set_len` makes them live here, each exactly once.
+            let len = self.buf.len();
+            // The envelopes move bitwise: `set_len` makes them live here, and advancing
+            // `other.head` past them marks them moved out there, so each is live exactly once.
+            // SAFETY: `other`'s `[from, from + n)` are its live envelopes (invariant 1);
+            // `reserve` made this array's `[len, len + n)` allocated and unused; the arrays
+            // are distinct allocations (`&mut` to both), so the ranges do not overlap.
             unsafe {
-                let len = self.buf.len();
                 std::ptr::copy_nonoverlapping(
                     other.buf.as_ptr().add(from),
                     self.buf.as_mut_ptr().add(len),
