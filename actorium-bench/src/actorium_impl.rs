@@ -62,9 +62,26 @@ impl actorium_peers::forkjoin::Ctx for Fj {
     }
 }
 
-pub fn run(variant: &str, bench: &str, threads: usize, p: &Params) -> Result<(f64, u64), String> {
+/// Runs `bench` once on actorium's executor `variant` (`inverted-longest`, ...), with
+/// `queues_per_worker` message queues per worker if given (message-centric executor only).
+pub fn run(
+    variant: &str,
+    bench: &str,
+    threads: usize,
+    p: &Params,
+    queues_per_worker: Option<usize>,
+) -> Result<(f64, u64), String> {
     let stats = std::env::var_os("ACTORIUM_BENCH_STATS").is_some();
-    let builder = ActorSystem::builder().workers(threads).stats(stats);
+    let mut builder = ActorSystem::builder().workers(threads).stats(stats);
+    if let Some(k) = queues_per_worker {
+        if variant.starts_with("centric") {
+            return Err(format!(
+                "--queues-per-worker: the actor-centric executor (`{variant}`) has no message \
+                 queues; use an `inverted` variant"
+            ));
+        }
+        builder = builder.queues_per_worker(k);
+    }
     let builder = match variant {
         "inverted" => builder,
         "inverted-none" => builder.queue_stealing(QueueStealing::None),

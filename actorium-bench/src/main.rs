@@ -72,6 +72,11 @@ enum Cmd {
         system: String,
         threads: usize,
         params: Vec<String>,
+        /// Message queues per worker on actorium's message-centric executor (its default
+        /// otherwise: 1 queue for 1 worker, 16 per worker for more): to tell what the queues
+        /// cost from what the workers do.
+        #[arg(long)]
+        queues_per_worker: Option<usize>,
     },
     /// Idle benchmarks on actorium's executors and the Rust peers: idle CPU, wake-up
     /// latency, sparse-load CPU (writes OUT/idle.md).
@@ -163,7 +168,8 @@ fn main() {
             ref system,
             threads,
             ref params,
-        }) => exec(bench, system, threads, params),
+            queues_per_worker,
+        }) => exec(bench, system, threads, params, queues_per_worker),
         Some(Cmd::Idle {
             secs,
             pings,
@@ -316,7 +322,7 @@ fn main() {
 }
 
 /// Child mode: run one workload, print the result line.
-fn exec(bench: &str, system: &str, threads: usize, params: &[String]) {
+fn exec(bench: &str, system: &str, threads: usize, params: &[String], qpw: Option<usize>) {
     let fail = |code: i32, msg: String| -> ! {
         eprintln!("{msg}");
         std::process::exit(code)
@@ -329,7 +335,11 @@ fn exec(bench: &str, system: &str, threads: usize, params: &[String]) {
         }
     }
     let result = if let Some(variant) = system.strip_prefix("actorium-") {
-        actorium_impl::run(variant, bench, threads, &params)
+        actorium_impl::run(variant, bench, threads, &params, qpw)
+    } else if qpw.is_some() {
+        Err(format!(
+            "--queues-per-worker applies to actorium's executors, not to `{system}`"
+        ))
     } else if actorium_peers::SYSTEMS.contains(&system) {
         actorium_peers::run(system, bench, threads, &params.0)
     } else {

@@ -37,7 +37,7 @@ pub fn exec(system: &str, threads: usize, n: u64) -> Result<(), String> {
     let params = Params::parse(&[format!("n={n}")])?;
     let base = proc_status_kib("VmRSS:");
     let (_, sum) = match system.strip_prefix("actorium-") {
-        Some(variant) => crate::actorium_impl::run(variant, "scale", threads, &params)?,
+        Some(variant) => crate::actorium_impl::run(variant, "scale", threads, &params, None)?,
         None => actorium_peers::run(system, "scale", threads, &params.0)?,
     };
     if sum != n {

@@ -109,3 +109,43 @@ fn exec_prints_one_result_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--queues-per-worker` reaches the executor: a chain of spawns on 1 worker runs on the
+/// local fast path of its one queue (a few gulps), and with 16 queues each hop is a visit of
+/// another queue (a gulp per hop; placement rule 1). Refused for systems without queues.
+#[test]
+fn exec_takes_the_queues_per_worker() {
+    let gulps = |extra: &[&str]| -> u64 {
+        let out = bench()
+            .args([
+                "exec",
+                "dynamic-send",
+                "actorium-inverted-longest",
+                "1",
+                "n=1000",
+            ])
+            .args(extra)
+            .env("ACTORIUM_BENCH_STATS", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stats = String::from_utf8_lossy(&out.stderr);
+        let line = stats
+            .lines()
+            .find(|l| l.trim_start().starts_with("gulps "))
+            .unwrap_or_else(|| panic!("no gulp count in {stats}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let one = gulps(&[]);
+    let sixteen = gulps(&["--queues-per-worker", "16"]);
+    assert!(one < 100, "1 queue: {one} gulps for 1,000 hops");
+    assert!(sixteen >= 900, "16 queues: {sixteen} gulps for 1,000 hops");
+    for system in ["actorium-centric-stealing", "actix"] {
+        let out = bench()
+            .args(["exec", "big", system, "1", "--queues-per-worker", "2"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{system}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--queues-per-worker"));
+    }
+}
