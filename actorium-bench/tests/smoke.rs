@@ -146,6 +146,7 @@ fn exec_takes_the_queues_per_worker() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{system}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("--queues-per-worker"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--queues-per-worker"), "{system}: {err}");
     }
 }
