@@ -72,17 +72,8 @@ pub fn run(
     queues_per_worker: Option<usize>,
 ) -> Result<(f64, u64), String> {
     let stats = std::env::var_os("ACTORIUM_BENCH_STATS").is_some();
-    let mut builder = ActorSystem::builder().workers(threads).stats(stats);
-    if let Some(k) = queues_per_worker {
-        if variant.starts_with("centric") {
-            return Err(format!(
-                "--queues-per-worker: the actor-centric executor (`{variant}`) has no message \
-                 queues; use an `inverted` variant"
-            ));
-        }
-        builder = builder.queues_per_worker(k);
-    }
-    let builder = match variant {
+    let builder = ActorSystem::builder().workers(threads).stats(stats);
+    let mut builder = match variant {
         "inverted" => builder,
         "inverted-none" => builder.queue_stealing(QueueStealing::None),
         "inverted-random" => builder.queue_stealing(QueueStealing::Random),
@@ -91,6 +82,15 @@ pub fn run(
         "centric-sharing" => builder.policy(WorkSharing),
         other => return Err(format!("unknown actorium executor `{other}`")),
     };
+    if let Some(k) = queues_per_worker {
+        if !variant.starts_with("inverted") {
+            return Err(format!(
+                "--queues-per-worker: `actorium-{variant}` has no message queues; use an \
+                 `actorium-inverted-*` system"
+            ));
+        }
+        builder = builder.queues_per_worker(k);
+    }
     if variant.starts_with("centric") && bench.starts_with("balance") {
         return Err(
             "n/a: placement on chosen workers needs the message-centric executor's \

@@ -338,7 +338,8 @@ fn exec(bench: &str, system: &str, threads: usize, params: &[String], qpw: Optio
         actorium_impl::run(variant, bench, threads, &params, qpw)
     } else if qpw.is_some() {
         Err(format!(
-            "--queues-per-worker applies to actorium's executors, not to `{system}`"
+            "--queues-per-worker applies to actorium's message-centric systems \
+             (`actorium-inverted-*`), not to `{system}`"
         ))
     } else if actorium_peers::SYSTEMS.contains(&system) {
         actorium_peers::run(system, bench, threads, &params.0)
