@@ -17,6 +17,9 @@ bin=$1 rounds=$2 benches=$3 system=${4:-actorium-inverted-longest} n=${5:-2}
 secs() { { "$bin" exec "$1" "$system" "${@:2}" 2>/dev/null || true; } | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'; }
 median() { sort -g | awk 'NF {a[++k]=$1} END {if (k) print a[int((k+1)/2)]}'; }
 ms() { awk -v s="$1" 'BEGIN {printf "%.2f", s * 1000}'; }
+div() { awk -v x="$1" -v y="$2" 'BEGIN {print x / y}'; }
+# A column's cell: the median time of its runs (list $1) and the median of its ratios ($2).
+cell() { printf '%s ms (%.2f×)' "$(ms "$(printf '%s\n' $1 | median)")" "$(printf '%s\n' $2 | median)"; }
 
 printf '| benchmark | 1 w | 1 w, 2 queues | 1 w, 16 queues | %s w |\n' "$n"
 printf '|---|---|---|---|---|\n'
@@ -30,16 +33,13 @@ for b in $benches; do
         # A run that failed (no time) leaves its round out of the ratios.
         if [ -n "$t1" ] && [ -n "$t2" ] && [ -n "$t16" ] && [ -n "$tn" ]; then
             a+="$t1 " q2+="$t2 " q16+="$t16 " w+="$tn "
-            r2+="$(awk -v x="$t2" -v y="$t1" 'BEGIN {print x / y}') "
-            r16+="$(awk -v x="$t16" -v y="$t1" 'BEGIN {print x / y}') "
-            rw+="$(awk -v x="$tn" -v y="$t1" 'BEGIN {print x / y}') "
+            r2+="$(div "$t2" "$t1") " r16+="$(div "$t16" "$t1") " rw+="$(div "$tn" "$t1") "
         fi
     done
     if [ -z "$a" ]; then
         printf '| %s | failed | | | |\n' "$b"
         continue
     fi
-    cell() { printf '%s ms (%.2f×)' "$(ms "$(printf '%s\n' $1 | median)")" "$(printf '%s\n' $2 | median)"; }
     printf '| %s | %s ms | %s | %s | %s |\n' "$b" "$(ms "$(printf '%s\n' $a | median)")" \
         "$(cell "$q2" "$r2")" "$(cell "$q16" "$r16")" "$(cell "$w" "$rw")"
 done
