@@ -213,7 +213,7 @@ pub use runtime::pool::ResizeError;
 pub use runtime::stats::Stats;
 pub use system::{
     ActorSystem, ActorSystemBuilder, ConfigError, ShutdownTimeout, DEFAULT_MAX_WORKERS,
-    DEFAULT_QUEUES_PER_WORKER, DEFAULT_SPIN, MAX_WORKERS,
+    DEFAULT_QUEUES_PER_WORKER, DEFAULT_SPIN, MAX_QUEUES, MAX_WORKERS,
 };
 
 /// The README's examples, compiled and run as doc tests.

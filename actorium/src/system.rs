@@ -27,6 +27,11 @@ pub const DEFAULT_MAX_WORKERS: usize = 64;
 
 pub use crate::runtime::pool::MAX_WORKERS;
 
+/// The most message queues a message-centric system may have (`.queues(m)`, or workers times
+/// `.queues_per_worker(k)`): its table of queues takes 128 bytes a queue (128 MiB at this
+/// limit), allocated when the system is built.
+pub const MAX_QUEUES: usize = 1 << 20;
+
 /// Default time an idle worker spins before it sleeps in the kernel.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
 
@@ -53,6 +58,17 @@ pub enum ConfigError {
         max: usize,
         /// The starting workers.
         workers: usize,
+    },
+    /// `.workers(n)` above [`MAX_WORKERS`].
+    TooManyWorkers {
+        /// Workers asked for.
+        workers: usize,
+    },
+    /// More message queues than [`MAX_QUEUES`] (`.queues(m)`, or workers times
+    /// `.queues_per_worker(k)`).
+    TooManyQueues {
+        /// Queues asked for (saturated at `usize::MAX` if the product overflows).
+        queues: usize,
     },
     /// A setting that means nothing on the chosen executor.
     NotForExecutor {
@@ -98,6 +114,17 @@ impl fmt::Display for ConfigError {
                 "`max_workers({max})` with `workers({workers})`: the most workers a resize may \
                  reach must be at least the starting workers and at most {MAX_WORKERS}; pass \
                  `.max_workers(m)` with {workers} <= m <= {MAX_WORKERS}"
+            ),
+            ConfigError::TooManyWorkers { workers } => write!(
+                f,
+                "`workers({workers})`: a pool has at most {MAX_WORKERS} worker threads; pass \
+                 `.workers(n)` with n <= {MAX_WORKERS}"
+            ),
+            ConfigError::TooManyQueues { queues } => write!(
+                f,
+                "{queues} message queues asked for (`.queues(m)`, or workers times \
+                 `.queues_per_worker(k)`): a system has at most {MAX_QUEUES}; lower `.queues` \
+                 or `.queues_per_worker` (default {DEFAULT_QUEUES_PER_WORKER} per worker)"
             ),
             ConfigError::NotForExecutor { setting, executor } => {
                 let (other, hint) = if *executor == "message-centric" {
@@ -361,13 +388,19 @@ impl ActorSystemBuilder {
         if workers == 0 {
             return Err(ConfigError::ZeroWorkers);
         }
+        if workers > MAX_WORKERS {
+            return Err(ConfigError::TooManyWorkers { workers });
+        }
         let queues = match (self.queues, self.queues_per_worker) {
             (Some(m), _) => m,
             (None, Some(0)) => return Err(ConfigError::ZeroQueuesPerWorker),
-            (None, Some(k)) => workers * k,
+            (None, Some(k)) => workers.saturating_mul(k),
             (None, None) if workers == 1 => 1,
             (None, None) => workers * DEFAULT_QUEUES_PER_WORKER,
         };
+        if queues > MAX_QUEUES {
+            return Err(ConfigError::TooManyQueues { queues });
+        }
         if queues < workers {
             return Err(ConfigError::TooFewQueues { queues, workers });
         }

@@ -5,7 +5,7 @@ mod common;
 use actorium::policy::{Testing, WorkSharing, WorkStealing};
 use actorium::{
     Actor, ActorExit, ActorSystem, Addr, Allocation, ConfigError, Context, DeleteMsg, DestroyMsg,
-    FinishedMsg, Receive,
+    FinishedMsg, Receive, MAX_QUEUES, MAX_WORKERS,
 };
 use common::{on_every_executor, settle, watchdog, Counter};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -76,6 +76,26 @@ fn config_errors_say_what_to_change_body() {
         .unwrap_err();
     assert!(matches!(e, ConfigError::ZeroQueuesPerWorker));
     assert!(e.to_string().contains("k >= 1"), "{e}");
+
+    let e = ActorSystem::builder()
+        .workers(MAX_WORKERS + 1)
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, ConfigError::TooManyWorkers { workers } if workers == MAX_WORKERS + 1));
+    assert!(
+        e.to_string().contains(&format!("n <= {MAX_WORKERS}")),
+        "{e}"
+    );
+    for b in [
+        ActorSystem::builder()
+            .workers(2)
+            .queues_per_worker(usize::MAX),
+        ActorSystem::builder().workers(2).queues(MAX_QUEUES + 1),
+    ] {
+        let e = b.build().unwrap_err();
+        assert!(matches!(e, ConfigError::TooManyQueues { queues } if queues > MAX_QUEUES));
+        assert!(e.to_string().contains("lower `.queues`"), "{e}");
+    }
 
     // Defaults: 16 queues per worker; one queue in total with one worker (the seed's rule).
     let s = ActorSystem::builder().workers(3).build().unwrap();

@@ -76,16 +76,24 @@ struct Flooder {
     flags: Arc<Flags>,
 }
 impl Actor for Flooder {}
-struct Flood(u64);
+/// What the flooder's behaviour does once it has sent its flood, instead of waiting for
+/// `release`: given the receiver's address, the flags and the behaviour's context.
+type Then = Box<dyn FnOnce(&Addr<Receiver>, &Arc<Flags>, &Context<'_, Flooder>) + Send>;
+struct Flood(u64, Option<Then>);
 impl Receive<Flood> for Flooder {
-    fn receive(&mut self, Flood(n): Flood, _: &mut Context<'_, Self>) -> Allocation {
+    fn receive(&mut self, Flood(n, then): Flood, ctx: &mut Context<'_, Self>) -> Allocation {
         let to = self.to.take().expect("one flood");
         for i in 0..n {
             to.send(Num(i)).unwrap_or_else(|_| panic!("{i}: refused"));
         }
-        drop(to);
         self.flags.sent.store(true, Ordering::SeqCst);
-        spin_until(&self.flags.release);
+        match then {
+            Some(then) => then(&to, &self.flags, ctx),
+            None => {
+                drop(to);
+                spin_until(&self.flags.release);
+            }
+        }
         Allocation::Nodelete
     }
 }
@@ -101,8 +109,13 @@ struct Setup {
 
 /// A flooder on worker 0 and a receiver on worker 1 (tickets from outside go round-robin),
 /// the receiver held in its gate behaviour, so that its queue keeps a backlog; the flooder
-/// has sent it `n` messages and holds its behaviour until `release`.
+/// has sent it `n` messages and holds its behaviour until `release` (or runs `then`).
 fn flooded(stealing: QueueStealing, n: u64) -> Setup {
+    flooded_then(stealing, n, None)
+}
+
+/// [`flooded`], the flooder's behaviour going on with `then` once the flood is sent.
+fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
     let system = ActorSystem::builder()
         .workers(2)
         .queues_per_worker(PER_WORKER)
@@ -166,7 +179,7 @@ fn flooded(stealing: QueueStealing, n: u64) -> Setup {
     };
     receiver.send(Gate).unwrap();
     spin_until(&flags.gated);
-    flooder.send(Flood(n)).unwrap();
+    flooder.send(Flood(n, then)).unwrap();
     spin_until(&flags.sent);
     Setup {
         system,
@@ -310,6 +323,128 @@ fn a_respawn_waits_for_mail_kept_for_the_old_incarnation() {
         }
         flags.release.store(true, Ordering::SeqCst);
         assert!(respawner.join().unwrap(), "the respawn was refused");
+        receiver.send(Num(0)).unwrap();
+        wait_for(60, "the new incarnation's first message", || {
+            new_received.load(Ordering::SeqCst) > 0
+        });
+        receiver.send(actorium::DeleteMsg).unwrap();
+        flooder.send(actorium::DeleteMsg).unwrap();
+        let stats = system.stop().unwrap();
+        assert_eq!(
+            new_received.load(Ordering::SeqCst),
+            1,
+            "mail sent to the old incarnation reached the new one"
+        );
+        assert_eq!(stats.dead_letters, N - taken);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert_eq!(new_drops.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// A fork/join task of the flooder's behaviour, run by the other worker, sends after the
+/// flood: its message comes after every message of the flood, also the last ones, which the
+/// behaviour's worker kept in its outbox until the fork. The receiver's worker runs the task:
+/// it goes idle once the receiver leaves its gate and has taken its mail, and steals it (the
+/// behaviour's half of the join waits until the task has run).
+#[test]
+fn a_task_forked_by_a_behaviour_sends_after_what_the_behaviour_sent_before_the_fork() {
+    watchdog(120, || {
+        // 1,000 sends: the last 8 wait in the outbox until a flush (as above).
+        const N: u64 = 1_000;
+        let elsewhere = Arc::new(AtomicBool::new(false));
+        let then: Then = {
+            let elsewhere = elsewhere.clone();
+            Box::new(move |to, flags, ctx| {
+                let here = std::thread::current().id();
+                let ran = AtomicBool::new(false);
+                ctx.join(
+                    || {
+                        flags.open.store(true, Ordering::SeqCst);
+                        spin_until(&ran);
+                    },
+                    || {
+                        to.send(Num(N)).unwrap();
+                        elsewhere.store(std::thread::current().id() != here, Ordering::SeqCst);
+                        ran.store(true, Ordering::SeqCst);
+                    },
+                );
+            })
+        };
+        let s = flooded_then(QueueStealing::LongestVictim, N, Some(then));
+        wait_for(60, "every message", || {
+            s.received.load(Ordering::SeqCst) == N + 1
+        });
+        assert!(
+            elsewhere.load(Ordering::SeqCst),
+            "the task ran on the other worker"
+        );
+        assert!(
+            !s.flags.disorder.load(Ordering::SeqCst),
+            "the task's message overtook the behaviour's kept ones"
+        );
+        s.receiver.send(actorium::DeleteMsg).unwrap();
+        s.flooder.send(actorium::DeleteMsg).unwrap();
+        let stats = s.system.stop().unwrap();
+        assert!(stats.deferred > 0, "nothing went through the outbox");
+        assert_eq!(stats.dead_letters, 0);
+    });
+}
+
+/// The same respawn, made by a fork/join task of the flooder's behaviour that the other
+/// worker runs while the behaviour waits for it in the join: the fork flushed the outbox, so
+/// the respawn does not wait for a pin that only the waiting behaviour's worker could take
+/// back (which would never end).
+#[test]
+fn a_respawn_by_a_task_the_flooder_waits_for_does_not_wait_for_the_flooder_s_outbox() {
+    watchdog(120, || {
+        const N: u64 = 1_000;
+        let (new_received, new_drops) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let respawned = Arc::new(AtomicU64::new(0));
+        let then: Then = {
+            let state = Receiver {
+                flags: Arc::new(Flags::default()),
+                next: 0,
+                received: Arc::clone(&new_received),
+                drops: Arc::clone(&new_drops),
+            };
+            let respawned = respawned.clone();
+            Box::new(move |to, flags, ctx| {
+                spin_until(&flags.release);
+                let done = AtomicBool::new(false);
+                ctx.join(
+                    || {
+                        while !done.load(Ordering::SeqCst) {
+                            std::thread::yield_now();
+                        }
+                    },
+                    || {
+                        let ok = to.respawn(state).is_ok();
+                        respawned.store(if ok { 1 } else { 2 }, Ordering::SeqCst);
+                        done.store(true, Ordering::SeqCst);
+                    },
+                );
+            })
+        };
+        let Setup {
+            system,
+            flooder,
+            receiver,
+            flags,
+            received,
+            drops,
+        } = flooded_then(QueueStealing::LongestVictim, N, Some(then));
+        receiver.send(actorium::DestroyMsg).unwrap();
+        flags.open.store(true, Ordering::SeqCst);
+        wait_for(60, "the receiver to be destroyed", || !receiver.is_alive());
+        let taken = received.load(Ordering::SeqCst);
+        assert!(taken < N, "no message waited in the outbox");
+        flags.release.store(true, Ordering::SeqCst);
+        wait_for(60, "the respawn", || respawned.load(Ordering::SeqCst) != 0);
+        assert_eq!(
+            respawned.load(Ordering::SeqCst),
+            1,
+            "the respawn was refused"
+        );
         receiver.send(Num(0)).unwrap();
         wait_for(60, "the new incarnation's first message", || {
             new_received.load(Ordering::SeqCst) > 0

@@ -5,7 +5,7 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Allocation, Context, Receive, SendError};
+use actorium::{Actor, ActorSystem, Allocation, Context, ExitReason, Receive, SendError};
 use common::{on_every_executor, settle, watchdog};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -245,4 +245,116 @@ fn a_zero_period_is_refused() {
     let system = ActorSystem::builder().workers(1).build().unwrap();
     let a = system.spawn(Log(Arc::new(Mutex::new(Vec::new()))));
     let _ = system.send_interval(&a, 1, Duration::ZERO);
+}
+
+/// A message whose destructor panics while `armed` (its clones are not armed). Counts the
+/// armed ones dropped.
+struct Bomb {
+    armed: bool,
+    exploded: Arc<AtomicUsize>,
+}
+impl Clone for Bomb {
+    fn clone(&self) -> Self {
+        Bomb {
+            armed: false,
+            exploded: self.exploded.clone(),
+        }
+    }
+}
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.armed {
+            self.exploded.fetch_add(1, Ordering::SeqCst);
+            panic!("a timer's message panicked in its destructor (on purpose)");
+        }
+    }
+}
+
+/// Takes `Bomb`s (ending after three) and `u32`s.
+struct BombSink(u32);
+impl Actor for BombSink {}
+impl Receive<Bomb> for BombSink {
+    fn receive(&mut self, _: Bomb, _: &mut Context<'_, Self>) -> Allocation {
+        self.0 += 1;
+        if self.0 == 3 {
+            Allocation::Delete
+        } else {
+            Allocation::Nodelete
+        }
+    }
+}
+impl Receive<u32> for BombSink {
+    fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn a_pending_timers_message_that_panics_when_dropped_does_not_stop_the_shutdown() {
+    let _s = serial();
+    watchdog(60, || {
+        on_every_executor(|name, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let exploded = Arc::new(AtomicUsize::new(0));
+            let a = system.spawn(BombSink(0));
+            let down = a.monitor();
+            for _ in 0..2 {
+                let bomb = Bomb {
+                    armed: true,
+                    exploded: exploded.clone(),
+                };
+                system
+                    .send_after(&a, bomb, Duration::from_secs(3600))
+                    .unwrap();
+            }
+            let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(system)));
+            assert!(dropped.is_ok(), "{name}: the drop of the system went on");
+            assert_eq!(
+                exploded.load(Ordering::SeqCst),
+                2,
+                "{name}: both pending messages were dropped"
+            );
+            assert_eq!(
+                down.wait_timeout(Duration::from_secs(10)).unwrap(),
+                ExitReason::Shutdown,
+                "{name}: the actor was stopped"
+            );
+            assert_eq!(
+                a.send(7u32).unwrap_err().0,
+                7,
+                "{name}: a send gives it back"
+            );
+        });
+    });
+}
+
+#[test]
+fn a_periodic_timers_message_that_panics_when_dropped_leaves_the_timer_thread_running() {
+    let _s = serial();
+    watchdog(60, || {
+        on_every_executor(|name, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let exploded = Arc::new(AtomicUsize::new(0));
+            let a = system.spawn(BombSink(0));
+            let bomb = Bomb {
+                armed: true,
+                exploded: exploded.clone(),
+            };
+            let t = system
+                .send_interval(&a, bomb, Duration::from_millis(1))
+                .unwrap();
+            settle(&system, 10, "the receiver ended", || !a.is_alive());
+            settle(&system, 10, "the timer stopped", || !t.is_pending());
+            // The timer thread drops the ended timer, and with it the armed original, before
+            // it fires the next timer: a later timer that fires shows the thread survived.
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let b = system.spawn(Log(log.clone()));
+            system.send_after(&b, 9, Duration::from_millis(10)).unwrap();
+            settle(&system, 10, "a later timer fired", || {
+                log.lock().unwrap().contains(&9)
+            });
+            assert_eq!(exploded.load(Ordering::SeqCst), 1, "{name}");
+            system.shutdown();
+        });
+    });
 }

@@ -61,6 +61,34 @@ fn add_interval<M: Clone + Send + 'static>(
 /// A periodic timer's period, and how it clones its message.
 type Period<M> = (Duration, fn(&M) -> M);
 
+/// The message a timer holds until it fires. A timer dropped unsent (cancelled, stopped with
+/// its system, or a periodic timer's original once it ends) drops it through this, on the
+/// timer thread, in the shutdown or in `cancel`: a panic of its destructor is caught and
+/// reported there, and never unwinds into the timer thread or the shutdown.
+struct Held<M>(Mutex<Option<M>>);
+
+impl<M> Drop for Held<M> {
+    fn drop(&mut self) {
+        if let Some(m) = self.0.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+            dispose(m);
+        }
+    }
+}
+
+/// Drops a timer's message that was not delivered (its receiver ended, or the timer was
+/// dropped unsent), reporting a panic of its destructor.
+fn dispose<M>(m: M) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| drop(m))) {
+        report_panic(
+            &format!(
+                "a timer's message (`Drop` of `{}`)",
+                std::any::type_name::<M>()
+            ),
+            &*p,
+        );
+    }
+}
+
 /// Adds a timer on `shared`'s timer thread that sends `msg` (a clone of it, if `period`) to
 /// `to` after `delay`, then every `period` while `to` accepts it. The message waits in a slot
 /// the firing closure shares, so that a timer that could not be added gives it back.
@@ -74,22 +102,30 @@ fn add<M: Send + 'static>(
     if shared.life.closed() {
         return Err(SendError(msg));
     }
-    let slot = Arc::new(Mutex::new(Some(msg)));
+    let slot = Arc::new(Held(Mutex::new(Some(msg))));
     let held = slot.clone();
     let fire: Fire = Box::new(move || {
-        let mut g = held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = held.0.lock().unwrap_or_else(|p| p.into_inner());
         match period {
             None => {
                 if let Some(m) = g.take() {
                     // Refused: the receiver ended meanwhile; the message is dropped.
-                    let _ = to.send(m);
+                    if let Err(SendError(m)) = to.send(m) {
+                        dispose(m);
+                    }
                 }
                 false
             }
             Some((_, clone)) => {
                 let Some(m) = g.as_ref() else { return false };
                 match catch_unwind(AssertUnwindSafe(|| clone(m))) {
-                    Ok(m) => to.send(m).is_ok(),
+                    Ok(m) => match to.send(m) {
+                        Ok(()) => true,
+                        Err(SendError(m)) => {
+                            dispose(m);
+                            false
+                        }
+                    },
                     Err(p) => {
                         report_panic(
                             &format!(
@@ -108,7 +144,7 @@ fn add<M: Send + 'static>(
         Ok(r) => Ok(Timer { r }),
         Err(fire) => {
             drop(fire);
-            let msg = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let msg = slot.0.lock().unwrap_or_else(|p| p.into_inner()).take();
             Err(SendError(
                 msg.expect("a timer that was not added never fired"),
             ))

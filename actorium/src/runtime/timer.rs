@@ -110,6 +110,13 @@ impl TimerRef {
     }
 }
 
+/// Drops a timer that will not fire again, keeping the calling thread (the timer thread, or
+/// the shutdown) alive whatever its closure's drop does. (The closures the actor layer makes
+/// catch and report a panic of their message's destructor themselves.)
+fn drop_task(task: Task) {
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(task)));
+}
+
 /// Rebuilds the heap when stale entries (of cancelled timers) outnumber the live ones.
 fn compact(st: &mut State) {
     if st.heap.len() > 2 * st.tasks.len() + 64 {
@@ -183,8 +190,11 @@ impl Timers {
             std::mem::take(&mut st.tasks)
         };
         self.inner.cv.notify_one();
-        // Their closures (and the messages they hold) are dropped outside the lock.
-        drop(pending);
+        // Their closures (and the messages they hold) are dropped outside the lock, one by
+        // one, whatever one's drop does: the shutdown goes on.
+        for (_, task) in pending {
+            drop_task(task);
+        }
         let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(h) = handle {
             if h.thread().id() != thread::current().id() {
@@ -244,7 +254,7 @@ fn run(inner: &Inner) {
             }
             _ => {
                 drop(st);
-                drop(task); // outside the lock: it may hold anything
+                drop_task(task); // outside the lock: it may hold anything
                 st = inner.lock();
             }
         }

@@ -9,6 +9,7 @@ pub(crate) mod latch;
 use crate::runtime::loom::{spin_hint, yield_now};
 use crate::runtime::pool::Crew;
 use crate::runtime::tasks::{self, JobRef, TaskWorker};
+use crate::runtime::worker::publish_kept;
 use job::{HeapJob, JobResult, Latch, StackJob};
 use latch::{LockLatch, SpinLatch};
 use std::any::Any;
@@ -86,6 +87,8 @@ where
     }
     let job = StackJob::new(b, SpinLatch::new(w.index()));
     let base = w.end();
+    // (What the behaviour calling this sent before is queued before a thief can run `b`.)
+    publish_kept();
     // SAFETY: `job` stays in this frame until it has run or was taken back: below, the normal
     // path either pops it back (then runs it here) or waits for its latch, and if `a` panics
     // the guard does the same while the frame unwinds.
@@ -152,6 +155,9 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
     let mut rounds = 0u32;
     let mut nap = Duration::from_micros(50);
     while !latch.probe() {
+        // (What this worker keeps back, sent before the fork or by a task it ran since, goes
+        // out before it waits: the thief may be waiting for it.)
+        publish_kept();
         // (Not when empty: once thieves took everything above `base`, a pop would take the
         // deque's lock only to find it empty.)
         if w.end() > base && !w.surely_empty() {
@@ -352,7 +358,10 @@ impl<'scope> Scope<'scope> {
     /// or the pool's common queue from a thread outside it.
     fn submit(&self, jr: JobRef) {
         match self.worker() {
-            Some(w) => w.push_public(jr),
+            Some(w) => {
+                publish_kept();
+                w.push_public(jr);
+            }
             // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
             None => tasks::inject(unsafe { &*self.crew }, jr),
         }
@@ -450,6 +459,7 @@ impl<'scope> Scope<'scope> {
         // SAFETY: the Arc reference leaked into `raw` keeps the job in place until `execute`
         // takes it back, which happens once (whoever gets the job runs it).
         let jr = unsafe { JobRef::new(raw.cast()) };
+        publish_kept();
         w.push(jr);
         Forked {
             inner: ForkedInner::Pending { job, jr, base },

@@ -393,6 +393,7 @@ impl Local {
     #[inline]
     pub(crate) fn note_pinned(&self, ticket: usize) {
         self.pinned[ticket].set(true);
+        rt::note_kept(true);
         // SAFETY: `pins` is touched only on this thread, and no reference to it outlives a
         // call.
         unsafe { (*self.pins.get()).push(ticket) };
@@ -635,6 +636,14 @@ impl Unit for Executor {
 
     fn spin(&self) -> SpinBudget {
         SpinBudget::new(self.spin, self.adaptive_spin)
+    }
+
+    /// A behaviour (or a task it runs) forks a task thieves may take, or waits for one: the
+    /// outbox is flushed ("Sends into a backlog" in `README.md`): what the behaviour sent
+    /// before the fork is queued before anything the task sends, and a thief's respawn never
+    /// waits for a pin this worker holds while it waits for the thief.
+    fn publish_kept(&self, me: &InvWorker<'_>) {
+        self.flush_outbox(me);
     }
 
     const RELEASES_MEMORY: bool = true;
@@ -1477,7 +1486,9 @@ impl Executor {
     #[inline]
     pub(crate) fn flush_outbox(&self, me: &InvWorker<'_>) {
         let l = &me.local;
-        // SAFETY: touched only on this thread; no behaviour runs during the flush.
+        // SAFETY: touched only on this thread; no behaviour code runs during the flush (it
+        // may be called from inside a behaviour, between two of its calls into the runtime:
+        // a split's, a respawn's, a fork's), so nothing else borrows the list meanwhile.
         let pins = unsafe { &mut *l.pins.get() };
         if pins.is_empty() {
             return;
@@ -1492,6 +1503,7 @@ impl Executor {
             l.pinned[t].set(false);
             self.queue_kept(me, t, true);
         }
+        rt::note_kept(false);
     }
 
     /// Queues the outbox's envelopes for queue `t`, under its lock, and with `unpin` takes
