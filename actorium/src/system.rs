@@ -204,7 +204,8 @@ impl fmt::Debug for ActorSystemBuilder {
 }
 
 impl ActorSystemBuilder {
-    /// Worker threads (default: the machine's available parallelism).
+    /// Worker threads (default: the machine's available parallelism); at most
+    /// [`MAX_WORKERS`].
     pub fn workers(mut self, n: usize) -> Self {
         self.workers = Some(n);
         self
@@ -217,7 +218,8 @@ impl ActorSystemBuilder {
         self
     }
 
-    /// Total message queues (the seed's `nrqueues`); must be at least the number of workers.
+    /// Total message queues (the seed's `nrqueues`); must be at least the number of workers,
+    /// and at most [`MAX_QUEUES`] (so must workers times [`Self::queues_per_worker`]).
     pub fn queues(mut self, m: usize) -> Self {
         self.queues = Some(m);
         self
@@ -382,9 +384,9 @@ impl ActorSystemBuilder {
     }
 
     fn config(&self) -> Result<(inverted::Config, bool), ConfigError> {
-        let workers = self
-            .workers
-            .unwrap_or_else(|| thread::available_parallelism().map_or(1, |n| n.get()));
+        let workers = self.workers.unwrap_or_else(|| {
+            thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS))
+        });
         if workers == 0 {
             return Err(ConfigError::ZeroWorkers);
         }

@@ -323,21 +323,15 @@ fn a_respawn_waits_for_mail_kept_for_the_old_incarnation() {
         }
         flags.release.store(true, Ordering::SeqCst);
         assert!(respawner.join().unwrap(), "the respawn was refused");
-        receiver.send(Num(0)).unwrap();
-        wait_for(60, "the new incarnation's first message", || {
-            new_received.load(Ordering::SeqCst) > 0
-        });
-        receiver.send(actorium::DeleteMsg).unwrap();
-        flooder.send(actorium::DeleteMsg).unwrap();
-        let stats = system.stop().unwrap();
-        assert_eq!(
-            new_received.load(Ordering::SeqCst),
-            1,
-            "mail sent to the old incarnation reached the new one"
-        );
-        assert_eq!(stats.dead_letters, N - taken);
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
-        assert_eq!(new_drops.load(Ordering::SeqCst), 1);
+        let system = Setup {
+            system,
+            flooder,
+            receiver,
+            flags,
+            received,
+            drops,
+        };
+        after_the_respawn(system, N - taken, &new_received, &new_drops);
     });
 }
 
@@ -445,20 +439,35 @@ fn a_respawn_by_a_task_the_flooder_waits_for_does_not_wait_for_the_flooder_s_out
             1,
             "the respawn was refused"
         );
-        receiver.send(Num(0)).unwrap();
-        wait_for(60, "the new incarnation's first message", || {
-            new_received.load(Ordering::SeqCst) > 0
-        });
-        receiver.send(actorium::DeleteMsg).unwrap();
-        flooder.send(actorium::DeleteMsg).unwrap();
-        let stats = system.stop().unwrap();
-        assert_eq!(
-            new_received.load(Ordering::SeqCst),
-            1,
-            "mail sent to the old incarnation reached the new one"
-        );
-        assert_eq!(stats.dead_letters, N - taken);
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
-        assert_eq!(new_drops.load(Ordering::SeqCst), 1);
+        let system = Setup {
+            system,
+            flooder,
+            receiver,
+            flags,
+            received,
+            drops,
+        };
+        after_the_respawn(system, N - taken, &new_received, &new_drops);
     });
+}
+
+/// After a respawn of the flooded receiver: a message reaches the new incarnation, and none of
+/// the old one's did; the `dead` messages kept for the old one were dead letters; each state
+/// was dropped once.
+fn after_the_respawn(s: Setup, dead: u64, new_received: &AtomicU64, new_drops: &AtomicU64) {
+    s.receiver.send(Num(0)).unwrap();
+    wait_for(60, "the new incarnation's first message", || {
+        new_received.load(Ordering::SeqCst) > 0
+    });
+    s.receiver.send(actorium::DeleteMsg).unwrap();
+    s.flooder.send(actorium::DeleteMsg).unwrap();
+    let stats = s.system.stop().unwrap();
+    assert_eq!(
+        new_received.load(Ordering::SeqCst),
+        1,
+        "mail sent to the old incarnation reached the new one"
+    );
+    assert_eq!(stats.dead_letters, dead);
+    assert_eq!(s.drops.load(Ordering::SeqCst), 1);
+    assert_eq!(new_drops.load(Ordering::SeqCst), 1);
 }

@@ -88,17 +88,27 @@ fn a_periodic_timer_ticks_until_cancelled() {
     });
 }
 
-/// Ends after three ticks.
+/// Ends after three ticks (`()`, or a `Bomb` below); takes `u32`s too.
 struct ThreeTicks(u32);
 impl Actor for ThreeTicks {}
-impl Receive<()> for ThreeTicks {
-    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+impl ThreeTicks {
+    fn tick(&mut self) -> Allocation {
         self.0 += 1;
         if self.0 == 3 {
             Allocation::Delete
         } else {
             Allocation::Nodelete
         }
+    }
+}
+impl Receive<()> for ThreeTicks {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        self.tick()
+    }
+}
+impl Receive<u32> for ThreeTicks {
+    fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Nodelete
     }
 }
 
@@ -270,22 +280,9 @@ impl Drop for Bomb {
     }
 }
 
-/// Takes `Bomb`s (ending after three) and `u32`s.
-struct BombSink(u32);
-impl Actor for BombSink {}
-impl Receive<Bomb> for BombSink {
+impl Receive<Bomb> for ThreeTicks {
     fn receive(&mut self, _: Bomb, _: &mut Context<'_, Self>) -> Allocation {
-        self.0 += 1;
-        if self.0 == 3 {
-            Allocation::Delete
-        } else {
-            Allocation::Nodelete
-        }
-    }
-}
-impl Receive<u32> for BombSink {
-    fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
-        Allocation::Nodelete
+        self.tick()
     }
 }
 
@@ -296,7 +293,7 @@ fn a_pending_timers_message_that_panics_when_dropped_does_not_stop_the_shutdown(
         on_every_executor(|name, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let exploded = Arc::new(AtomicUsize::new(0));
-            let a = system.spawn(BombSink(0));
+            let a = system.spawn(ThreeTicks(0));
             let down = a.monitor();
             for _ in 0..2 {
                 let bomb = Bomb {
@@ -335,7 +332,7 @@ fn a_periodic_timers_message_that_panics_when_dropped_leaves_the_timer_thread_ru
         on_every_executor(|name, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let exploded = Arc::new(AtomicUsize::new(0));
-            let a = system.spawn(BombSink(0));
+            let a = system.spawn(ThreeTicks(0));
             let bomb = Bomb {
                 armed: true,
                 exploded: exploded.clone(),

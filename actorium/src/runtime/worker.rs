@@ -268,11 +268,11 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     fn before_tasks(&self, _me: &Worker<'_, Self>) {}
 
     /// Called from `me`'s own code (a behaviour, or a task it runs as the behaviour) where it
-    /// lets other threads act at once: a fork/join task pushed where thieves take it, a join
-    /// or scope that waits for them. Work the unit keeps back to hand over later (the
-    /// message-centric executor's outbox) goes out now, so that what was sent before the
-    /// fork is queued before anything the forked task sends, and no thief waits for it
-    /// while `me` waits for the thief ([`publish_kept`]).
+    /// lets other threads act at once: a fork/join task pushed where thieves take it, a task
+    /// that finishes, a join or scope that waits. Work the unit keeps back to hand over later
+    /// (the message-centric executor's outbox) goes out now, so that what was sent before is
+    /// queued before anything the other tasks send after, and no thief waits for it while
+    /// `me` waits in the join ([`publish_kept`]).
     fn publish_kept(&self, _me: &Worker<'_, Self>) {}
 
     /// Called when `me` woke from idle sleep.

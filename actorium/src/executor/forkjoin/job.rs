@@ -4,6 +4,7 @@
 
 use super::latch::{LockLatch, SpinLatch};
 use crate::runtime::tasks::{JobHeader, JobRef, TaskWorker};
+use crate::runtime::worker::publish_kept;
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::panic::{self, AssertUnwindSafe};
@@ -48,6 +49,9 @@ pub(crate) trait Latch {
 
 impl Latch for SpinLatch {
     unsafe fn set(this: *const Self) {
+        // What the finished job kept back (run by a behaviour's worker while it helps, its
+        // sends went to that worker's outbox) is queued before its joiner goes on.
+        publish_kept();
         // The setter runs on a worker of the joiner's pool (a job is only handed to workers of
         // the pool whose deque held it), whose worker table outlives the latch.
         // SAFETY: used during this call only.
@@ -64,6 +68,7 @@ impl Latch for SpinLatch {
 
 impl Latch for LockLatch {
     unsafe fn set(this: *const Self) {
+        publish_kept();
         // SAFETY: the caller's contract.
         unsafe { LockLatch::set(this) }
     }

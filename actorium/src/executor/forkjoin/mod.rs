@@ -333,6 +333,8 @@ impl<'scope> Scope<'scope> {
 
     /// A task finished (or the body returned): the last one sets the latch.
     fn complete_one(&self) {
+        // (What the task kept back is queued before the scope's body can go on.)
+        publish_kept();
         if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 && !self.crew.is_null() {
             // SAFETY: the scope is live (its waiter is blocked on this latch, which this sets
             // once, as `pending` reaches 0 once); nothing touches the scope after.
@@ -362,8 +364,11 @@ impl<'scope> Scope<'scope> {
                 publish_kept();
                 w.push_public(jr);
             }
-            // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
-            None => tasks::inject(unsafe { &*self.crew }, jr),
+            None => {
+                publish_kept();
+                // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
+                tasks::inject(unsafe { &*self.crew }, jr);
+            }
         }
     }
 
@@ -594,6 +599,8 @@ where
     let job = StackJob::new(f, LockLatch::default());
     // SAFETY: `job` stays in this frame until its latch is set: we wait for it below.
     let jr = unsafe { job.as_job_ref() };
+    // (A behaviour joining on another system's pool: what it kept back goes out first.)
+    publish_kept();
     tasks::inject(crew, jr);
     while !job.latch.wait_for(Duration::from_millis(10)) {
         // The workers have exited (the system was stopped meanwhile): nobody else will run

@@ -638,10 +638,11 @@ impl Unit for Executor {
         SpinBudget::new(self.spin, self.adaptive_spin)
     }
 
-    /// A behaviour (or a task it runs) forks a task thieves may take, or waits for one: the
-    /// outbox is flushed ("Sends into a backlog" in `README.md`): what the behaviour sent
-    /// before the fork is queued before anything the task sends, and a thief's respawn never
-    /// waits for a pin this worker holds while it waits for the thief.
+    /// A behaviour (or a task it runs) forks a task thieves may take, finishes a task, or
+    /// waits in a join or scope: the outbox is flushed ("Sends into a backlog" in
+    /// `README.md`): what was sent before is queued before anything the other tasks send
+    /// after, and a thief's respawn does not wait for a pin of this worker while it waits in
+    /// the join or scope.
     fn publish_kept(&self, me: &InvWorker<'_>) {
         self.flush_outbox(me);
     }
