@@ -334,3 +334,142 @@ fn a_panicking_stopped_hook_is_a_failure() {
         });
     });
 }
+
+/// Keeps the reply port of the question it is asked until told to answer.
+struct Holder(Option<actorium::ReplyTo<u32>>);
+impl Actor for Holder {}
+impl Receive<actorium::Ask<u32, u32>> for Holder {
+    fn receive(&mut self, a: actorium::Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+        self.0 = Some(a.reply);
+        Allocation::Nodelete
+    }
+}
+/// Answer the question now, then say so.
+struct Answer(mpsc::Sender<()>);
+impl Receive<Answer> for Holder {
+    fn receive(&mut self, Answer(done): Answer, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.take().expect("asked").send(7).unwrap();
+        done.send(()).unwrap();
+        Allocation::Nodelete
+    }
+}
+/// Ends with a panic.
+struct Fail;
+impl Receive<Fail> for Holder {
+    fn receive(&mut self, _: Fail, _: &mut Context<'_, Self>) -> Allocation {
+        panic!("the holder fails (on purpose)")
+    }
+}
+
+/// Asks, watches or links with a `Holder`, then ends with `Destroy`; reports what runs on it
+/// (with its name: the incarnation).
+struct Asker {
+    name: &'static str,
+    seen: mpsc::Sender<String>,
+}
+impl Actor for Asker {
+    fn linked_exit(&mut self, why: ExitReason, _: &mut Context<'_, Self>) -> Allocation {
+        self.seen
+            .send(format!("{}: linked {why:?}", self.name))
+            .unwrap();
+        Allocation::Nodelete
+    }
+}
+enum Then {
+    Ask(Addr<Holder>),
+    Watch(Addr<Holder>),
+    Link(Addr<Holder>),
+}
+impl Receive<Then> for Asker {
+    fn receive(&mut self, t: Then, ctx: &mut Context<'_, Self>) -> Allocation {
+        match t {
+            Then::Ask(h) => {
+                ctx.ask(&h, 1u32, |me: &mut Self, r, _| {
+                    me.seen.send(format!("{}: reply {r:?}", me.name)).unwrap();
+                    Allocation::Nodelete
+                })
+                .unwrap();
+            }
+            Then::Watch(h) => ctx.monitor(&h, |me: &mut Self, why, _| {
+                me.seen.send(format!("{}: down {why:?}", me.name)).unwrap();
+                Allocation::Nodelete
+            }),
+            Then::Link(h) => ctx.link(&h),
+        }
+        Allocation::Destroy
+    }
+}
+/// Says its name.
+struct Ping;
+impl Receive<Ping> for Asker {
+    fn receive(&mut self, _: Ping, _: &mut Context<'_, Self>) -> Allocation {
+        self.seen.send(format!("{}: ping", self.name)).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+/// A respawned actor is a new incarnation: the reply to a question the old one asked, a
+/// monitor it set, a link it made, when they come after the respawn, are dead letters, and
+/// never run on the new state (a linked failure would take the new one down).
+#[test]
+fn a_respawned_actor_never_runs_what_its_old_incarnation_asked_watched_or_linked() {
+    watchdog(120, || {
+        on_every_executor(|name, choose| {
+            for case in 0..3 {
+                let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+                let (tx, rx) = mpsc::channel();
+                let holder = system.spawn(Holder(None));
+                let a = system.spawn(Asker {
+                    name: "old",
+                    seen: tx.clone(),
+                });
+                a.send(match case {
+                    0 => Then::Ask(holder.clone()),
+                    1 => Then::Watch(holder.clone()),
+                    _ => Then::Link(holder.clone()),
+                })
+                .unwrap();
+                settle(&system, 10, "the old incarnation ended", || !a.is_alive());
+                assert!(
+                    a.respawn(Asker {
+                        name: "new",
+                        seen: tx.clone(),
+                    })
+                    .is_ok(),
+                    "{name}"
+                );
+                // What the old incarnation waits for comes now, queued behind the respawn.
+                let down = holder.monitor();
+                if case == 0 {
+                    let (done, answered) = mpsc::channel();
+                    holder.send(Answer(done)).unwrap();
+                    settle(&system, 10, "the answer", || answered.try_recv().is_ok());
+                } else {
+                    holder.send(Fail).unwrap();
+                    settle(&system, 10, "the holder's end", || !holder.is_alive());
+                    assert_eq!(
+                        down.wait().unwrap(),
+                        ExitReason::Panicked("the holder fails (on purpose)".into())
+                    );
+                }
+                // The reply or the reaction was queued for `a` before this message.
+                a.send(Ping).unwrap();
+                let first = loop {
+                    if let Ok(s) = rx.try_recv() {
+                        break s;
+                    }
+                    system.run_once();
+                    std::thread::yield_now();
+                };
+                assert_eq!(first, "new: ping", "{name}, case {case}");
+                assert!(
+                    a.is_alive(),
+                    "{name}, case {case}: the new incarnation is alive"
+                );
+                a.send(DeleteMsg).unwrap();
+                holder.send(DeleteMsg).ok();
+                system.shutdown();
+            }
+        });
+    });
+}

@@ -27,6 +27,8 @@ struct Flaky {
     dequeue: AtomicBool,
     /// Panic in `central_enqueue` every time (not once).
     always: bool,
+    /// Panic in `central_enqueue` once, when the test sets it (after the build).
+    central_enqueue_later: Arc<AtomicBool>,
 }
 
 impl Policy for Flaky {
@@ -41,7 +43,10 @@ impl Policy for Flaky {
         ((), ())
     }
     fn central_enqueue(&self, s: &Scheduler<'_, Self>, job: Job) {
-        if self.always || self.central_enqueue.swap(false, Ordering::SeqCst) {
+        if self.always
+            || self.central_enqueue.swap(false, Ordering::SeqCst)
+            || self.central_enqueue_later.swap(false, Ordering::SeqCst)
+        {
             panic!("flaky policy: central_enqueue");
         }
         s.coordinator().push(job)
@@ -125,6 +130,45 @@ fn a_policy_that_loses_a_job_fails_the_system_cleanly() {
             assert!(a.send(()).is_err(), "the system is down: sends fail");
         });
     }
+}
+
+/// A policy's panic is reported through the event hook after the policy's read section of
+/// the resize lock: a hook that sends to an actor of the same system (its send needs a read
+/// section of the same lock) neither waits for itself nor loses its message.
+#[test]
+fn an_event_hook_that_sends_when_a_policy_panics_does_not_deadlock() {
+    watchdog(60, || {
+        let logger: Arc<std::sync::OnceLock<Addr<Idle>>> = Arc::default();
+        let reported = Arc::new(AtomicU64::new(0));
+        let policy = Flaky::default();
+        let later = policy.central_enqueue_later.clone();
+        let system = ActorSystem::builder()
+            .workers(2)
+            .policy(policy)
+            .on_event({
+                let (logger, reported) = (logger.clone(), reported.clone());
+                move |e| {
+                    if let actorium::Event::Panic { .. } = e {
+                        reported.fetch_add(1, Ordering::SeqCst);
+                        if let Some(l) = logger.get() {
+                            let _ = l.send(1u8);
+                        }
+                    }
+                }
+            })
+            .build()
+            .unwrap();
+        assert!(logger.set(system.spawn(Idle)).is_ok());
+        // The next central enqueue (a send from this thread to an idle actor) panics.
+        later.store(true, Ordering::SeqCst);
+        let target = system.spawn(Idle);
+        let _ = target.send(2u8);
+        assert!(
+            reported.load(Ordering::SeqCst) >= 1,
+            "the panic was reported"
+        );
+        system.stop();
+    });
 }
 
 /// Sends to an idle actor from a behaviour: an internal enqueue.

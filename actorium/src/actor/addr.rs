@@ -149,7 +149,10 @@ impl<A: Actor> Addr<A> {
     /// Puts `actor` into the cell of an actor that ended with [`crate::Allocation::Destroy`]:
     /// same address, same queue, no new allocation for the cell. Its `started` hook runs first;
     /// messages that were queued for the old incarnation are dropped, never delivered to the
-    /// new one. (On the default executor a message that a behaviour on another worker sent
+    /// new one, and so are the old incarnation's reply continuations ([`crate::Context::ask`]),
+    /// monitor reactions ([`crate::Context::monitor`]) and links ([`crate::Context::link`])
+    /// that come after the respawn: they count as dead letters. (Incarnations are told apart
+    /// by a count modulo 32: one made 32 respawns earlier would pass.) (On the default executor a message that a behaviour on another worker sent
     /// into the actor's backlog may still wait in that worker's outbox, to be queued within 64
     /// of that worker's behaviours: the respawn waits for it, so that it is dropped too. See
     /// the executor's README, "Sends into a backlog".)

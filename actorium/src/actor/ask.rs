@@ -104,7 +104,8 @@ impl<R: Send + 'static> ReplyTo<R> {
     /// # Errors
     /// Gives `reply` back if nobody waits for it any more (the asker timed out or dropped its
     /// [`Pending`]). A reply to an asking actor is accepted; if that actor has ended
-    /// meanwhile, the reply is dropped with its continuation.
+    /// meanwhile, or was respawned ([`crate::Addr::respawn`]), the reply is dropped with its
+    /// continuation.
     pub fn send(mut self, reply: R) -> Result<(), R> {
         match std::mem::replace(&mut self.to, To::Done) {
             To::Slot(s) => s.send(reply),

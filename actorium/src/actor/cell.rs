@@ -444,11 +444,25 @@ fn send_other<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Resul
 pub(crate) type ThenFn<A> =
     Box<dyn for<'a> FnOnce(&mut A, &mut Context<'a, A>) -> Allocation + Send>;
 
-/// Queues `f` to run on the actor in `cell` in turn with its messages (as a message would be).
-pub(crate) fn send_then<A: Actor>(cell: &Cell<A>, f: ThenFn<A>) -> Result<(), ThenFn<A>> {
-    let env = Envelope::new(cell.raw(), &Then::<A>::VTABLE, Payload::pack(f));
-    // SAFETY: the envelope was packed from a `ThenFn<A>` just above.
-    push_env(cell, env).map_err(|env| unsafe { env.into_message::<ThenFn<A>>() })
+/// A continuation, and the incarnation of its actor it was made for
+/// ([`crate::core::Header::incarnation`]).
+type Stamped<A> = (u8, ThenFn<A>);
+
+/// Queues `f` to run on the actor in `cell` in turn with its messages (as a message would be),
+/// if incarnation `incarnation` of the actor is still the one installed then (a dead letter
+/// otherwise).
+pub(crate) fn send_then<A: Actor>(
+    cell: &Cell<A>,
+    incarnation: u8,
+    f: ThenFn<A>,
+) -> Result<(), ThenFn<A>> {
+    let env = Envelope::new(
+        cell.raw(),
+        &Then::<A>::VTABLE,
+        Payload::pack::<Stamped<A>>((incarnation, f)),
+    );
+    // SAFETY: the envelope was packed from a `Stamped<A>` just above.
+    push_env(cell, env).map_err(|env| unsafe { env.into_message::<Stamped<A>>() }.1)
 }
 
 /// Queues `env` (for the actor in `cell`) on whichever executor runs the actor.
@@ -842,15 +856,24 @@ struct Then<A>(A);
 impl<A: Actor> Then<A> {
     const VTABLE: EnvelopeVTable = EnvelopeVTable {
         run: Self::run,
-        discard: discard::<ThenFn<A>>,
+        discard: discard::<Stamped<A>>,
         message: true,
     };
 
     unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
         // SAFETY: as for `Deliver::run`.
         let cell = unsafe { &*target.cast::<Cell<A>>() };
-        // SAFETY: packed from a `ThenFn<A>` by `send_then`; consumed once.
-        let f = unsafe { Payload::unpack::<ThenFn<A>>(p) };
+        // SAFETY: packed from a `Stamped<A>` by `send_then`; consumed once.
+        let (incarnation, f) = unsafe { Payload::unpack::<Stamped<A>>(p) };
+        if incarnation != cell.header.incarnation() {
+            // Made for an incarnation that a respawn replaced: never run on the new one.
+            if let Some(c) = w.counters {
+                c.dead_letters.bump(1);
+            }
+            drop(f);
+            dead_letters(cell, 1);
+            return;
+        }
         if !runnable(cell) {
             // SAFETY: we hold the actor's queue.
             unsafe { not_runnable(cell, w, f) };
@@ -954,6 +977,8 @@ impl<A: Actor> Install<A> {
         }
         // SAFETY: this worker holds the actor's queue.
         unsafe { *cell.state.get() = Some(actor) };
+        // A new incarnation: what the old one asked, watched or linked is not its business.
+        cell.header.next_incarnation();
         cell.header.set_installed(true);
         run_behaviour(cell, w, "started hook", |a, ctx| {
             a.started(ctx);

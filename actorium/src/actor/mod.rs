@@ -270,12 +270,14 @@ impl<'a, A: Actor> Context<'a, A> {
         // actor's cell, and its system's executor, alive. A live actor's cell is held by its
         // system, so the upgrade fails only once the actor is gone.
         let me = self.address().downgrade();
+        let incarnation = self.cell.header.incarnation();
         let k: ask::ToActor<R> = Box::new(move |reply: Result<R, AskError>| {
             let f: cell::ThenFn<A> =
                 Box::new(move |a: &mut A, ctx: &mut Context<'_, A>| then(a, reply, ctx));
-            // The asker ended meanwhile: the reply is dropped with the continuation.
+            // The asker ended meanwhile (or was respawned: a dead letter then): the reply is
+            // dropped with the continuation.
             if let Some(me) = me.upgrade() {
-                let _ = cell::send_then(me.cell(), f);
+                let _ = cell::send_then(me.cell(), incarnation, f);
             }
         });
         to.send(Ask {

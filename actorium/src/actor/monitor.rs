@@ -92,12 +92,13 @@ impl<A: Actor> Context<'_, A> {
     {
         // Weak: a monitor must not keep the watching actor's cell alive.
         let me = self.address().downgrade();
+        let incarnation = self.cell.header.incarnation();
         let w: Watcher = Box::new(move |r: &ExitReason| {
             let r = r.clone();
             let f: ThenFn<A> = Box::new(move |a: &mut A, ctx: &mut Context<'_, A>| then(a, r, ctx));
             if let Some(me) = me.upgrade() {
-                // Refused: the watcher ended meanwhile.
-                let _ = cell::send_then(me.cell(), f);
+                // Refused: the watcher ended meanwhile (a dead letter if it was respawned).
+                let _ = cell::send_then(me.cell(), incarnation, f);
             }
         });
         let hdr = &other.cell().header;
@@ -108,15 +109,17 @@ impl<A: Actor> Context<'_, A> {
 }
 
 /// A watcher that runs `B::linked_exit` on `peer` when the watched actor ends.
+/// (The link is with the incarnation of `peer` installed now: a respawned peer is not linked.)
 fn link_watcher<B: Actor>(peer: &Addr<B>) -> Watcher {
+    let incarnation = peer.cell().header.incarnation();
     let peer = peer.downgrade();
     Box::new(move |r: &ExitReason| {
         let r = r.clone();
         let f: ThenFn<B> =
             Box::new(move |b: &mut B, ctx: &mut Context<'_, B>| b.linked_exit(r, ctx));
         if let Some(peer) = peer.upgrade() {
-            // Refused: the peer ended meanwhile.
-            let _ = cell::send_then(peer.cell(), f);
+            // Refused: the peer ended meanwhile (a dead letter if it was respawned).
+            let _ = cell::send_then(peer.cell(), incarnation, f);
         }
     })
 }

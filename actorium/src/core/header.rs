@@ -64,6 +64,10 @@ const HANDLE: u8 = 1;
 const KEPT: u8 = 2;
 /// `join` flag: a monitor was set on the actor (`core/monitors.rs`).
 const MONITORED: u8 = 4;
+/// `join` bits 3 to 7: the actor's incarnation, counted modulo 32 ([`Header::incarnation`]).
+const INCARNATION: u8 = 0b1111_1000;
+/// One incarnation more (adding it never carries into the flags below).
+const ONE_INCARNATION: u8 = 8;
 
 /// `flags`: the actor's system counts statistics.
 const STATS: u8 = 1;
@@ -215,6 +219,23 @@ impl Header {
     #[inline]
     pub(crate) fn set_installed(&self, v: bool) {
         self.installed.set(v);
+    }
+
+    /// Which incarnation of the actor is installed: respawns so far, modulo 32 (spare bits of
+    /// a byte the header already has: a wider count would move the state a cache line
+    /// further). A reply continuation or a monitor's or link's reaction carries the
+    /// incarnation it was made for, and is dropped if another one is installed when it comes
+    /// (a respawned actor is a new incarnation; a supervised restart keeps the number, and its
+    /// continuations, by design). Read anywhere (for a link, by the other actor's worker);
+    /// changed only by the respawn's install, on the actor's worker.
+    #[inline]
+    pub(crate) fn incarnation(&self) -> u8 {
+        self.join.load(Ordering::Relaxed) & INCARNATION
+    }
+
+    /// A respawn installs the next incarnation ([`Self::incarnation`]).
+    pub(crate) fn next_incarnation(&self) {
+        self.join.fetch_add(ONE_INCARNATION, Ordering::Relaxed);
     }
 
     /// Whether a join handle waits for this actor (its waiters are woken at termination).

@@ -295,8 +295,13 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     fn after_resize(&self, _old: usize, _new: usize) {}
 
     /// On a removed worker's thread, inside its read section, before it ends: hand what it
-    /// holds to the remaining workers.
+    /// holds to the remaining workers. (No user code that may send runs here: a send may
+    /// need the section this thread holds. Report what went wrong in [`Self::left`].)
     fn leave(&self, _me: &Worker<'_, Self>) {}
+
+    /// On a removed worker's thread, after [`Self::leave`], out of the read section, before
+    /// the thread ends.
+    fn left(&self, _me: &Worker<'_, Self>) {}
 
     /// Whether the unit's system failed (a scheduling policy lost a job): a removal then stops
     /// waiting for workers that may never get their leave request.
@@ -363,6 +368,7 @@ fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> boo
     }) {
         return false;
     }
+    unit.left(me);
     // A general notification may have picked this worker, which leaves without looking:
     // pass it on if tasks wait.
     if pool.tasks_hint() {

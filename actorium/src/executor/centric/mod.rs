@@ -75,6 +75,10 @@ pub(crate) struct Executor<P: Policy> {
     manual: bool,
     /// Workers that have exited (the shutdown handshake waits on it).
     exited: Mutex<BTreeSet<usize>>,
+    /// Panics of `Policy::worker_removed`, caught inside the leaving worker's read section of
+    /// the resize lock and handled (reported, the system failed) once it is out of it: the
+    /// report runs the user's event hook, which may send, and a send may need that section.
+    pub(crate) left_panics: Mutex<Vec<Box<dyn std::any::Any + Send>>>,
     exited_cv: Condvar,
     /// Serialises callers driving a caller-driven policy; true once the system has stopped
     /// (so a thread still waiting in `join` can no longer run a job during the cleanup).
@@ -134,6 +138,7 @@ impl<P: Policy> Executor<P> {
             local_enqueues,
             manual,
             exited: Mutex::new(BTreeSet::new()),
+            left_panics: Mutex::new(Vec::new()),
             exited_cv: Condvar::new(),
             driver: Mutex::new(false),
             detached: DetachedLink::default(),

@@ -127,11 +127,32 @@ impl<P: Policy> Unit for Executor<P> {
     /// as exited for the shutdown handshake.
     fn leave(&self, me: &Worker<'_, Self>) {
         let (p, index) = (&*self.policy, me.index);
-        self.policy_call("worker_removed", Moves::Jobs, || {
-            // SAFETY: on worker `index`'s thread, between two turns: no other context of it.
-            p.worker_removed(&mut unsafe { self.ctx(index) })
-        });
+        // Inside the worker's read section: a panic is kept for `left`, which handles it
+        // outside (the report runs the user's event hook, whose sends may need the section).
+        let r = {
+            let _outside = (P::CALLED == Called::WorkerHidden).then(Enter::outside);
+            catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: on worker `index`'s thread, between two turns: no other context of
+                // it.
+                p.worker_removed(&mut unsafe { self.ctx(index) })
+            }))
+        };
+        if let Err(p) = r {
+            self.left_panics
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(p);
+        }
         self.exited(index);
+    }
+
+    /// Out of the read section `leave` ran in: its panic, if any, is handled now.
+    fn left(&self, _me: &Worker<'_, Self>) {
+        let panics =
+            std::mem::take(&mut *self.left_panics.lock().unwrap_or_else(|e| e.into_inner()));
+        for p in panics {
+            self.contain::<()>("worker_removed", Moves::Jobs, Err(p));
+        }
     }
 
     /// Rows added back are no longer exited (their new threads take part in the shutdown
@@ -241,10 +262,13 @@ impl<P: Policy> Executor<P> {
                 // holds no context across the job.
                 p.internal_enqueue(&mut unsafe { self.ctx(i) }, job)
             }),
-            // Not on a worker: nothing to hide, only the panic to contain.
+            // Not on a worker: nothing to hide, only the panic to contain, once out of the
+            // read section (the report runs the user's event hook, whose sends may need it).
             None => {
-                let _section = self.pool.lock.read_outside();
-                let r = catch_unwind(AssertUnwindSafe(|| p.central_enqueue(&self.sched(), job)));
+                let r = {
+                    let _section = self.pool.lock.read_outside();
+                    catch_unwind(AssertUnwindSafe(|| p.central_enqueue(&self.sched(), job)))
+                };
                 self.contain("central_enqueue", Moves::Jobs, r)
             }
         };
@@ -292,8 +316,10 @@ impl<P: Policy> Executor<P> {
         });
         match r {
             Resumable::ResumeLater => {
-                let _section = (!self.local_enqueues).then(|| self.pool.lock.read(index));
                 self.policy_call("resume_job_later", Moves::Jobs, || {
+                    // (The read section ends with the call, before a panic is reported: the
+                    // report runs the user's event hook, whose sends may need it.)
+                    let _section = (!self.local_enqueues).then(|| self.pool.lock.read(index));
                     // SAFETY: as above.
                     p.resume_job_later(&mut unsafe { self.ctx(index) }, job)
                 });
