@@ -469,6 +469,10 @@ fn a_respawned_actor_never_runs_what_its_old_incarnation_asked_watched_or_linked
                 a.send(DeleteMsg).unwrap();
                 holder.send(DeleteMsg).ok();
                 system.shutdown();
+                // Nor later (on the default executor, the holder's worker may have kept the
+                // reply or the reaction in its outbox, behind this test's message).
+                let later: Vec<String> = rx.try_iter().collect();
+                assert!(later.is_empty(), "{name}, case {case}: {later:?}");
             }
         });
     });

@@ -977,8 +977,6 @@ impl<A: Actor> Install<A> {
         }
         // SAFETY: this worker holds the actor's queue.
         unsafe { *cell.state.get() = Some(actor) };
-        // A new incarnation: what the old one asked, watched or linked is not its business.
-        cell.header.next_incarnation();
         cell.header.set_installed(true);
         run_behaviour(cell, w, "started hook", |a, ctx| {
             a.started(ctx);

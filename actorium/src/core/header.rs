@@ -227,13 +227,16 @@ impl Header {
     /// incarnation it was made for, and is dropped if another one is installed when it comes
     /// (a respawned actor is a new incarnation; a supervised restart keeps the number, and its
     /// continuations, by design). Read anywhere (for a link, by the other actor's worker);
-    /// changed only by the respawn's install, on the actor's worker.
+    /// changed only by a respawn (the executor's `revive`), under the actor's queue or mailbox
+    /// lock, before the actor is marked alive again: whoever sees it alive sees the new
+    /// number (the status's Release store, the reader's Acquire load).
     #[inline]
     pub(crate) fn incarnation(&self) -> u8 {
         self.join.load(Ordering::Relaxed) & INCARNATION
     }
 
-    /// A respawn installs the next incarnation ([`Self::incarnation`]).
+    /// A respawn makes the next incarnation ([`Self::incarnation`]), before the status says
+    /// alive.
     pub(crate) fn next_incarnation(&self) {
         self.join.fetch_add(ONE_INCARNATION, Ordering::Relaxed);
     }

@@ -949,6 +949,9 @@ impl Exec for Executor {
                 g = q.lock();
             }
             hdr.retain();
+            // A new incarnation, numbered before anyone sees it alive (a link made from now on
+            // is with it).
+            hdr.next_incarnation();
             hdr.set_status(Status::Alive);
             self.shared.life.add_live();
             // SAFETY: a destroyed actor was unlinked by `retire`; the new reference keeps it.

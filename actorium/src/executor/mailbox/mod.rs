@@ -422,6 +422,9 @@ pub(crate) unsafe fn revive(
         if !unsafe { enroll(exec.shared(), hdr, need_ref) } {
             return Err(install);
         }
+        // A new incarnation, numbered before anyone sees it alive (a link made from now on is
+        // with it).
+        hdr.next_incarnation();
         hdr.set_status(Status::Alive);
         g.with(|s| {
             *s.sys_ref = true;
