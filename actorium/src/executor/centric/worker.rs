@@ -44,6 +44,14 @@ use std::time::{Duration, Instant};
 /// How long shutdown waits for a worker of a failed policy to exit before leaving it behind.
 const GIVE_UP: Duration = Duration::from_secs(2);
 
+/// A worker that takes another worker's leave request again and again with no job in between
+/// waits this long before it passes it on a second time, doubling each time up to
+/// [`FORWARD_WAIT_MAX`]. The leaving worker is inside a long behaviour, and with one shared
+/// queue (work sharing) the request came straight back: idle workers passed it around at full
+/// speed until the behaviour ended (an independent review, session 41).
+const FORWARD_WAIT: Duration = Duration::from_micros(10);
+const FORWARD_WAIT_MAX: Duration = Duration::from_millis(1);
+
 /// Whether a panic in a policy call may have lost a job.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Moves {
@@ -55,7 +63,8 @@ enum Moves {
 
 impl<P: Policy> Unit for Executor<P> {
     type Slot = super::WorkerSlot<P>;
-    type Local = ();
+    /// Leave requests this worker passed on since its last job ([`FORWARD_WAIT`]).
+    type Local = std::cell::Cell<u32>;
 
     fn pool(&self) -> &Pool<Self::Slot> {
         &self.pool
@@ -65,7 +74,9 @@ impl<P: Policy> Unit for Executor<P> {
         self.shared.id()
     }
 
-    fn local(&self, _: usize) {}
+    fn local(&self, _: usize) -> std::cell::Cell<u32> {
+        std::cell::Cell::new(0)
+    }
 
     fn turn(&self, me: &Worker<'_, Self>, _: &Idleness) -> Turn {
         let index = me.index;
@@ -85,10 +96,18 @@ impl<P: Policy> Unit for Executor<P> {
         };
         if job.is_retire() {
             // A resize removed a worker: if it is this one, the loop's next turn sees it and
-            // leaves; otherwise the request goes on to a worker still leaving, if any.
+            // leaves; otherwise the request goes on to a worker still leaving, if any (after
+            // a wait if this worker passed it on already, with no job since).
+            let passed = me.local.get();
+            me.local.set(passed.saturating_add(1));
+            if passed > 0 {
+                let wait = FORWARD_WAIT.saturating_mul(1 << (passed - 1).min(16));
+                std::thread::sleep(wait.min(FORWARD_WAIT_MAX));
+            }
             self.forward_retire(index);
             return Turn::Worked;
         }
+        me.local.set(0);
         if job.is_shutdown() {
             self.exited(index);
             return Turn::Exit;
