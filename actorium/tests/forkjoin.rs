@@ -643,3 +643,139 @@ fn join_through_a_handle_after_stop_runs_on_the_caller() {
         }
     });
 }
+
+/// Adds one to its counter when dropped, after a pause (so that a drop made late shows).
+struct LateBump<'a>(&'a AtomicUsize);
+impl Drop for LateBump<'_> {
+    fn drop(&mut self) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A forked task whose handle is dropped unjoined, run by a thief: its result is dropped
+/// before the scope returns (it may borrow from the scope's caller: dropped after, it wrote
+/// into a frame that was gone), and a panic in such a task is resumed when the scope ends.
+#[test]
+fn a_dropped_fork_handle_s_task_ends_inside_its_scope() {
+    watchdog(60, || {
+        for (name, system) in stealing_systems(2) {
+            let (n, started) = (AtomicUsize::new(0), AtomicBool::new(false));
+            system.scope(|s| {
+                drop(s.fork(|| {
+                    started.store(true, Ordering::SeqCst);
+                    LateBump(&n)
+                }));
+                // Taken by the other worker: this one never runs it.
+                while !started.load(Ordering::SeqCst) {
+                    std::thread::yield_now();
+                }
+            });
+            assert_eq!(
+                n.load(Ordering::SeqCst),
+                1,
+                "{name}: dropped inside the scope"
+            );
+            // Dropped before it ran, and after it ran (and panicked).
+            for after in [false, true] {
+                let ran = AtomicBool::new(false);
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    system.scope(|s| {
+                        let h = s.fork(|| {
+                            ran.store(true, Ordering::SeqCst);
+                            panic!("a forked task panics (on purpose)")
+                        });
+                        if after {
+                            while !ran.load(Ordering::SeqCst) {
+                                std::thread::yield_now();
+                            }
+                        }
+                        drop(h);
+                    })
+                }));
+                assert!(r.is_err(), "{name}, dropped after it ran: {after}");
+            }
+            system.stop();
+        }
+    });
+}
+
+/// A worker that ends with tasks in its deque (a task it ran spawned them into a scope as the
+/// system was being dropped) runs them first: their scope, and the drop, would wait forever.
+#[test]
+fn a_worker_that_ends_runs_the_tasks_left_in_its_deque() {
+    struct Dummy;
+    impl Actor for Dummy {}
+    watchdog(60, || {
+        for (name, system) in stealing_systems(2) {
+            let h = system.handle();
+            let (started, done, child) = (
+                Arc::new(AtomicBool::new(false)),
+                Arc::new(AtomicBool::new(false)),
+                Arc::new(AtomicBool::new(false)),
+            );
+            let scoper = {
+                let (h, started, done, child) =
+                    (h.clone(), started.clone(), done.clone(), child.clone());
+                std::thread::spawn(move || {
+                    h.scope(|s| {
+                        let (h2, done2, child) = (h.clone(), done.clone(), child.clone());
+                        s.spawn(move |s| {
+                            started.store(true, Ordering::SeqCst);
+                            // Until the system is being dropped (it then refuses spawns).
+                            while h2.try_spawn(Dummy).is_ok() {
+                                std::thread::yield_now();
+                            }
+                            let child = child.clone();
+                            s.spawn(move |_| child.store(true, Ordering::SeqCst));
+                            done2.store(true, Ordering::SeqCst);
+                        });
+                        while !done.load(Ordering::SeqCst) {
+                            std::thread::yield_now();
+                        }
+                    })
+                })
+            };
+            while !started.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            drop(system);
+            scoper.join().unwrap();
+            assert!(child.load(Ordering::SeqCst), "{name}: the child task ran");
+        }
+    });
+}
+
+/// A detached actor that joins while its system is being dropped: once the workers are gone,
+/// its thread runs the join itself (the drop waits for that thread).
+#[test]
+fn a_detached_actor_s_join_during_the_drop_runs_on_its_thread() {
+    struct Dummy;
+    impl Actor for Dummy {}
+    struct Joiner(mpsc::Sender<()>, mpsc::Sender<(u64, u64)>);
+    impl Actor for Joiner {}
+    impl Receive<()> for Joiner {
+        fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+            self.0.send(()).unwrap();
+            let h = ctx.system();
+            while h.try_spawn(Dummy).is_ok() {
+                std::thread::yield_now();
+            }
+            self.1.send(ctx.join(|| fib(10), || fib(11))).unwrap();
+            Allocation::Nodelete
+        }
+    }
+    watchdog(60, || {
+        for (name, system) in stealing_systems(2) {
+            let (entered_tx, entered) = mpsc::channel();
+            let (out_tx, out) = mpsc::channel();
+            system
+                .spawn_detached(Joiner(entered_tx, out_tx))
+                .send(())
+                .unwrap();
+            entered.recv().unwrap();
+            drop(system);
+            assert_eq!(out.recv().unwrap(), (fib_seq(10), fib_seq(11)), "{name}");
+        }
+    });
+}

@@ -777,10 +777,20 @@ impl Crew {
         }
     }
 
+    /// Every worker thread has been joined: from now on nobody takes tasks from the common
+    /// queue, so a thread that waits for a task it put there runs it itself
+    /// (`executor/forkjoin`'s `run_on`; a detached actor's `join` while the system is dropped
+    /// waited for the cleanup, which waits for that thread: an independent review, session
+    /// 41). Set by the shutdown as soon as the threads are joined, before it waits for the
+    /// detached actors' threads, and again by [`Self::close`].
+    pub(crate) fn workers_exited(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
     /// After every worker thread has exited: releases the kernel resources (event fds) now,
     /// rather than when the last reference to the pool goes.
     pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
+        self.workers_exited();
         for slot in self.table.iter() {
             slot.sleep.close();
         }

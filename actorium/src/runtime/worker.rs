@@ -389,6 +389,10 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         let turn = unit.turn(me, &idle);
         if turn == Turn::Exit {
+            // Tasks left in this worker's deque (a scope's, spawned by a task it ran) run
+            // before it ends: their scope waits for them, and they may borrow from its
+            // caller's stack (an independent review, session 41: the scope hung).
+            run_own_tasks(tasks);
             return;
         }
         if turn == Turn::Worked {

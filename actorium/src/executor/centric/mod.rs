@@ -358,6 +358,10 @@ impl<P: Policy> Exec for Executor<P> {
             }
             *self.driver.lock().unwrap_or_else(|e| e.into_inner()) = true;
         }
+        // (Threads left behind in a failed policy may still take tasks.)
+        if !self.shared.abandoned() {
+            self.pool.workers_exited();
+        }
     }
 
     fn cleanup(&self) {

@@ -18,7 +18,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -420,7 +420,8 @@ impl<'scope> Scope<'scope> {
 
     /// Forks a task and returns its handle (the seed's `fork()`): [`Forked::join`] returns its
     /// result, running it on the spot if nobody has started it. A handle dropped without a join
-    /// still runs before the scope ends.
+    /// still runs before the scope ends (its result is dropped before then too), and a panic in
+    /// it is resumed when the scope ends, as a spawned task's.
     ///
     /// ```
     /// fn fib(n: u64) -> u64 {
@@ -458,6 +459,7 @@ impl<'scope> Scope<'scope> {
             result: UnsafeCell::new(JobResult::None),
             latch: SpinLatch::new(w.index()),
             scope: ScopePtr((self as *const Self).cast()),
+            ends: AtomicU8::new(0),
         });
         let base = w.end();
         let raw = Arc::into_raw(job.clone());
@@ -487,7 +489,15 @@ struct ForkJob<F, R> {
     result: UnsafeCell<JobResult<R>>,
     latch: SpinLatch,
     scope: ScopePtr,
+    /// [`RAN`] and [`DROPPED`]: whichever of the runner and a handle dropped unjoined comes
+    /// second records a panic of the task in the scope (nobody will join it).
+    ends: AtomicU8,
 }
+
+/// `ForkJob::ends`: the task has run (its result is written).
+const RAN: u8 = 1;
+/// `ForkJob::ends`: its handle was dropped without a join.
+const DROPPED: u8 = 2;
 
 // SAFETY: `func` is taken by the one runner; `result` is written by it before the latch is set
 // and read by the handle after; the closure and result are `Send`.
@@ -500,14 +510,29 @@ impl<F: FnOnce() -> R + Send, R: Send> ForkJob<F, R> {
         // SAFETY: `this` came from `Arc::into_raw` in `Scope::fork` (the header is the first
         // field of this `repr(C)` struct), and runs once, so that reference is taken back once.
         let job = unsafe { Arc::from_raw(this.cast::<Self>()) };
-        // SAFETY: the one runner takes the closure and writes the result before the latch.
+        // SAFETY: the scope waits for this task before it ends.
+        let scope = unsafe { &*job.scope.0.cast::<Scope<'_>>() };
+        // SAFETY: the one runner takes the closure and writes the result before `RAN` and the
+        // latch.
         unsafe {
             let f = (*job.func.get()).take().expect("a job runs once");
             *job.result.get() = JobResult::call(f);
-            Latch::set(&job.latch as *const SpinLatch);
         }
-        // SAFETY: the scope waits for this task before it ends.
-        unsafe { &*job.scope.0.cast::<Scope<'_>>() }.complete_one();
+        if job.ends.fetch_or(RAN, Ordering::AcqRel) & DROPPED != 0 {
+            // Its handle is gone: a panic is the scope's (the result goes with the job).
+            // SAFETY: the handle, dropped, reads nothing; this thread wrote the result.
+            let result = unsafe { std::mem::replace(&mut *job.result.get(), JobResult::None) };
+            if let JobResult::Panic(p) = result {
+                scope.record(p);
+            }
+        }
+        // SAFETY: `job` (an `Arc`) keeps the latch alive through the call.
+        unsafe { Latch::set(&job.latch as *const SpinLatch) };
+        // This reference goes before the scope is told: if the handle is gone it is the last,
+        // and the result (which may borrow what the scope's caller owns) is dropped here, not
+        // after the scope may have returned (an independent review, session 41).
+        drop(job);
+        scope.complete_one();
     }
 }
 
@@ -526,6 +551,9 @@ enum ForkedInner<'scope, R> {
 trait ForkedJob<R>: Send + Sync {
     fn latch(&self) -> &SpinLatch;
     fn thief(&self) -> Option<usize>;
+    /// The handle is dropped without a join: if the task has run and panicked, the panic
+    /// goes to the scope now (else the runner does it when it has run).
+    fn abandon(&self);
     /// The result, once the latch is set.
     ///
     /// # Safety
@@ -539,6 +567,19 @@ impl<F: FnOnce() -> R + Send, R: Send> ForkedJob<R> for ForkJob<F, R> {
     }
     fn thief(&self) -> Option<usize> {
         self.header.thief()
+    }
+    fn abandon(&self) {
+        if self.ends.fetch_or(DROPPED, Ordering::AcqRel) & RAN != 0 {
+            // SAFETY: `RAN` (Acquire) orders the runner's write of the result before this
+            // read, and the runner no longer touches it; the handle is the only other reader,
+            // and it is being dropped.
+            let result = unsafe { std::mem::replace(&mut *self.result.get(), JobResult::None) };
+            if let JobResult::Panic(p) = result {
+                // SAFETY: the scope waits for this task, which has not told it yet or has,
+                // while the handle (borrowed from inside the scope) is still alive.
+                unsafe { &*self.scope.0.cast::<Scope<'_>>() }.record(p);
+            }
+        }
     }
     unsafe fn take(&self) -> JobResult<R> {
         // SAFETY: the caller's contract.
@@ -559,14 +600,27 @@ impl<R> fmt::Debug for Forked<'_, R> {
     }
 }
 
+impl<R> Drop for Forked<'_, R> {
+    /// Dropped without a join: the task still runs before the scope ends, and a panic in it
+    /// is resumed when the scope ends (as a spawned task's).
+    fn drop(&mut self) {
+        // (Forked outside the pool, the task ran at once, and its result goes with the
+        // handle, as before.)
+        if let ForkedInner::Pending { job, .. } = &self.inner {
+            job.abandon();
+        }
+    }
+}
+
 impl<R> Forked<'_, R> {
     /// Waits for the task and returns its result (the seed's `join()`): runs it here if it has
     /// not started (after the tasks forked after it, which are above it in the deque and are
     /// run on the way: their handles then find them done); if another worker took it, helps
     /// that worker with the task's own subtasks until it is done. A panic in the task is
     /// resumed here.
-    pub fn join(self) -> R {
-        match self.inner {
+    pub fn join(mut self) -> R {
+        // (Joined: the handle's drop has nothing left to do.)
+        match std::mem::replace(&mut self.inner, ForkedInner::Done(JobResult::None)) {
             ForkedInner::Done(r) => r.into_value(),
             ForkedInner::Pending { job, jr, base } => {
                 // SAFETY: used during this call only.

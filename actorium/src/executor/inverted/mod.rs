@@ -1048,6 +1048,7 @@ impl Exec for Executor {
     fn join_threads(&self, _drain: bool) {
         self.pool.wake_all();
         join_all(self.pool.take_threads());
+        self.pool.workers_exited();
     }
 
     fn for_each_queued_actor(&self, f: &mut dyn FnMut(&Header)) {
