@@ -1,8 +1,9 @@
-//! Static typing (seed 002, "CFA Actor Syntax"): a send of a message type the actor has no
-//! behaviour for is rejected at compile time, with a message that says what to implement.
+//! What must not compile, with the compiler's message (`tests/ui/`): a send of a message type
+//! the actor has no behaviour for (static typing, seed 002, "CFA Actor Syntax": the message
+//! says what to implement), and a fork handle kept past its scope's body.
 
 #[test]
-fn sending_an_unhandled_message_type_does_not_compile() {
+fn programs_that_must_not_compile_do_not() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
 }

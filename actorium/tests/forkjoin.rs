@@ -676,6 +676,26 @@ fn a_dropped_fork_handle_s_task_ends_inside_its_scope() {
                 1,
                 "{name}: dropped inside the scope"
             );
+            // A result whose destructor panics: the scope still ends, and resumes the panic.
+            struct PanicsWhenDropped;
+            impl Drop for PanicsWhenDropped {
+                fn drop(&mut self) {
+                    panic!("a forked task's result panics when dropped (on purpose)");
+                }
+            }
+            let started = AtomicBool::new(false);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                system.scope(|s| {
+                    drop(s.fork(|| {
+                        started.store(true, Ordering::SeqCst);
+                        PanicsWhenDropped
+                    }));
+                    while !started.load(Ordering::SeqCst) {
+                        std::thread::yield_now();
+                    }
+                })
+            }));
+            assert!(r.is_err(), "{name}: the destructor's panic is resumed");
             // Dropped before it ran, and after it ran (and panicked).
             for after in [false, true] {
                 let ran = AtomicBool::new(false);

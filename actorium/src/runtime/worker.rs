@@ -389,10 +389,8 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         let turn = unit.turn(me, &idle);
         if turn == Turn::Exit {
-            // Tasks left in this worker's deque (a scope's, spawned by a task it ran) run
-            // before it ends: their scope waits for them, and they may borrow from its
-            // caller's stack (an independent review, session 41: the scope hung).
-            run_own_tasks(tasks);
+            // (The unit ran what was left in this worker's deque: `run_left_tasks`.)
+            run_left_tasks();
             return;
         }
         if turn == Turn::Worked {
@@ -478,6 +476,24 @@ fn run_own_tasks(tasks: &TaskWorker<'_>) {
     if tasks.len() == 0 {
         return;
     }
+    let _outside = Enter::outside();
+    while let Some(job) = tasks.pop() {
+        // SAFETY: popped from the own deque: this worker's alone, unrun.
+        unsafe { job.execute() };
+    }
+}
+
+/// On a worker that ends (shutdown, or a failed system): runs the tasks left in its own deque
+/// (a scope's, spawned by a task it ran): their scope waits for them, and they may borrow from
+/// its caller's stack (an independent review, session 41: the scope and the shutdown hung).
+/// Pops until the deque is empty (its length may read 0 while one is left). Called by a unit
+/// before it counts the worker out of its shutdown handshake, and again when `turn` returns
+/// `Exit`.
+pub(crate) fn run_left_tasks() {
+    // SAFETY: used during this call only, on this worker's thread.
+    let Some(tasks) = (unsafe { TaskWorker::current() }) else {
+        return;
+    };
     let _outside = Enter::outside();
     while let Some(job) = tasks.pop() {
         // SAFETY: popped from the own deque: this worker's alone, unrun.

@@ -35,7 +35,7 @@ use crate::core::WorkerRef;
 use crate::executor::mailbox::{self, Job, Resumable, Runner};
 use crate::runtime::idle::SpinBudget;
 use crate::runtime::pool::{join_all, Pool};
-use crate::runtime::worker::{Enter, Idleness, Turn, Unit, Worker};
+use crate::runtime::worker::{run_left_tasks, Enter, Idleness, Turn, Unit, Worker};
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::thread::JoinHandle;
@@ -88,8 +88,7 @@ impl<P: Policy> Unit for Executor<P> {
             .flatten();
         let Some(job) = job else {
             if self.shared.life.aborting() {
-                self.exited(index);
-                return Turn::Exit;
+                return self.exit(index);
             }
             // The policy idles on its own: no spinning here, but a look for tasks.
             return Turn::Nothing;
@@ -108,13 +107,8 @@ impl<P: Policy> Unit for Executor<P> {
             return Turn::Worked;
         }
         me.local.set(0);
-        if job.is_shutdown() {
-            self.exited(index);
-            return Turn::Exit;
-        }
-        if self.shared.life.aborting() {
-            self.exited(index);
-            return Turn::Exit;
+        if job.is_shutdown() || self.shared.life.aborting() {
+            return self.exit(index);
         }
         // SAFETY: on worker `index`'s thread, for a job the policy handed to it.
         unsafe { self.step(index, job, self.max_throughput, true) };
@@ -249,6 +243,15 @@ impl<P: Policy> Executor<P> {
             self.shared.life.fail();
             self.pool.wake_all();
         }
+    }
+
+    /// Worker `index` ends (shutdown, or a failed system): the tasks left in its deque run
+    /// first, then it counts as exited for the shutdown handshake (which, for a failed system,
+    /// gives up on workers that do not exit in time: a task that blocks is covered).
+    fn exit(&self, index: usize) -> Turn {
+        run_left_tasks();
+        self.exited(index);
+        Turn::Exit
     }
 
     /// A removed worker's leave request reached worker `me`: it goes on to another worker that

@@ -438,7 +438,11 @@ impl<'scope> Scope<'scope> {
     /// assert_eq!(system.scope(|_| fib(15)), 610);
     /// system.stop();
     /// ```
-    pub fn fork<F, R>(&self, f: F) -> Forked<'scope, R>
+    ///
+    /// The handle borrows the scope (`'s`): it cannot outlive the call that was given the
+    /// scope, so it is joined or dropped while the scope waits (a handle dropped after the
+    /// scope ended would record a panic in a scope that is gone).
+    pub fn fork<'s, F, R>(&'s self, f: F) -> Forked<'s, R>
     where
         F: FnOnce() -> R + Send + 'scope,
         R: Send + 'scope,
@@ -519,19 +523,27 @@ impl<F: FnOnce() -> R + Send, R: Send> ForkJob<F, R> {
             *job.result.get() = JobResult::call(f);
         }
         if job.ends.fetch_or(RAN, Ordering::AcqRel) & DROPPED != 0 {
-            // Its handle is gone: a panic is the scope's (the result goes with the job).
+            // Its handle is gone: the result is dropped here, a panic (of the task, or of the
+            // result's destructor) is the scope's.
             // SAFETY: the handle, dropped, reads nothing; this thread wrote the result.
             let result = unsafe { std::mem::replace(&mut *job.result.get(), JobResult::None) };
-            if let JobResult::Panic(p) = result {
+            let dropped = match result {
+                JobResult::Panic(p) => Err(p),
+                other => panic::catch_unwind(AssertUnwindSafe(|| drop(other))),
+            };
+            if let Err(p) = dropped {
                 scope.record(p);
             }
         }
         // SAFETY: `job` (an `Arc`) keeps the latch alive through the call.
         unsafe { Latch::set(&job.latch as *const SpinLatch) };
         // This reference goes before the scope is told: if the handle is gone it is the last,
-        // and the result (which may borrow what the scope's caller owns) is dropped here, not
-        // after the scope may have returned (an independent review, session 41).
-        drop(job);
+        // and what the job still holds (which may borrow what the scope's caller owns) is
+        // dropped here, not after the scope may have returned (an independent review,
+        // session 41); whatever that drop does, the scope is told.
+        if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| drop(job))) {
+            scope.record(p);
+        }
         scope.complete_one();
     }
 }
