@@ -799,3 +799,30 @@ fn a_detached_actor_s_join_during_the_drop_runs_on_its_thread() {
         }
     });
 }
+
+/// Tasks spawned into a scope from a thread that is no worker of its pool run once each, also
+/// when no idle worker takes tasks (one worker, busy with the scope; work sharing): the scope's
+/// waiter runs them (it used to wait for them forever).
+#[test]
+fn scope_tasks_spawned_from_outside_the_pool_run_once_each() {
+    watchdog(60, || {
+        for workers in [1, 2] {
+            for (name, system) in systems(workers) {
+                let n = AtomicUsize::new(0);
+                system.scope(|s| {
+                    std::thread::scope(|t| {
+                        t.spawn(|| {
+                            for _ in 0..100 {
+                                s.spawn(|_| {
+                                    n.fetch_add(1, Ordering::SeqCst);
+                                });
+                            }
+                        });
+                    });
+                });
+                assert_eq!(n.load(Ordering::SeqCst), 100, "{name}, {workers} workers");
+                system.stop();
+            }
+        }
+    });
+}

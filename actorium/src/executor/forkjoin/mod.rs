@@ -106,7 +106,14 @@ where
         return (ra, job.run_inline());
     }
     // A thief took `b`: help it until `b` is done.
-    wait_for(w, &job.latch, jr.header().tag(), job.header().thief(), base);
+    wait_for(
+        w,
+        &job.latch,
+        jr.header().tag(),
+        job.header().thief(),
+        base,
+        None,
+    );
     (ra, job.take_result().into_value())
 }
 
@@ -124,7 +131,7 @@ impl Drop for Unwinding<'_, '_> {
     fn drop(&mut self) {
         if !take_back(self.w, self.jr, self.base) {
             let h = self.jr.header();
-            wait_for(self.w, self.latch, h.tag(), h.thief(), self.base);
+            wait_for(self.w, self.latch, h.tag(), h.thief(), self.base, None);
         }
     }
 }
@@ -151,7 +158,15 @@ fn take_back(w: &TaskWorker<'_>, jr: JobRef, base: usize) -> bool {
 /// the job or scope tagged `tag`, taken from its `thief` (or of any worker showing tasks, for a
 /// scope). Parks after a while; the setter wakes it (and it looks again at least every
 /// [`MAX_NAP`]).
-fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usize>, base: usize) {
+/// A scope's waiter also runs the scope's tasks spawned from outside the pool (`outside`).
+fn wait_for(
+    w: &TaskWorker<'_>,
+    latch: &SpinLatch,
+    tag: usize,
+    thief: Option<usize>,
+    base: usize,
+    outside: Option<&Outside>,
+) {
     let mut rounds = 0u32;
     let mut nap = Duration::from_micros(50);
     while !latch.probe() {
@@ -180,6 +195,13 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
                 continue;
             }
         }
+        if let Some(j) = outside.and_then(Outside::pop) {
+            // SAFETY: taken from the scope's list of tasks spawned from outside the pool: ours
+            // alone (whoever pops a task runs it), unrun.
+            unsafe { j.execute() };
+            rounds = 0;
+            continue;
+        }
         rounds += 1;
         // Park only when there is nothing to help with and nothing in the own deque (older
         // tasks there may be private, which thieves cannot take from a parked owner), and the
@@ -204,6 +226,29 @@ fn wait_for(w: &TaskWorker<'_>, latch: &SpinLatch, tag: usize, thief: Option<usi
             nap = (nap * 2).min(MAX_NAP);
         }
     }
+}
+
+/// A scope's tasks spawned from threads that are no worker of its pool (made at the first).
+/// Shared with the trampolines in the common queue, which may run after the scope has ended
+/// (they then find the list empty).
+#[derive(Default)]
+struct Outside(std::sync::OnceLock<OutsideList>);
+
+type OutsideList = Arc<Mutex<std::collections::VecDeque<JobRef>>>;
+
+impl Outside {
+    fn list(&self) -> OutsideList {
+        self.0.get_or_init(OutsideList::default).clone()
+    }
+
+    /// The oldest task waiting, if any.
+    fn pop(&self) -> Option<JobRef> {
+        self.0.get().and_then(pop_outside)
+    }
+}
+
+fn pop_outside(list: &OutsideList) -> Option<JobRef> {
+    list.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
 }
 
 /// Takes a task forked under `tag` from any worker that shows tasks.
@@ -240,6 +285,8 @@ pub struct Scope<'scope> {
     latch: SpinLatch,
     /// The first panic of a task, resumed when the scope ends.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Tasks spawned from threads that are no worker of the pool.
+    outside: Outside,
     /// `'scope` is invariant, as in `std::thread::scope`.
     marker: PhantomData<&'scope mut &'scope ()>,
 }
@@ -305,7 +352,7 @@ where
     let base = w.end();
     let r = panic::catch_unwind(AssertUnwindSafe(|| op(&s)));
     s.complete_one();
-    wait_for(w, &s.latch, s.tag(), None, base);
+    wait_for(w, &s.latch, s.tag(), None, base, Some(&s.outside));
     s.finish(r)
 }
 
@@ -316,6 +363,7 @@ impl<'scope> Scope<'scope> {
             pending: AtomicUsize::new(1),
             latch: SpinLatch::new(owner),
             panic: Mutex::new(None),
+            outside: Outside::default(),
             marker: PhantomData,
         }
     }
@@ -366,8 +414,26 @@ impl<'scope> Scope<'scope> {
             }
             None => {
                 publish_kept();
+                // A thread that is no worker of the pool: the task waits in the scope's own list,
+                // which the scope's waiter runs from (it takes no unrelated task from the
+                // common queue: see the helping rule), and a trampoline in the common queue lets
+                // an idle worker run it instead. Whoever pops it runs it. (Put in the common
+                // queue itself, with no idle worker that takes tasks, one worker busy with this
+                // scope, or work sharing, the scope waited for it forever: an independent
+                // review, session 41.)
+                let list = self.outside.list();
+                list.lock().unwrap_or_else(|e| e.into_inner()).push_back(jr);
+                let trampoline = HeapJob::new(
+                    move || {
+                        if let Some(j) = pop_outside(&list) {
+                            // SAFETY: popped from the scope's list: ours alone, unrun.
+                            unsafe { j.execute() };
+                        }
+                    },
+                    0,
+                );
                 // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
-                tasks::inject(unsafe { &*self.crew }, jr);
+                tasks::inject(unsafe { &*self.crew }, trampoline.into_job_ref());
             }
         }
     }
@@ -642,7 +708,7 @@ impl<R> Forked<'_, R> {
                     // SAFETY: popped from our deque: ours alone, unrun.
                     unsafe { jr.execute() };
                 } else {
-                    wait_for(w, job.latch(), jr.header().tag(), job.thief(), base);
+                    wait_for(w, job.latch(), jr.header().tag(), job.thief(), base, None);
                 }
                 debug_assert!(job.latch().probe());
                 // SAFETY: the latch is set, and the handle is the only reader.
