@@ -826,3 +826,53 @@ fn scope_tasks_spawned_from_outside_the_pool_run_once_each() {
         }
     });
 }
+
+/// The same from inside a behaviour (`Context::scope` on a worker, also with work sharing,
+/// whose idle workers take no tasks), where the outside thread's tasks fork subtasks: the
+/// scope's waiter runs the tasks and helps with what they fork.
+#[test]
+fn a_behaviour_s_scope_runs_tasks_spawned_from_outside_the_pool() {
+    struct Scoper(mpsc::Sender<usize>);
+    impl Actor for Scoper {}
+    impl Receive<()> for Scoper {
+        fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+            let n = AtomicUsize::new(0);
+            ctx.scope(|s| {
+                std::thread::scope(|t| {
+                    t.spawn(|| {
+                        for _ in 0..50 {
+                            s.spawn(|s| {
+                                for _ in 0..2 {
+                                    s.spawn(|_| {
+                                        n.fetch_add(1, Ordering::SeqCst);
+                                    });
+                                }
+                            });
+                        }
+                    });
+                });
+            });
+            self.0.send(n.load(Ordering::SeqCst)).unwrap();
+            Allocation::Nodelete
+        }
+    }
+    watchdog(60, || {
+        for workers in [1, 2] {
+            for (name, system) in systems(workers) {
+                let (tx, rx) = mpsc::channel();
+                let a = system.spawn(Scoper(tx));
+                a.send(()).unwrap();
+                let got = loop {
+                    if let Ok(n) = rx.try_recv() {
+                        break n;
+                    }
+                    system.run_once();
+                    std::thread::yield_now();
+                };
+                assert_eq!(got, 100, "{name}, {workers} workers");
+                a.send(DeleteMsg).unwrap();
+                system.stop();
+            }
+        }
+    });
+}

@@ -42,6 +42,11 @@ impl SpinLatch {
         self.state.load(Ordering::Acquire) == SET
     }
 
+    /// The joining worker's index, if it may be parked (it said it is about to).
+    pub(crate) fn parked_owner(&self) -> Option<usize> {
+        (self.state.load(Ordering::Acquire) == SLEEPY).then_some(self.owner)
+    }
+
     /// The joiner is about to park: false if the latch is already set (then it must not).
     pub(crate) fn sleepy(&self) -> bool {
         match self

@@ -229,12 +229,21 @@ fn wait_for(
 }
 
 /// A scope's tasks spawned from threads that are no worker of its pool (made at the first).
-/// Shared with the trampolines in the common queue, which may run after the scope has ended
-/// (they then find the list empty).
+/// Shared with the trampoline in the common queue, which may run after the scope has ended
+/// (it then finds the list empty).
 #[derive(Default)]
 struct Outside(std::sync::OnceLock<OutsideList>);
 
-type OutsideList = Arc<Mutex<std::collections::VecDeque<JobRef>>>;
+type OutsideList = Arc<OutsideTasks>;
+
+#[derive(Default)]
+struct OutsideTasks {
+    tasks: Mutex<std::collections::VecDeque<JobRef>>,
+    /// A trampoline is in the common queue (at most one: each one left there after the
+    /// waiter ran the tasks would show tasks to every waiter of the pool until an idle worker
+    /// took it, keeping them from parking).
+    queued: std::sync::atomic::AtomicBool,
+}
 
 impl Outside {
     fn list(&self) -> OutsideList {
@@ -243,13 +252,58 @@ impl Outside {
 
     /// The oldest task waiting, if any.
     fn pop(&self) -> Option<JobRef> {
-        self.0.get().and_then(pop_outside)
+        self.0.get().and_then(|l| l.pop())
     }
 }
 
-fn pop_outside(list: &OutsideList) -> Option<JobRef> {
-    list.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+impl OutsideTasks {
+    fn pop(&self) -> Option<JobRef> {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
 }
+
+/// Puts a trampoline for `list` in `crew`'s common queue unless one is there: an idle worker
+/// that takes it runs the oldest task of the list (whoever pops a task runs it), after
+/// queueing the next trampoline if tasks remain. Tagged as the scope's tasks (`tag`), so that
+/// what the task forks on that worker is the scope's waiter's to help with.
+fn queue_trampoline(crew: &Crew, list: &OutsideList, tag: usize) {
+    if list.queued.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let (l, c) = (list.clone(), CrewPtr(crew));
+    let trampoline = HeapJob::new(
+        move || {
+            let c = c;
+            l.queued.store(false, Ordering::Release);
+            let Some(j) = l.pop() else { return };
+            if !l.is_empty() {
+                // SAFETY: the crew outlives the scope, which waits for the task popped above.
+                queue_trampoline(unsafe { &*c.0 }, &l, tag);
+            }
+            // SAFETY: popped from the scope's list: ours alone, unrun.
+            unsafe { j.execute() };
+        },
+        tag,
+    );
+    tasks::inject(crew, trampoline.into_job_ref());
+}
+
+/// A pool's address, sendable to a trampoline.
+#[derive(Clone, Copy)]
+struct CrewPtr(*const Crew);
+// SAFETY: a `Crew` is `Sync`; the trampoline reads it only while a task of a live scope on it
+// is counted (see `queue_trampoline`).
+unsafe impl Send for CrewPtr {}
 
 /// Takes a task forked under `tag` from any worker that shows tasks.
 fn ask_any(w: &TaskWorker<'_>, tag: usize) -> Option<JobRef> {
@@ -421,19 +475,18 @@ impl<'scope> Scope<'scope> {
                 // queue itself, with no idle worker that takes tasks, one worker busy with this
                 // scope, or work sharing, the scope waited for it forever: an independent
                 // review, session 41.)
-                let list = self.outside.list();
-                list.lock().unwrap_or_else(|e| e.into_inner()).push_back(jr);
-                let trampoline = HeapJob::new(
-                    move || {
-                        if let Some(j) = pop_outside(&list) {
-                            // SAFETY: popped from the scope's list: ours alone, unrun.
-                            unsafe { j.execute() };
-                        }
-                    },
-                    0,
-                );
                 // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
-                tasks::inject(unsafe { &*self.crew }, trampoline.into_job_ref());
+                let crew = unsafe { &*self.crew };
+                let list = self.outside.list();
+                list.tasks
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push_back(jr);
+                queue_trampoline(crew, &list, self.tag());
+                // A waiter that parked finds it at once.
+                if let Some(owner) = self.latch.parked_owner() {
+                    crew.slot(owner).row.unpark();
+                }
             }
         }
     }
@@ -652,7 +705,13 @@ impl<F: FnOnce() -> R + Send, R: Send> ForkedJob<R> for ForkJob<F, R> {
             // read, and the runner no longer touches it; the handle is the only other reader,
             // and it is being dropped.
             let result = unsafe { std::mem::replace(&mut *self.result.get(), JobResult::None) };
-            if let JobResult::Panic(p) = result {
+            // (A panic of the result's destructor is the scope's too, as in `execute`: this
+            // may run while the body unwinds.)
+            let dropped = match result {
+                JobResult::Panic(p) => Err(p),
+                other => panic::catch_unwind(AssertUnwindSafe(|| drop(other))),
+            };
+            if let Err(p) = dropped {
                 // SAFETY: the scope waits for this task, which has not told it yet or has,
                 // while the handle (borrowed from inside the scope) is still alive.
                 unsafe { &*self.scope.0.cast::<Scope<'_>>() }.record(p);
