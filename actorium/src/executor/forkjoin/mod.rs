@@ -604,6 +604,15 @@ struct ScopePtr(*const ());
 // SAFETY: a `Scope` is `Sync`, and outlives its tasks.
 unsafe impl Send for ScopePtr {}
 
+/// Disposes of the result of a task whose handle was dropped unjoined: the panic for its
+/// scope, the task's or its result's destructor's.
+fn unjoined<R>(result: JobResult<R>) -> Option<Box<dyn Any + Send>> {
+    match result {
+        JobResult::Panic(p) => Some(p),
+        other => panic::catch_unwind(AssertUnwindSafe(|| drop(other))).err(),
+    }
+}
+
 /// A forked task's job: shared by the handle and whoever runs it.
 #[repr(C)]
 struct ForkJob<F, R> {
@@ -646,11 +655,7 @@ impl<F: FnOnce() -> R + Send, R: Send> ForkJob<F, R> {
             // result's destructor) is the scope's.
             // SAFETY: the handle, dropped, reads nothing; this thread wrote the result.
             let result = unsafe { std::mem::replace(&mut *job.result.get(), JobResult::None) };
-            let dropped = match result {
-                JobResult::Panic(p) => Err(p),
-                other => panic::catch_unwind(AssertUnwindSafe(|| drop(other))),
-            };
-            if let Err(p) = dropped {
+            if let Some(p) = unjoined(result) {
                 scope.record(p);
             }
         }
@@ -705,13 +710,8 @@ impl<F: FnOnce() -> R + Send, R: Send> ForkedJob<R> for ForkJob<F, R> {
             // read, and the runner no longer touches it; the handle is the only other reader,
             // and it is being dropped.
             let result = unsafe { std::mem::replace(&mut *self.result.get(), JobResult::None) };
-            // (A panic of the result's destructor is the scope's too, as in `execute`: this
-            // may run while the body unwinds.)
-            let dropped = match result {
-                JobResult::Panic(p) => Err(p),
-                other => panic::catch_unwind(AssertUnwindSafe(|| drop(other))),
-            };
-            if let Err(p) = dropped {
+            // (This may run while the body unwinds: `unjoined` catches.)
+            if let Some(p) = unjoined(result) {
                 // SAFETY: the scope waits for this task, which has not told it yet or has,
                 // while the handle (borrowed from inside the scope) is still alive.
                 unsafe { &*self.scope.0.cast::<Scope<'_>>() }.record(p);
