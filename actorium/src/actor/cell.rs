@@ -738,6 +738,12 @@ unsafe fn not_runnable<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>, f: ThenFn<A>)
             }
         }
     }
+    dead_letter(cell, w, f);
+}
+
+/// Drops `f`, a message for the actor in `cell` that will never run, as a dead letter.
+#[cold]
+fn dead_letter<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>, f: ThenFn<A>) {
     if let Some(c) = w.counters {
         c.dead_letters.bump(1);
     }
@@ -867,11 +873,7 @@ impl<A: Actor> Then<A> {
         let (incarnation, f) = unsafe { Payload::unpack::<Stamped<A>>(p) };
         if incarnation != cell.header.incarnation() {
             // Made for an incarnation that a respawn replaced: never run on the new one.
-            if let Some(c) = w.counters {
-                c.dead_letters.bump(1);
-            }
-            drop(f);
-            dead_letters(cell, 1);
+            dead_letter(cell, w, f);
             return;
         }
         if !runnable(cell) {

@@ -389,8 +389,8 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         let turn = unit.turn(me, &idle);
         if turn == Turn::Exit {
-            // (The unit ran what was left in this worker's deque: `run_left_tasks`.)
-            run_left_tasks();
+            // Tasks left in this worker's deque run before it ends (`run_left_tasks`).
+            drain_own_tasks(tasks);
             return;
         }
         if turn == Turn::Worked {
@@ -473,9 +473,14 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
 /// Runs the tasks in the worker's own deque until it is empty (those they spawn here too).
 #[inline(never)]
 fn run_own_tasks(tasks: &TaskWorker<'_>) {
-    if tasks.len() == 0 {
-        return;
+    if tasks.len() > 0 {
+        drain_own_tasks(tasks);
     }
+}
+
+/// Pops and runs the worker's own deque until a pop finds nothing (its length may read 0
+/// while one task is left), as outside code.
+fn drain_own_tasks(tasks: &TaskWorker<'_>) {
     let _outside = Enter::outside();
     while let Some(job) = tasks.pop() {
         // SAFETY: popped from the own deque: this worker's alone, unrun.
@@ -486,18 +491,12 @@ fn run_own_tasks(tasks: &TaskWorker<'_>) {
 /// On a worker that ends (shutdown, or a failed system): runs the tasks left in its own deque
 /// (a scope's, spawned by a task it ran): their scope waits for them, and they may borrow from
 /// its caller's stack (an independent review, session 41: the scope and the shutdown hung).
-/// Pops until the deque is empty (its length may read 0 while one is left). Called by a unit
-/// before it counts the worker out of its shutdown handshake, and again when `turn` returns
-/// `Exit`.
+/// For a unit that counts the worker out of its shutdown handshake first (the runtime does it
+/// again, with nothing left, when `turn` returns `Exit`).
 pub(crate) fn run_left_tasks() {
     // SAFETY: used during this call only, on this worker's thread.
-    let Some(tasks) = (unsafe { TaskWorker::current() }) else {
-        return;
-    };
-    let _outside = Enter::outside();
-    while let Some(job) = tasks.pop() {
-        // SAFETY: popped from the own deque: this worker's alone, unrun.
-        unsafe { job.execute() };
+    if let Some(tasks) = unsafe { TaskWorker::current() } {
+        drain_own_tasks(tasks);
     }
 }
 
@@ -509,14 +508,11 @@ pub(crate) fn run_left_tasks() {
 /// actors, and stays short.
 #[inline(never)]
 fn run_tasks(tasks: &TaskWorker<'_>) -> bool {
-    let _outside = Enter::outside();
     if tasks.len() > 0 {
-        while let Some(job) = tasks.pop() {
-            // SAFETY: popped from the own deque: this worker's alone, unrun.
-            unsafe { job.execute() };
-        }
+        drain_own_tasks(tasks);
         return true;
     }
+    let _outside = Enter::outside();
     tasks.steal_and_run()
 }
 

@@ -142,14 +142,10 @@ impl<P: Policy> Unit for Executor<P> {
         let (p, index) = (&*self.policy, me.index);
         // Inside the worker's read section: a panic is kept for `left`, which handles it
         // outside (the report runs the user's event hook, whose sends may need the section).
-        let r = {
-            let _outside = (P::CALLED == Called::WorkerHidden).then(Enter::outside);
-            catch_unwind(AssertUnwindSafe(|| {
-                // SAFETY: on worker `index`'s thread, between two turns: no other context of
-                // it.
-                p.worker_removed(&mut unsafe { self.ctx(index) })
-            }))
-        };
+        let r = Self::guarded(|| {
+            // SAFETY: on worker `index`'s thread, between two turns: no other context of it.
+            p.worker_removed(&mut unsafe { self.ctx(index) })
+        });
         if let Err(p) = r {
             self.left_panics
                 .lock()
@@ -200,11 +196,14 @@ impl<P: Policy> Executor<P> {
     /// Runs policy code with panics caught, and the worker hidden unless the policy is a
     /// built-in one that sends nothing (see the module docs). `None` if it panicked.
     fn policy_call<R>(&self, what: &str, moves: Moves, f: impl FnOnce() -> R) -> Option<R> {
-        let r = {
-            let _outside = (P::CALLED == Called::WorkerHidden).then(Enter::outside);
-            catch_unwind(AssertUnwindSafe(f))
-        };
-        self.contain(what, moves, r)
+        self.contain(what, moves, Self::guarded(f))
+    }
+
+    /// [`Self::policy_call`]'s call, its panic returned rather than handled (for a caller that
+    /// must handle it elsewhere: `leave`).
+    fn guarded<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+        let _outside = (P::CALLED == Called::WorkerHidden).then(Enter::outside);
+        catch_unwind(AssertUnwindSafe(f))
     }
 
     /// The handling of a policy call's outcome: a panic is reported and counted, and fails the

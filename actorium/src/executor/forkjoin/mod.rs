@@ -258,17 +258,13 @@ impl Outside {
 
 impl OutsideTasks {
     fn pop(&self) -> Option<JobRef> {
-        self.tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop_front()
+        self.pop_more().map(|(j, _)| j)
     }
 
-    fn is_empty(&self) -> bool {
-        self.tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
+    /// The oldest task waiting, if any, and whether more wait behind it.
+    fn pop_more(&self) -> Option<(JobRef, bool)> {
+        let mut g = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        g.pop_front().map(|j| (j, !g.is_empty()))
     }
 }
 
@@ -285,8 +281,10 @@ fn queue_trampoline(crew: &Crew, list: &OutsideList, tag: usize) {
         move || {
             let c = c;
             l.queued.store(false, Ordering::Release);
-            let Some(j) = l.pop() else { return };
-            if !l.is_empty() {
+            let Some((j, more)) = l.pop_more() else {
+                return;
+            };
+            if more {
                 // SAFETY: the crew outlives the scope, which waits for the task popped above.
                 queue_trampoline(unsafe { &*c.0 }, &l, tag);
             }
@@ -461,13 +459,10 @@ impl<'scope> Scope<'scope> {
     /// Pushes `jr`, a task of this scope, where it may be stolen: the calling worker's deque,
     /// or the pool's common queue from a thread outside it.
     fn submit(&self, jr: JobRef) {
+        publish_kept();
         match self.worker() {
-            Some(w) => {
-                publish_kept();
-                w.push_public(jr);
-            }
+            Some(w) => w.push_public(jr),
             None => {
-                publish_kept();
                 // A thread that is no worker of the pool: the task waits in the scope's own list,
                 // which the scope's waiter runs from (it takes no unrelated task from the
                 // common queue: see the helping rule), and a trampoline in the common queue lets
