@@ -1,16 +1,19 @@
 //! Random actor programs checked against a model (issue 14).
 //!
 //! proptest generates small programs: actors (sometimes under a one-for-one, one-for-all or
-//! rest-for-one supervisor), outside threads
-//! that send, ask, poison, resize and set timers, and messages carrying *scripts* that make the
-//! receiving behaviour send, spawn, ask (a continuation, never blocking), fork and join, panic
-//! or stop. Each program runs on every executor and stealing heuristic (the message-centric
-//! executor with longest-victim, random and no queue stealing; the actor-centric
-//! work-stealing and work-sharing policies, and a custom policy whose hooks panic at random
-//! points, which must lose nothing) with 1 to 4 workers, and ends in one of three
-//! ways: it quiesces, then every actor is poisoned and `stop()` returns; `shutdown()` while
-//! outside threads still send; or the system is dropped while they still send and ask. A
-//! ledger checks, on every run:
+//! rest-for-one supervisor, sometimes detached), outside threads that send, ask, poison,
+//! resize, set timers, start relayed chains and run fork/join, and messages carrying
+//! *scripts* that make the receiving behaviour send, spawn, ask (a continuation; or, on a
+//! detached actor, a blocking wait), relay a chain of hundreds of messages across the actors
+//! (placement moves them between queues as they talk), join, run a scope whose tasks spawn
+//! tasks, panic or stop. Each program runs on every executor and stealing heuristic (the
+//! message-centric executor with longest-victim, random and no queue stealing; the
+//! actor-centric work-stealing and work-sharing policies, and a custom policy whose hooks
+//! panic at random points, which must lose nothing; the actor-centric ones with the program's
+//! `max_throughput`) with 1 to 4 workers, and ends in one of four ways: it quiesces, then
+//! every actor is poisoned and `stop()` returns; `shutdown()` while outside threads still
+//! send; the system is dropped while they still send and ask; or `shutdown_timeout` with a
+//! time-out that often runs out. A ledger checks, on every run:
 //!
 //! - every message created is, exactly once, delivered, dropped undelivered (and then reported
 //!   as a dead letter, unless the system was dropped), or returned by a
@@ -23,7 +26,8 @@
 //!   with the asker, and never sees a wrong answer;
 //! - without faults, the run delivers exactly the model's number of messages (each script
 //!   is a tree of sends, so the model counts them before the run);
-//! - fork/join inside behaviours computes fib right;
+//! - fork/join inside behaviours and from outside computes right (scopes count their tasks);
+//! - a blocking ask on a detached actor resolves, also when the system is dropped;
 //! - `stop()`, `shutdown()` and `drop` return (a watchdog), and once the system is gone every
 //!   actor state that was built has been dropped exactly once.
 //!
@@ -75,6 +79,15 @@ enum Hop {
     Ask { to: usize },
     /// `ctx.join` computing fib(n) on the workers.
     Join { n: u8 },
+    /// Send actor `to` a message that its receiver relays on, `hops` messages in all, each
+    /// to another actor: chains that cross the actors back and forth, at volume (placement
+    /// moves actors between queues as they talk; per-sender order must hold across them).
+    Relay { to: usize, hops: u16 },
+    /// `ctx.scope` with `n` tasks that each spawn one more, and a fork handle joined.
+    Scope { n: u8 },
+    /// Ask actor `to` and block for the answer (`Pending::wait_timeout`): a detached actor
+    /// may (to a pooled actor); on a worker the wait is refused (`WouldBlock`).
+    AskWait { to: usize },
     /// Panic (a fault: the actor ends, or its supervisor restarts it).
     Panic,
     /// `Context::stop` (a fault for the model: mail after it is dropped).
@@ -112,6 +125,15 @@ enum Step {
     Resize {
         add: bool,
     },
+    /// `chains` relayed chains of `hops` messages each ([`Hop::Relay`]), started at once.
+    Chatter {
+        chains: u8,
+        hops: u16,
+    },
+    /// `SystemHandle::join` (or `scope`, with tasks that spawn tasks) from this thread.
+    ForkJoin {
+        scope: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -129,6 +151,9 @@ enum End {
     Shutdown,
     /// `drop(system)` at the same point.
     Drop,
+    /// `shutdown_timeout` at the same point, with a time-out that often runs out (then the
+    /// system is stopped at once, as dropped).
+    ShutdownTimeout,
 }
 
 #[derive(Debug, Clone)]
@@ -145,6 +170,10 @@ struct Program {
     threads: Vec<Vec<Step>>,
     end: End,
     end_after: usize,
+    /// Detached actors, spawned after the others (never supervised).
+    detached: usize,
+    /// `max_throughput` on the actor-centric executors (`None`: unlimited, the default).
+    throughput: Option<usize>,
 }
 
 const MAX_TO: usize = 16;
@@ -157,6 +186,9 @@ fn hop() -> impl Strategy<Value = Hop> {
         1 => Just(Hop::Panic),
         1 => Just(Hop::Stop),
         1 => Just(Hop::ArmStopped),
+        1 => ((0..MAX_TO), (1u16..600)).prop_map(|(to, hops)| Hop::Relay { to, hops }),
+        1 => (0u8..5).prop_map(|n| Hop::Scope { n }),
+        1 => (0..MAX_TO).prop_map(|to| Hop::AskWait { to }),
     ];
     leaf.prop_recursive(3, 24, 3, |inner| {
         prop_oneof![
@@ -183,6 +215,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => ((0..MAX_TO), (0u16..2000), script())
             .prop_map(|(to, micros, script)| Step::Timer { to, micros, script }),
         2 => any::<bool>().prop_map(|add| Step::Resize { add }),
+        1 => ((1u8..8), (1u16..2000)).prop_map(|(chains, hops)| Step::Chatter { chains, hops }),
+        1 => any::<bool>().prop_map(|scope| Step::ForkJoin { scope }),
     ]
 }
 
@@ -196,14 +230,28 @@ fn program() -> impl Strategy<Value = Program> {
             3 => Just(End::Quiesce),
             1 => Just(End::Shutdown),
             1 => Just(End::Drop),
+            1 => Just(End::ShutdownTimeout),
         ],
         0usize..10,
         // Half the programs have no faults, so the model's message count is checked exactly.
         any::<bool>(),
         0u8..3,
+        0usize..3,
+        prop_oneof![Just(None), Just(Some(1)), Just(Some(8))],
     )
         .prop_map(
-            |(actors, supervised, intensity, threads, end, end_after, faults, strategy)| {
+            |(
+                actors,
+                supervised,
+                intensity,
+                threads,
+                end,
+                end_after,
+                faults,
+                strategy,
+                detached,
+                throughput,
+            )| {
                 let mut p = Program {
                     actors,
                     supervised,
@@ -212,6 +260,8 @@ fn program() -> impl Strategy<Value = Program> {
                     threads,
                     end,
                     end_after,
+                    detached,
+                    throughput,
                 };
                 if !faults {
                     p.remove_faults();
@@ -240,7 +290,8 @@ fn script_messages(script: &[Hop]) -> u64 {
         .iter()
         .map(|h| match h {
             Hop::Send { then, .. } | Hop::Spawn { then, .. } => 1 + script_messages(then),
-            Hop::Ask { .. } => 1,
+            Hop::Ask { .. } | Hop::AskWait { .. } => 1,
+            Hop::Relay { hops, .. } => u64::from(*hops),
             _ => 0,
         })
         .sum()
@@ -293,6 +344,7 @@ impl Program {
             .map(|s| match s {
                 Step::Send { .. } | Step::Timer { .. } | Step::Ask { .. } => 1,
                 Step::Burst { n, .. } => u64::from(*n),
+                Step::Chatter { chains, hops } => u64::from(*chains) * u64::from(*hops),
                 _ => 0,
             })
             .sum();
@@ -301,7 +353,7 @@ impl Program {
 
     /// Actors the program can spawn (at most: a fault can stop a script).
     fn max_actors(&self) -> usize {
-        self.actors + self.scripts().map(script_spawns).sum::<u64>() as usize
+        self.actors + self.detached + self.scripts().map(script_spawns).sum::<u64>() as usize
     }
 
     fn has_faults(&self) -> bool {
@@ -327,7 +379,11 @@ const ACTOR_KEY: u64 = 1 << 20;
 const TIMER_KEY: u64 = 1 << 40;
 
 struct Ledger {
-    end: End,
+    /// How the run ended: the program's end, with a `shutdown_timeout` resolved to
+    /// `Shutdown` (it finished in time) or `Drop` (it stopped the system at once).
+    end: Mutex<End>,
+    /// Actors `detached.start..detached.end` are detached.
+    detached: std::ops::Range<usize>,
     /// Per message id: CREATED, then exactly one of the others.
     state: Vec<AtomicU8>,
     /// Per message: its receiver (a stable actor id), sender key and sequence number; whether
@@ -369,10 +425,11 @@ struct Ledger {
     addrs: RwLock<Vec<Addr<Node>>>,
     /// Asks from behaviours whose continuation has neither run nor been dropped.
     asks_open: AtomicU64,
-    /// Questions whose ask resolved to an error (each must not have been delivered), and
-    /// continuations dropped unrun (the asker's id and the question: the asker must have
-    /// ended, or the question been refused).
-    failed_asks: Mutex<Vec<(usize, String)>>,
+    /// Questions whose ask resolved to an error (each must not have been delivered, unless
+    /// the ask was a blocking wait on a thread of the system, which gives up when the system
+    /// is dropped), and continuations dropped unrun (the asker's id and the question: the
+    /// asker must have ended, or the question been refused).
+    failed_asks: Mutex<Vec<(usize, String, bool)>>,
     lost_continuations: Mutex<Vec<(usize, usize)>>,
     /// The end (shutdown or drop) has begun.
     ending: AtomicBool,
@@ -391,7 +448,8 @@ impl Ledger {
         let a = p.max_actors();
         let v = |f: fn() -> AtomicBool| (0..n).map(|_| f()).collect::<Vec<_>>();
         Arc::new(Self {
-            end: p.end,
+            end: Mutex::new(p.end),
+            detached: p.actors..p.actors + p.detached,
             state: (0..n).map(|_| AtomicU8::new(CREATED)).collect(),
             to: (0..n).map(|_| AtomicUsize::new(usize::MAX)).collect(),
             from: (0..n).map(|_| AtomicU64::new(0)).collect(),
@@ -424,6 +482,11 @@ impl Ledger {
             dropped_sent: AtomicU64::new(0),
             dead_letters: AtomicU64::new(0),
         })
+    }
+
+    /// How the run ended (see the field).
+    fn end(&self) -> End {
+        *self.end.lock().unwrap()
     }
 
     fn violation(&self, what: String) {
@@ -569,6 +632,7 @@ impl Ledger {
     fn judge(&self) {
         let made = (self.next_id.load(Ordering::SeqCst) as usize).min(self.state.len());
         let pills = self.pills.lock().unwrap().clone();
+        let end = self.end();
         for id in 0..made {
             let to = self.to[id].load(Ordering::SeqCst);
             let (from, seq) = (
@@ -583,12 +647,12 @@ impl Ledger {
                         && pills
                             .iter()
                             .any(|&(f, t, s)| f == from && t == to && seq <= s);
-                    let excused = self.end == End::Drop
+                    let excused = end == End::Drop
                         || (self.may_have_ended(to)
                             && !(before_pill
                                 && !self.faulted[to].load(Ordering::SeqCst)
                                 && to >= self.supervised))
-                        || (self.end == End::Shutdown
+                        || (end == End::Shutdown
                             && (!self.before_end[id].load(Ordering::SeqCst)
                                 || self.timer[id].load(Ordering::SeqCst)
                                 // A supervised child between two incarnations when the
@@ -615,15 +679,17 @@ impl Ledger {
                 _ => {}
             }
         }
-        for (q, what) in self.failed_asks.lock().unwrap().iter() {
-            if self.state[*q].load(Ordering::SeqCst) == DELIVERED {
+        for (q, what, blocking) in self.failed_asks.lock().unwrap().iter() {
+            if self.state[*q].load(Ordering::SeqCst) == DELIVERED
+                && !(*blocking && end == End::Drop)
+            {
                 self.violation(format!("question {q} was answered, yet its ask {what}"));
             }
         }
         for &(asker, q) in self.lost_continuations.lock().unwrap().iter() {
             // A refused question drops its continuation with it.
             let refused = self.state[q].load(Ordering::SeqCst) == RETURNED;
-            if self.end == End::Quiesce && !refused && !self.may_have_ended(asker) {
+            if end == End::Quiesce && !refused && !self.may_have_ended(asker) {
                 self.violation(format!(
                     "actor {asker}'s ask continuation was dropped unrun, yet it had not ended"
                 ));
@@ -753,6 +819,32 @@ fn fib(n: u64) -> u64 {
     }
 }
 
+/// Where a relayed chain goes next from actor `me` (an index into every actor so far).
+fn relay_next(to: usize, me: usize, hops: u16) -> usize {
+    to.wrapping_mul(5)
+        .wrapping_add(me + usize::from(hops) * 3 + 1)
+        % MAX_TO
+}
+
+/// The body of a scope of `n` tasks that each spawn one more (each counted in `count`), and
+/// a fork handle joined: returns what the fork gave.
+fn scope_body<'a>(s: &actorium::Scope<'a>, n: u8, count: &'a AtomicU64) -> u64 {
+    for _ in 0..n {
+        s.spawn(move |s| {
+            s.spawn(move |_| {
+                count.fetch_add(1, Ordering::Relaxed);
+            });
+            count.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    s.fork(|| fib(12)).join()
+}
+
+/// Whether a scope of [`scope_body`] ended right.
+fn scope_ok(fork: u64, count: &AtomicU64, n: u8) -> bool {
+    fork == fib(12) && count.load(Ordering::Relaxed) == 2 * u64::from(n)
+}
+
 impl Receive<Msg> for Node {
     fn receive(&mut self, m: Msg, ctx: &mut Context<'_, Self>) -> Allocation {
         self.enter();
@@ -799,12 +891,11 @@ impl Receive<Msg> for Node {
                             Ok(id) => me
                                 .ledger
                                 .violation(format!("asked actor {to}, actor {id} answered")),
-                            Err(e) => me
-                                .ledger
-                                .failed_asks
-                                .lock()
-                                .unwrap()
-                                .push((q, format!("from actor {} failed: {e:?}", me.id))),
+                            Err(e) => me.ledger.failed_asks.lock().unwrap().push((
+                                q,
+                                format!("from actor {} failed: {e:?}", me.id),
+                                false,
+                            )),
                         }
                         me.leave();
                         drop(token);
@@ -813,6 +904,59 @@ impl Receive<Msg> for Node {
                     match asked {
                         Ok(()) => l.accepted(q),
                         Err(SendError(Question(tag))) => l.returned(tag),
+                    }
+                }
+                Hop::Relay { to, hops } => {
+                    let next = if hops > 1 {
+                        vec![Hop::Relay {
+                            to: relay_next(to, self.id, hops),
+                            hops: hops - 1,
+                        }]
+                    } else {
+                        Vec::new()
+                    };
+                    l.send(me, to, next);
+                }
+                Hop::Scope { n } => {
+                    let count = AtomicU64::new(0);
+                    let fork = ctx.scope(|s| scope_body(s, n, &count));
+                    if !scope_ok(fork, &count, n) {
+                        l.violation(format!("ctx.scope of {n} tasks gave a wrong result"));
+                    }
+                }
+                Hop::AskWait { to } => {
+                    let (to, addr) = l.addr(to);
+                    if l.detached.contains(&to) {
+                        // Detached actors that wait for each other would deadlock (user
+                        // code's): block only on pooled actors; a plain message instead.
+                        l.send(me, to, Vec::new());
+                        continue;
+                    }
+                    let Some(tag) = l.create(me, to) else {
+                        continue;
+                    };
+                    let q = tag.id;
+                    match addr.ask(Question(tag)) {
+                        Err(SendError(Question(tag))) => l.returned(tag),
+                        Ok(pending) => {
+                            l.accepted(q);
+                            match pending.wait_timeout(Duration::from_secs(60)) {
+                                Ok(id) if id == to => {}
+                                Ok(id) => {
+                                    l.violation(format!("asked actor {to}, actor {id} answered"))
+                                }
+                                // On a worker: refused (the question is still delivered).
+                                Err(AskError::WouldBlock) => {}
+                                Err(AskError::Timeout) => l.violation(format!(
+                                    "a blocking ask to actor {to} did not resolve in 60 s"
+                                )),
+                                Err(e) => l.failed_asks.lock().unwrap().push((
+                                    q,
+                                    format!("blocking, from actor {} failed: {e:?}", self.id),
+                                    true,
+                                )),
+                            }
+                        }
                     }
                 }
                 Hop::Join { n } => {
@@ -953,29 +1097,36 @@ fn quiet_injected_panics() {
     });
 }
 
-/// Runs `p` once on `choice` with `workers` workers; `Err` lists what broke.
-fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
+/// Runs `p` once on `choice` (`centric`: an actor-centric executor) with `workers` workers;
+/// `Err` lists what broke.
+fn run(p: &Program, choice: Choice, workers: usize, centric: bool) -> Result<Ran, String> {
     let ledger = Ledger::new(p);
     // Room for two more workers: further adds are refused, as removing the last is.
-    let system = choice(
+    let mut builder = choice(
         ActorSystem::builder()
             .workers(workers)
             .max_workers(workers + 2),
-    )
-    // Quiet (the injected panics and dead letters are expected), but a supervisor that
-    // gives up ends its children: from then on their mail may be dropped.
-    .on_event({
-        let l = Arc::downgrade(&ledger);
-        move |e: &Event<'_>| match (e, l.upgrade()) {
-            (Event::SupervisorGaveUp { .. }, Some(l)) => l.gave_up.store(true, Ordering::SeqCst),
-            (Event::DeadLetters { count, .. }, Some(l)) => {
-                l.dead_letters.fetch_add(*count, Ordering::SeqCst);
+    );
+    if let Some(n) = p.throughput.filter(|_| centric) {
+        builder = builder.max_throughput(n);
+    }
+    let system = builder
+        // Quiet (the injected panics and dead letters are expected), but a supervisor that
+        // gives up ends its children: from then on their mail may be dropped.
+        .on_event({
+            let l = Arc::downgrade(&ledger);
+            move |e: &Event<'_>| match (e, l.upgrade()) {
+                (Event::SupervisorGaveUp { .. }, Some(l)) => {
+                    l.gave_up.store(true, Ordering::SeqCst)
+                }
+                (Event::DeadLetters { count, .. }, Some(l)) => {
+                    l.dead_letters.fetch_add(*count, Ordering::SeqCst);
+                }
+                _ => {}
             }
-            _ => {}
-        }
-    })
-    .build()
-    .map_err(|e| format!("build: {e}"))?;
+        })
+        .build()
+        .map_err(|e| format!("build: {e}"))?;
     let handle = system.handle();
     let sup = p.supervised.then(|| {
         system.spawn(
@@ -999,6 +1150,11 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
         };
         ledger.addrs.write().unwrap().push(addr);
     }
+    for _ in 0..p.detached {
+        let id = ledger.next_actor.fetch_add(1, Ordering::SeqCst);
+        let addr = system.spawn_detached(Node::build(&ledger, id));
+        ledger.addrs.write().unwrap().push(addr);
+    }
 
     // Outside threads; thread 0 tells the main thread when it has made `end_after` steps.
     let (at_end, end_now) = mpsc::channel::<()>();
@@ -1020,15 +1176,20 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
     // `end_after` steps), under a watchdog: neither may hang.
     let system = match p.end {
         End::Quiesce => Some(system),
-        End::Shutdown | End::Drop => {
-            let (l, end) = (ledger.clone(), p.end);
+        End::Shutdown | End::Drop | End::ShutdownTimeout => {
+            let (l, end, after) = (ledger.clone(), p.end, p.end_after as u64);
             common::watchdog(120, move || {
                 let _ = end_now.recv();
                 l.ending.store(true, Ordering::SeqCst);
-                if end == End::Shutdown {
-                    system.shutdown();
-                } else {
-                    drop(system);
+                match end {
+                    End::Shutdown => {
+                        system.shutdown();
+                    }
+                    End::ShutdownTimeout => {
+                        let r = system.shutdown_timeout(Duration::from_millis(1 + after));
+                        *l.end.lock().unwrap() = if r.is_ok() { End::Shutdown } else { End::Drop };
+                    }
+                    _ => drop(system),
                 }
             });
             None
@@ -1104,7 +1265,7 @@ fn run(p: &Program, choice: Choice, workers: usize) -> Result<Ran, String> {
         l.dropped_sent.load(Ordering::SeqCst),
         l.dead_letters.load(Ordering::SeqCst),
     );
-    if p.end != End::Drop && dropped > reported {
+    if l.end() != End::Drop && dropped > reported {
         broke.push(format!(
             "{dropped} messages dropped undelivered, only {reported} dead letters reported"
         ));
@@ -1185,11 +1346,11 @@ fn outside(
                             Err(AskError::Timeout) => {
                                 l.violation(format!("an ask to actor {to} did not resolve in 60 s"))
                             }
-                            Err(e) => l
-                                .failed_asks
-                                .lock()
-                                .unwrap()
-                                .push((q, format!("from thread {t} failed: {e:?}"))),
+                            Err(e) => l.failed_asks.lock().unwrap().push((
+                                q,
+                                format!("from thread {t} failed: {e:?}"),
+                                false,
+                            )),
                         }
                     }
                 }
@@ -1225,6 +1386,32 @@ fn outside(
                     Err(SendError(m)) => l.returned(m.tag),
                 }
             }
+            Step::Chatter { chains, hops } => {
+                for c in 0..chains {
+                    let to = usize::from(c) * 3 + t as usize;
+                    let next = if hops > 1 {
+                        vec![Hop::Relay {
+                            to: relay_next(to, c.into(), hops),
+                            hops: hops - 1,
+                        }]
+                    } else {
+                        Vec::new()
+                    };
+                    l.send(t, to, next);
+                }
+            }
+            Step::ForkJoin { scope } => {
+                let ok = if scope {
+                    let count = AtomicU64::new(0);
+                    let fork = h.scope(|s| scope_body(s, 3, &count));
+                    scope_ok(fork, &count, 3)
+                } else {
+                    h.join(|| fib(14), || fib(13)) == (fib(14), fib(13))
+                };
+                if !ok {
+                    l.violation("fork/join from outside gave a wrong result".into());
+                }
+            }
             Step::Resize { add } => {
                 // Refusals (too many, the last worker, a stopping system) are fine here.
                 let _ = if add {
@@ -1253,10 +1440,12 @@ fn run_everywhere(p: &Program) -> Result<u64, String> {
     for &(name, choice) in EXECUTORS {
         for workers in 1..=4 {
             // A hang (the watchdog) or a panic in the harness is a failure of this run too.
-            let ran =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(p, choice, workers)))
-                    .unwrap_or_else(|e| Err(panic_text(&*e)))
-                    .map_err(|e| format!("{name}, {workers} workers:\n{e}"))?;
+            let centric = name.starts_with("actor-centric");
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run(p, choice, workers, centric)
+            }))
+            .unwrap_or_else(|e| Err(panic_text(&*e)))
+            .map_err(|e| format!("{name}, {workers} workers:\n{e}"))?;
             messages += ran.messages;
         }
     }

@@ -7,7 +7,7 @@ mod common;
 
 use actorium::policy::WorkSharing;
 use actorium::{Actor, ActorSystem, Allocation, Context, Receive};
-use common::{wait_for, watchdog};
+use common::{cpu_ticks, wait_for, watchdog};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -23,22 +23,6 @@ impl Receive<()> for Blocker {
         let _ = self.gate.recv();
         Allocation::Delete
     }
-}
-
-/// The process's CPU time so far, user and system, in clock ticks (1/100 s: Linux's
-/// `USER_HZ`).
-fn cpu_ticks() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    // The fields after the command name (in parentheses): utime and stime are the 12th and
-    // 13th of them.
-    let rest = &stat[stat.rfind(')').unwrap() + 1..];
-    let f: Vec<u64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .map(|x| x.parse().unwrap())
-        .collect();
-    f[0] + f[1]
 }
 
 #[test]

@@ -22,7 +22,7 @@
 use super::addr::SendError;
 use crate::core::ExecRef;
 use crate::runtime::oneshot::{Slot, Taken, Waiter};
-use crate::runtime::worker::{detached_actor_of, runs_for};
+use crate::runtime::worker::{detached_actor_of, own_system_aborting, runs_for};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -267,15 +267,17 @@ impl<R> Pending<R> {
     /// [`crate::ActorSystem::run_once`] does.
     ///
     /// # Errors
-    /// [`AskError::Dropped`] if no reply will come; [`AskError::WouldBlock`] on a thread of
-    /// the asked actor's own system.
+    /// [`AskError::Dropped`] if no reply will come, or if the calling thread is a detached
+    /// actor's (or a worker's) whose system is being dropped: the drop ends that thread, and
+    /// the wait gives up rather than hold it; [`AskError::WouldBlock`] on a thread of the
+    /// asked actor's own system that it would block.
     pub fn wait(self) -> Result<R, AskError> {
         self.may_block()?;
         if let Some(exec) = &self.drive {
             // A caller-driven system: run its jobs here until the reply comes.
             exec.wait_until(&mut || self.slot.completed());
         }
-        Self::done(self.slot.wait())
+        Self::done(self.slot.wait_or_give_up(None, own_system_aborting))
     }
 
     /// [`Self::wait`], giving up after `timeout` ([`AskError::Timeout`]; a reply sent later
@@ -299,7 +301,10 @@ impl<R> Pending<R> {
                 }
             }
         }
-        Self::done(self.slot.wait_until(deadline))
+        Self::done(
+            self.slot
+                .wait_or_give_up(Some(deadline), own_system_aborting),
+        )
     }
 
     /// The reply, if it has come (without waiting); `None` while it has not.

@@ -19,7 +19,9 @@
 //! Where this differs from OTP, besides restarting in place:
 //! - `OneForAll` / `RestForOne` restart each affected sibling by an envelope in its own queue,
 //!   so siblings restart concurrently, not "all stopped, last first, then all started in
-//!   order": a restarted child may briefly talk to a sibling's old incarnation.
+//!   order": a restarted child may briefly talk to a sibling's old incarnation. Messages from
+//!   different senders have no order between them, so a reply from one sibling's new
+//!   incarnation does not mean that the restart has reached every other sibling yet.
 //! - A supervisor that gives up ends with [`ExitReason::Escalated`], which counts as a failure:
 //!   a `Transient` nested supervisor is restarted (in OTP it exits `shutdown` and is not). Its
 //!   children keep running until its own supervisor decides; the restart restarts them all.

@@ -273,6 +273,15 @@ impl CopyQueue {
             .count()
     }
 
+    /// Calls `f` with the target of every live envelope that carries a message, front to back.
+    pub(crate) fn for_each_message_target(&self, mut f: impl FnMut(*const ())) {
+        for e in self.buf.slice_from(self.head as usize) {
+            if e.is_message() {
+                f(e.target());
+            }
+        }
+    }
+
     /// The target of the envelope `pop` returned last, while the queue has not been reset
     /// since: during a drain, the envelope running now. `None` if nothing was popped.
     pub(crate) fn last_taken_target(&self) -> Option<*const ()> {

@@ -170,12 +170,55 @@ impl Shared {
         }
     }
 
+    /// Undelivered mail a graceful end found queued ([`Undelivered`]): reported as dead
+    /// letters, one event per actor type, and counted in the statistics. A dropped system
+    /// (aborting) reports nothing: its mail is dropped with it, as documented.
+    pub(crate) fn report_undelivered(&self, u: Undelivered) {
+        if self.life.aborting() {
+            return;
+        }
+        for (actor, count) in u.0 {
+            if self.stats_on {
+                self.external.dead_letters.add(count);
+            }
+            self.report(&Event::DeadLetters { actor, count });
+        }
+    }
+
     /// Closes the system to new actors (`drain`: let the live ones finish) and waits out every
     /// mailbox-actor registration that started before: each checks `closed` under a registry
     /// shard lock, and each shard lock is taken once here, after closing.
     pub(crate) fn close(&self, drain: bool) {
         self.life.close(drain);
         self.registry.locked_all();
+    }
+}
+
+/// Messages found queued when a system's executors clean up, by actor type (in the order
+/// first seen), for [`Shared::report_undelivered`]: a graceful end (`stop`, `shutdown`)
+/// reports every accepted message it did not deliver. Some can be left: an actor-centric
+/// policy may hand a worker its shutdown job before an ended actor's job that still holds
+/// mail (a job that used up its `max_throughput` goes back behind it).
+#[derive(Default)]
+pub(crate) struct Undelivered(Vec<(&'static str, u64)>);
+
+impl Undelivered {
+    /// Counts the messages of `q`, taken by its executor from a queue or mailbox at cleanup.
+    ///
+    /// # Safety
+    /// Every envelope of `q` targets a live cell (its system reference is held while the
+    /// envelope is queued, as at every point of the cleanup before the envelopes are
+    /// disposed of).
+    pub(crate) unsafe fn count(&mut self, q: &copy_queue::CopyQueue) {
+        q.for_each_message_target(|t| {
+            // SAFETY: a cell is `repr(C)` with its header first (`actor/cell.rs`), and the
+            // caller's contract keeps it alive.
+            let name = (unsafe { &*t.cast::<Header>() }.type_name_fn())();
+            match self.0.iter_mut().find(|(n, _)| std::ptr::eq(*n, name)) {
+                Some((_, c)) => *c += 1,
+                None => self.0.push((name, 1)),
+            }
+        });
     }
 }
 

@@ -227,18 +227,31 @@ impl<T> Slot<T> {
     }
 
     /// Receiver: blocks the calling thread until the slot completes.
+    #[cfg(test)]
     pub(crate) fn wait(&self) -> Taken<T> {
-        self.block(None)
+        self.block(None, || false)
     }
 
     /// Receiver: [`Self::wait`] until `deadline`; `Taken::Empty` if it passed first. (Under
     /// loom, which has no timed park, it waits as [`Self::wait`].)
     pub(crate) fn wait_until(&self, deadline: std::time::Instant) -> Taken<T> {
-        self.block(Some(deadline))
+        self.block(Some(deadline), || false)
     }
 
-    /// Spins, then parks until the slot completes or `deadline` (if any) passes.
-    fn block(&self, deadline: Option<std::time::Instant>) -> Taken<T> {
+    /// Receiver: [`Self::wait`], or until `deadline` if any, giving up (`Taken::Closed`, as if
+    /// no value will come) once `give_up` holds: it is checked before each park, and after
+    /// each wake-up, so whoever makes it hold then unparks the waiting thread.
+    pub(crate) fn wait_or_give_up(
+        &self,
+        deadline: Option<std::time::Instant>,
+        give_up: impl Fn() -> bool,
+    ) -> Taken<T> {
+        self.block(deadline, give_up)
+    }
+
+    /// Spins, then parks until the slot completes, `deadline` (if any) passes, or `give_up`
+    /// holds.
+    fn block(&self, deadline: Option<std::time::Instant>, give_up: impl Fn() -> bool) -> Taken<T> {
         match self.spin() {
             Taken::Empty => {}
             done => return done,
@@ -251,6 +264,9 @@ impl<T> Slot<T> {
             let now = std::time::Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return Taken::Empty;
+            }
+            if give_up() {
+                return Taken::Closed;
             }
             let me = thread::current();
             if self.register(

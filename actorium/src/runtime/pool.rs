@@ -777,6 +777,14 @@ impl Crew {
         }
     }
 
+    /// Unparks every worker thread (the system is being dropped): one blocked in a wait gives
+    /// up (`runtime::worker::own_system_aborting`) and goes back to its loop, which ends.
+    pub(crate) fn unpark_all(&self) {
+        for slot in self.created() {
+            slot.row.unpark();
+        }
+    }
+
     /// Every worker thread has been joined: from now on nobody takes tasks from the common
     /// queue, so a thread that waits for a task it put there runs it itself
     /// (`executor/forkjoin`'s `run_on`; a detached actor's `join` while the system is dropped

@@ -33,6 +33,7 @@
 //! it can be refused instead of deadlocking.
 
 use super::idle::SpinBudget;
+use super::life::Life;
 use super::loom::{spin_hint, yield_now};
 use super::pool::{leave_if_removed, Pool};
 use super::stats::Counters;
@@ -230,6 +231,10 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     /// The system this unit's work belongs to (an address used as an identity).
     fn owner(&self) -> *const ();
 
+    /// That system's life cycle (whether it is being dropped: a wait on one of its threads
+    /// gives up then, [`own_system_aborting`]).
+    fn life(&self) -> &Life;
+
     /// Worker `index`'s thread-owned state.
     fn local(&self, index: usize) -> Self::Local;
 
@@ -390,7 +395,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         let turn = unit.turn(me, &idle);
         if turn == Turn::Exit {
             // Tasks left in this worker's deque run before it ends (`run_left_tasks`).
-            drain_own_tasks(tasks);
+            finish_tasks(tasks);
             return;
         }
         if turn == Turn::Worked {
@@ -414,7 +419,10 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             continue;
         }
         if unit.exit_ready() {
-            // Shutdown: leave once a search finds nothing left.
+            // Shutdown: run what is left in the own deque and stop showing tasks (a thief may
+            // have emptied it; left showing, it kept every other worker in this loop for
+            // ever once this one had gone), then leave once a search finds nothing left.
+            finish_tasks(tasks);
             if !unit.search(me) && !tasks.search() {
                 return;
             }
@@ -446,7 +454,9 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             }
             continue;
         }
-        // Idle sleep: announce, search exhaustively (the unit's work and tasks), then sleep.
+        // Idle sleep: stop showing an emptied deque (the others would not sleep while it
+        // shows tasks), announce, search exhaustively (the unit's work and tasks), then sleep.
+        tasks.unshow();
         pool.announce(index);
         // (`tasks.search` fences; a removal stores the row's state, fences, then notifies:
         // either this sees the worker removed, or the notification reaches its benaphore.)
@@ -486,6 +496,14 @@ fn drain_own_tasks(tasks: &TaskWorker<'_>) {
         // SAFETY: popped from the own deque: this worker's alone, unrun.
         unsafe { job.execute() };
     }
+}
+
+/// On a worker that ends, or may (shutdown): runs the tasks left in its own deque and stops
+/// showing tasks, which thieves may have taken since it last looked (a worker that shows
+/// tasks keeps the others from ending and from sleeping).
+fn finish_tasks(tasks: &TaskWorker<'_>) {
+    drain_own_tasks(tasks);
+    tasks.unshow();
 }
 
 /// On a worker that ends (shutdown, or a failed system): runs the tasks left in its own deque
@@ -529,6 +547,9 @@ struct Current {
     /// `Unit::publish_kept` of the worker's unit, for `worker` (only while the thread runs
     /// that unit's code: set with `worker` by `Enter::worker`).
     publish: Option<unsafe fn(*const ())>,
+    /// The life cycle of the system `owner` (null: none), which lives while this thread runs
+    /// that system's work.
+    life: *const Life,
 }
 
 const NOBODY: Current = Current {
@@ -536,6 +557,7 @@ const NOBODY: Current = Current {
     worker: ptr::null(),
     owner: ptr::null(),
     publish: None,
+    life: ptr::null(),
 };
 
 thread_local! {
@@ -630,6 +652,19 @@ pub(crate) fn runs_for(owner: *const ()) -> bool {
     !owner.is_null() && ptr::eq(CURRENT.with(Cell::get).owner, owner)
 }
 
+/// Whether the system whose work the calling thread runs (a worker's, or a detached actor's
+/// thread) is being dropped: such a thread is about to be joined, so a wait on it must give
+/// up rather than hold the drop (`Pending::wait` on a detached actor's thread, for an actor
+/// whose mail the drop disposes of only after that join). The drop unparks those threads.
+pub(crate) fn own_system_aborting() -> bool {
+    let life = CURRENT.with(Cell::get).life;
+    // SAFETY: `life` was set by `Enter` to the life of the system whose work this thread
+    // runs, for as long as it runs it (the worker's loop or the detached actor's thread body
+    // borrows the system's shared state, which owns the life, for that whole time); a wait
+    // that calls this is nested in that scope.
+    !life.is_null() && unsafe { (*life).aborting() }
+}
+
 /// On a thread of the system `owner` that runs one actor only (a detached actor's thread):
 /// that actor.
 pub(crate) fn detached_actor_of(owner: *const ()) -> Option<*const ()> {
@@ -654,17 +689,20 @@ impl Enter {
             worker: (me as *const Worker<'_, U>).cast(),
             owner: me.unit.owner(),
             publish: Some(publish_kept_of::<U>),
+            life: me.unit.life(),
         })
     }
 
     /// The calling thread runs the work of one actor, `actor` (an address used as an
-    /// identity), for `owner`, and is no worker of a pool (a detached actor's thread).
-    pub(crate) fn detached(owner: *const (), actor: *const ()) -> Self {
+    /// identity), for `owner` (whose life cycle is `life`), and is no worker of a pool (a
+    /// detached actor's thread).
+    pub(crate) fn detached(owner: *const (), life: &Life, actor: *const ()) -> Self {
         Self::set(Current {
             pool: ptr::null(),
             worker: actor,
             owner,
             publish: None,
+            life,
         })
     }
 
@@ -672,8 +710,12 @@ impl Enter {
     /// makes is not a behaviour's send). The owner is kept.
     #[inline]
     pub(crate) fn outside() -> Self {
-        let owner = CURRENT.with(Cell::get).owner;
-        Self::set(Current { owner, ..NOBODY })
+        let c = CURRENT.with(Cell::get);
+        Self::set(Current {
+            owner: c.owner,
+            life: c.life,
+            ..NOBODY
+        })
     }
 }
 

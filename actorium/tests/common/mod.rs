@@ -44,6 +44,22 @@ impl Rng {
     }
 }
 
+/// The process's CPU time so far, user and system, in clock ticks (1/100 s: Linux's
+/// `USER_HZ`).
+pub fn cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // The fields after the command name (in parentheses): utime and stime are the 12th and
+    // 13th of them.
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    f[0] + f[1]
+}
+
 /// Waits (sleeping briefly between checks) until `cond` holds, failing after `secs`.
 pub fn wait_for(secs: u64, what: &str, cond: impl FnMut() -> bool) {
     poll(secs, what, cond, || false)
@@ -304,5 +320,31 @@ pub mod checked {
             s.delivered.fetch_add(1, Ordering::Relaxed);
             Allocation::Nodelete
         }
+    }
+}
+
+/// An actor whose behaviour runs a scope with one task and waits until another worker has
+/// taken that task (so the behaviour's worker never pops it), then says whether one did.
+/// The behaviour's worker is left showing tasks it no longer has, until it next looks at its
+/// deque (fork/join tests of how workers end and sleep after that).
+pub struct TaskGiver(pub mpsc::Sender<bool>);
+
+impl Actor for TaskGiver {}
+
+impl Receive<()> for TaskGiver {
+    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+        let taken = std::sync::atomic::AtomicBool::new(false);
+        let me = std::thread::current().id();
+        ctx.scope(|s| {
+            s.spawn(|_| taken.store(std::thread::current().id() != me, Ordering::SeqCst));
+            // Until the other worker has taken the task (bounded: on a loaded machine the
+            // thief may come late; the caller then checks less, never wrongly).
+            let t0 = std::time::Instant::now();
+            while !taken.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(2) {
+                std::hint::spin_loop();
+            }
+        });
+        let _ = self.0.send(taken.load(Ordering::SeqCst));
+        Allocation::Nodelete
     }
 }

@@ -347,6 +347,9 @@ impl<P: Policy> Exec for Executor<P> {
 
     /// Ends the worker threads (CAF's shutdown handshake) and joins them.
     fn join_threads(&self, drain: bool) {
+        if !drain {
+            self.pool.unpark_all();
+        }
         let threads = self.pool.take_threads();
         if !threads.is_empty() {
             self.stop_workers(threads);

@@ -74,6 +74,10 @@ impl<P: Policy> Unit for Executor<P> {
         self.shared.id()
     }
 
+    fn life(&self) -> &crate::runtime::life::Life {
+        &self.shared.life
+    }
+
     fn local(&self, _: usize) -> std::cell::Cell<u32> {
         std::cell::Cell::new(0)
     }

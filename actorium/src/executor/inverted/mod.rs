@@ -31,6 +31,7 @@ use crate::core::exec_ref::{ops_of, ExecOps};
 use crate::core::mailbox::Mailbox;
 use crate::core::{
     DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
+    Undelivered,
 };
 use crate::runtime::loom::sync::atomic::AtomicPtr;
 use crate::runtime::pool::{join_all, Pool, ResizeError};
@@ -570,7 +571,12 @@ impl Executor {
         if self.pool.stats_on() {
             self.pool.data(me.index).busy.moves.bump(moved);
         }
-        if l.can_push_local(c) && hdr.installed() {
+        // The local path stays open only if the held queue's shared part is empty. A moved
+        // actor brings its history: what it sent to actors of this queue before the move is
+        // in the held batch or in the shared part (its last behaviour's worker flushed its
+        // outbox before its visit ended, and its old queue is idle). Sent through the local
+        // path, its next messages would run before those still in the shared part.
+        if l.can_push_local(c) && hdr.installed() && g.len() == 0 {
             Moved::Batch
         } else {
             l.close_local(c);
@@ -651,8 +657,10 @@ impl Executor {
                 stopped.push(hdr as *const Header);
             }
         }
-        // 2. Queued envelopes are discarded (message drops may run user code; no lock is held).
-        self.discard_queued();
+        // 2. Queued envelopes are discarded (message drops may run user code; no lock is held),
+        //    the messages among them reported as dead letters after a graceful end.
+        let mut undelivered = Undelivered::default();
+        self.discard_queued(Some(&mut undelivered));
         // 3. The stopped actors' states are dropped and the system's references released.
         for hdr in stopped {
             // SAFETY: each was taken off a list above, exactly once, and its system reference is
@@ -662,10 +670,12 @@ impl Executor {
         }
         // 4. Every actor is terminal now, so nothing new can be queued; this pass is a guard
         //    for envelopes that step 3's user destructors might have produced.
-        self.discard_queued();
+        self.discard_queued(None);
+        self.shared.report_undelivered(undelivered);
     }
 
-    fn discard_queued(&self) {
+    /// Disposes of every queued envelope, counting the messages in `undelivered` if given.
+    fn discard_queued(&self, mut undelivered: Option<&mut Undelivered>) {
         loop {
             let mut any = false;
             for q in self.queues.iter() {
@@ -675,6 +685,12 @@ impl Executor {
                 let mut batch = g.take_all();
                 drop(g);
                 any |= !batch.is_empty();
+                if let Some(u) = undelivered.as_deref_mut() {
+                    // SAFETY: a queued envelope's cell is alive until its reclaim envelope,
+                    // queued behind its messages, is disposed of (below, in order), or until
+                    // step 3 for the actors stopped here.
+                    unsafe { u.count(&batch) };
+                }
                 batch.discard_all();
             }
             if !any {
@@ -1045,8 +1061,11 @@ impl Exec for Executor {
         self.pool.wake_all();
     }
 
-    fn join_threads(&self, _drain: bool) {
+    fn join_threads(&self, drain: bool) {
         self.pool.wake_all();
+        if !drain {
+            self.pool.unpark_all();
+        }
         join_all(self.pool.take_threads());
         self.pool.workers_exited();
     }

@@ -706,6 +706,97 @@ mod loom_tests {
         });
     }
 
+    /// A sender moved into a held queue (`Executor::move_here`, placement rule 2 and its
+    /// merge) keeps its order. Worker A runs actor S (queue 1): S sends message 1 to actor R
+    /// of queue 0, through the lock or through A's outbox (kept, then flushed before the visit
+    /// ends), and A's visit of queue 1 ends. Worker B meanwhile holds queue 0's batch, and a
+    /// behaviour there sends to S: if queue 1 is empty and not processed, S moves into queue 0,
+    /// and S, run from B's batch, sends message 2 to R, through B's local fast path if the
+    /// move left it open, else through the lock. R must get 1 before 2. The local path stays
+    /// open only while the held queue's shared part is empty at the move: without that check
+    /// (message 1 pushed after B's gulp, S moved, 2 appended to the batch) it fails.
+    #[test]
+    fn a_sender_moved_into_a_held_queue_keeps_its_order() {
+        use crate::runtime::loom::sync::atomic::AtomicUsize;
+        const S_RUNS: u64 = 50;
+        const HELD: u64 = 60;
+        for through_outbox in [false, true] {
+            loom::model(move || {
+                let qs = Arc::new([WorkQueue::new(0, 1), WorkQueue::new(1, 0)]);
+                let ticket = Arc::new(AtomicUsize::new(1));
+                // B holds queue 0's batch (gulped before S sends anything).
+                qs[0].lock().push(env(HELD));
+                let mut batch = CopyQueue::new();
+                assert!(matches!(qs[0].gulp(&mut batch), Gulp::Got(1)));
+                // S has a message waiting in queue 1, for A.
+                qs[1].lock().push(env(S_RUNS));
+                let a = {
+                    let qs = qs.clone();
+                    thread::spawn(move || {
+                        let mut local = CopyQueue::new();
+                        if !matches!(qs[1].gulp(&mut local), Gulp::Got(_)) {
+                            return;
+                        }
+                        let mut ran = Vec::new();
+                        drain(&mut local, &mut ran);
+                        // S's behaviour sends 1 to R (queue 0, which B processes).
+                        if through_outbox {
+                            let mut outbox = CopyQueue::new();
+                            outbox.push(env(1));
+                            // The flush, before the visit ends (`Executor::drain`).
+                            qs[0].lock().append(&mut outbox);
+                        } else {
+                            qs[0].lock().push(env(1));
+                        }
+                        qs[1].done_processing();
+                    })
+                };
+                // B runs its batch: a behaviour sends to S, which may move here.
+                let mut r = Vec::new();
+                let mut local_open = true;
+                let moved = {
+                    let old = qs[1].lock();
+                    if old.len() == 0 && !qs[1].processed_locked(&old) {
+                        qs[0].try_lock().map(|new| {
+                            ticket.store(0, Ordering::Relaxed);
+                            // The rule under test (`move_here`).
+                            local_open = new.len() == 0;
+                        })
+                    } else {
+                        None
+                    }
+                }
+                .is_some();
+                if moved {
+                    // S runs from B's batch (its message went there, or to the shared part
+                    // behind message 1 with the local path closed: either way after 1 if
+                    // that is queued), and sends 2 to R.
+                    if local_open {
+                        batch.push(env(2));
+                    } else {
+                        qs[0].lock().push(env(2));
+                    }
+                }
+                drain(&mut batch, &mut r);
+                while let Gulp::Got(_) = qs[0].regulp(&mut batch) {
+                    drain(&mut batch, &mut r);
+                }
+                qs[0].done_processing();
+                a.join().unwrap();
+                if let Gulp::Got(_) = qs[0].gulp(&mut batch) {
+                    drain(&mut batch, &mut r);
+                    qs[0].done_processing();
+                }
+                r.retain(|&v| v != HELD);
+                if moved {
+                    assert_eq!(r, vec![1, 2], "S's second message overtook its first");
+                } else {
+                    assert_eq!(r, vec![1]);
+                }
+            });
+        }
+    }
+
     #[test]
     fn two_gulpers_never_hold_one_queue_at_once() {
         loom::model(|| {

@@ -512,6 +512,10 @@ impl Unit for Executor {
         self.shared.id()
     }
 
+    fn life(&self) -> &crate::runtime::life::Life {
+        &self.shared.life
+    }
+
     fn local(&self, index: usize) -> Local {
         Local {
             batch: UnsafeCell::new(CopyQueue::new()),

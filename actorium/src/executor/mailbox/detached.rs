@@ -181,8 +181,13 @@ impl Exec for Detached {
     /// be respawned, so threads waiting for a respawn are told to end).
     fn join_threads(&self, drain: bool) {
         let threads = std::mem::take(&mut *self.threads.lock().unwrap());
-        for (s, _) in &threads {
+        for (s, t) in &threads {
             s.raise(if drain { FINISH } else { ABORT });
+            if !drain {
+                // A thread blocked in an ask gives up once it sees the abort
+                // (`runtime::worker::own_system_aborting`).
+                t.thread().unpark();
+            }
         }
         for (_, t) in threads {
             // The body catches behaviour panics; a join error would be an actorium bug.
@@ -199,7 +204,7 @@ impl Exec for Detached {
 }
 
 fn body(shared: &Shared, signal: &Signal, cell: CellPtr) {
-    let _enter = Enter::detached(shared.id(), cell.0.cast());
+    let _enter = Enter::detached(shared.id(), &shared.life, cell.0.cast());
     let counters = Counters::default();
     let runner = Runner {
         worker: WorkerRef {

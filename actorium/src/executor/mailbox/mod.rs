@@ -24,7 +24,7 @@ pub(crate) mod detached;
 use crate::core::copy_queue::CopyQueue;
 use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
-use crate::core::{run_batch, ExecRef, Header, Shared, Status, WorkerRef};
+use crate::core::{run_batch, ExecRef, Header, Shared, Status, Undelivered, WorkerRef};
 use crate::runtime::stats::Counters;
 use std::cell::Cell;
 use std::fmt;
@@ -575,6 +575,7 @@ pub(crate) fn cleanup(shared: &Shared) {
         return;
     }
     let mut taken = Vec::new();
+    let mut undelivered = Undelivered::default();
     for link in shared.registry.take_all() {
         // SAFETY: links on the registry are the `link` field of a cell header whose system
         // reference is held (module invariants).
@@ -592,12 +593,17 @@ pub(crate) fn cleanup(shared: &Shared) {
             });
             (alive, inbox)
         };
-        drop(inbox); // disposes of the mail (`CopyQueue`'s drop discards what is left)
         let mut batch = std::mem::replace(
             // SAFETY: no thread runs jobs any more.
             unsafe { mb.batch() },
             CopyQueue::empty(),
         );
+        // SAFETY: the mail is this actor's, whose system reference is still held.
+        unsafe {
+            undelivered.count(&batch);
+            undelivered.count(&inbox);
+        }
+        drop(inbox); // disposes of the mail (`CopyQueue`'s drop discards what is left)
         batch.discard_all();
         taken.push((hdr as *const Header, alive));
     }
@@ -611,5 +617,6 @@ pub(crate) fn cleanup(shared: &Shared) {
             unsafe { Header::release(hdr) };
         }
     }
+    shared.report_undelivered(undelivered);
     shared.life.notify();
 }

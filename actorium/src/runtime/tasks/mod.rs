@@ -278,6 +278,13 @@ impl<'c> TaskWorker<'c> {
         self.deque().enter_job(job.header().tag());
         // SAFETY: the caller's contract.
         unsafe { job.execute() };
+        // Tasks the job left in the deque (spawned into a scope it does not wait for, so a
+        // scope of its caller's) run now, while the job's tag is still listed: the scope's
+        // waiter may take them (the helping rule) only from a worker running a job with that
+        // tag. Left for later, they waited for this worker's next look at its own deque,
+        // which a worker blocked in its scheduling policy's queue never took (work sharing:
+        // the scope waited for ever).
+        drain(self);
         self.deque().leave_job();
         self.unshow();
     }
@@ -406,6 +413,14 @@ impl<'c> TaskWorker<'c> {
     /// or the common queue holds one (then the caller must not sleep).
     pub(crate) fn search(&self) -> bool {
         self.elsewhere(TaskRow::shows_tasks_seqcst)
+    }
+}
+
+/// Pops and runs `w`'s own deque until a pop finds nothing (tasks they fork here too).
+fn drain(w: &TaskWorker<'_>) {
+    while let Some(j) = w.pop() {
+        // SAFETY: popped from the own deque: this worker's alone, unrun.
+        unsafe { j.execute() };
     }
 }
 

@@ -1,0 +1,219 @@
+//! Detached actors blocked in asks, at every way a system ends.
+//!
+//! A detached actor (a thread of its own) may block in `Pending::wait` for another actor of
+//! its system. However the system then ends, the wait must resolve: with the reply when the
+//! end lets the asked actor run (`stop`, `shutdown`), or with `AskError::Dropped` when it
+//! stops everything at once (`drop`, an expired `shutdown_timeout`). Before, a drop joined the
+//! detached threads before it disposed of the queued mail that would have resolved the ask,
+//! and never returned.
+
+mod common;
+
+use actorium::Receive;
+use actorium::{Actor, ActorSystem, Addr, Allocation, Ask, AskError, Context, DeleteMsg};
+use common::{on_every_executor, watchdog, ExecutorChoice};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Answers after being busy for a while.
+struct Slow(Duration);
+impl Actor for Slow {}
+impl Receive<Ask<u32, u32>> for Slow {
+    fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+        std::thread::sleep(self.0);
+        let _ = a.reply.send(a.msg + 1);
+        Allocation::Nodelete
+    }
+}
+impl Receive<()> for Slow {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        std::thread::sleep(self.0);
+        Allocation::Nodelete
+    }
+}
+
+/// On its message, asks its target and blocks until the answer; reports what it got.
+struct Asker {
+    target: Addr<Slow>,
+    got: mpsc::Sender<Result<u32, AskError>>,
+    timeout: Option<Duration>,
+}
+impl Actor for Asker {}
+impl Receive<u32> for Asker {
+    fn receive(&mut self, m: u32, _: &mut Context<'_, Self>) -> Allocation {
+        let r = match self.target.ask(m) {
+            Ok(p) => match self.timeout {
+                Some(t) => p.wait_timeout(t),
+                None => p.wait(),
+            },
+            Err(_) => Err(AskError::Dropped),
+        };
+        let _ = self.got.send(r);
+        Allocation::Nodelete
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Drop,
+    ShutdownTimeout,
+    Shutdown,
+    PoisonStop,
+}
+
+/// One worker: the slow actor is busy with an earlier message when the ask comes, so the ask
+/// waits in its queue; the system ends while the asker blocks.
+fn blocked_ask_at_the_end(
+    choose: ExecutorChoice,
+    end: End,
+    detached_target: bool,
+    timeout: Option<Duration>,
+) {
+    let system = choose(ActorSystem::builder().workers(1)).build().unwrap();
+    let busy = Duration::from_millis(100);
+    let slow = if detached_target {
+        system.spawn_detached(Slow(busy))
+    } else {
+        system.spawn(Slow(busy))
+    };
+    slow.send(()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let asker = system.spawn_detached(Asker {
+        target: slow.clone(),
+        got: tx,
+        timeout,
+    });
+    asker.send(41).unwrap();
+    // Let the asker block (the slow actor is still in its first behaviour).
+    std::thread::sleep(Duration::from_millis(20));
+    let graceful = match end {
+        End::Drop => {
+            drop(system);
+            false
+        }
+        End::ShutdownTimeout => {
+            let r = system.shutdown_timeout(Duration::from_millis(10));
+            assert!(r.is_err(), "the slow actor cannot have ended in 10 ms");
+            false
+        }
+        End::Shutdown => {
+            system.shutdown();
+            true
+        }
+        End::PoisonStop => {
+            // The asker ends after its answer, the slow actor after the ask.
+            asker.send(DeleteMsg).unwrap();
+            slow.send(DeleteMsg).unwrap();
+            system.stop();
+            true
+        }
+    };
+    let got = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the asker never finished");
+    if graceful {
+        assert_eq!(got, Ok(42), "{end:?}: the ask was answered before the end");
+    } else {
+        assert!(
+            got == Err(AskError::Dropped) || got == Ok(42),
+            "{end:?}: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn a_detached_actor_blocked_in_an_ask_never_holds_up_the_end() {
+    watchdog(120, || {
+        on_every_executor(|name, choose| {
+            if name.contains("testing") {
+                return; // caller-driven: nothing runs the slow actor's jobs during the end
+            }
+            for end in [
+                End::Drop,
+                End::ShutdownTimeout,
+                End::Shutdown,
+                End::PoisonStop,
+            ] {
+                for detached_target in [false, true] {
+                    for timeout in [None, Some(Duration::from_secs(5))] {
+                        let t0 = std::time::Instant::now();
+                        blocked_ask_at_the_end(choose, end, detached_target, timeout);
+                        // A wait with a time-out must not have run to its end either.
+                        assert!(
+                            t0.elapsed() < Duration::from_secs(3),
+                            "{name}, {end:?}, detached target {detached_target}, {timeout:?}: \
+                             took {:?}",
+                            t0.elapsed()
+                        );
+                    }
+                }
+            }
+        });
+    });
+}
+
+/// Blocks until its gate opens (or is dropped), then answers.
+struct Gated(mpsc::Receiver<()>);
+impl Actor for Gated {}
+impl Receive<Ask<u32, u32>> for Gated {
+    fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+        let _ = self.0.recv();
+        let _ = a.reply.send(a.msg + 1);
+        Allocation::Nodelete
+    }
+}
+
+/// Asks an actor of another system and blocks (allowed: it is not its own system).
+struct CrossAsker {
+    target: Addr<Gated>,
+    got: mpsc::Sender<Result<u32, AskError>>,
+}
+impl Actor for CrossAsker {}
+impl Receive<u32> for CrossAsker {
+    fn receive(&mut self, m: u32, _: &mut Context<'_, Self>) -> Allocation {
+        let r = self
+            .target
+            .ask(m)
+            .map_err(|_| AskError::Dropped)
+            .and_then(|p| p.wait());
+        let _ = self.got.send(r);
+        Allocation::Nodelete
+    }
+}
+
+/// A behaviour (pooled or detached) blocked in an ask to an actor of *another* system that
+/// does not answer: dropping its own system ends the wait (`AskError::Dropped`) instead of
+/// waiting for that other system.
+#[test]
+fn a_thread_blocked_in_an_ask_to_another_system_never_holds_up_its_own_drop() {
+    watchdog(60, || {
+        on_every_executor(|name, choose| {
+            if name.contains("testing") {
+                return;
+            }
+            for detached in [false, true] {
+                let other = ActorSystem::new().unwrap();
+                let (open, gate) = mpsc::channel();
+                let target = other.spawn_detached(Gated(gate));
+                let system = choose(ActorSystem::builder().workers(1)).build().unwrap();
+                let (tx, rx) = mpsc::channel();
+                let asker = CrossAsker { target, got: tx };
+                let asker = if detached {
+                    system.spawn_detached(asker)
+                } else {
+                    system.spawn(asker)
+                };
+                asker.send(1).unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+                drop(system);
+                assert_eq!(
+                    rx.recv_timeout(Duration::from_secs(5)),
+                    Ok(Err(AskError::Dropped)),
+                    "{name}, detached {detached}"
+                );
+                drop(open);
+                other.shutdown();
+            }
+        });
+    });
+}

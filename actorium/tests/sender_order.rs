@@ -1,0 +1,226 @@
+//! Per-sender order across placement moves, at volume.
+//!
+//! A few actors forward numbered messages to random peers (chains of hops), while an outside
+//! thread sends them bursts. On the message-centric executor with queue stealing, placement
+//! moves actors between queues as they talk (rule 2 and its merge), often into the queue that
+//! another worker is processing at that moment; every receiver checks that what each sender
+//! sent it arrives in send order, exactly once, and that no two behaviours of one actor
+//! overlap. A sender moved into a held queue while its earlier messages still waited in that
+//! queue's shared part used to overtake them through the local fast path (hundreds of
+//! messages out of order per ten million).
+//!
+//! Run longer (a soak) with `ACTORIUM_ORDER_MESSAGES=50000000`.
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
+use common::{watchdog, Rng};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// Senders: the outside thread is sender 0, actor `i` is sender `1 + i`.
+const OUTSIDE: usize = 0;
+
+struct Shared {
+    actors: usize,
+    busy: Vec<AtomicBool>,
+    overlaps: AtomicU64,
+    out_of_order: AtomicU64,
+    delivered: AtomicU64,
+    addrs: OnceLock<Vec<Addr<Node>>>,
+}
+
+struct Msg {
+    from: usize,
+    seq: u64,
+    /// Hops left: the receiver forwards a message with one fewer to a random peer.
+    ttl: u8,
+}
+
+/// Per actor at its end: the next seq it expected from each sender, and what it sent to each
+/// actor.
+type Reports = Arc<std::sync::Mutex<Vec<(Vec<u64>, Vec<u64>)>>>;
+
+struct Node {
+    id: usize,
+    shared: Arc<Shared>,
+    rng: Rng,
+    /// Next expected seq from each sender.
+    expect: Vec<u64>,
+    /// Seqs sent to each actor.
+    sent: Vec<u64>,
+    /// What this actor reported at its end: (expect, sent).
+    report: Reports,
+}
+
+impl Actor for Node {
+    fn stopped(&mut self) {
+        let mut r = self.report.lock().unwrap();
+        r[self.id] = (self.expect.clone(), self.sent.clone());
+    }
+}
+
+impl Receive<Msg> for Node {
+    fn receive(&mut self, m: Msg, _: &mut Context<'_, Self>) -> Allocation {
+        let s = &*self.shared;
+        if s.busy[self.id].swap(true, Ordering::SeqCst) {
+            s.overlaps.fetch_add(1, Ordering::Relaxed);
+        }
+        if m.seq != self.expect[m.from] {
+            s.out_of_order.fetch_add(1, Ordering::Relaxed);
+        }
+        self.expect[m.from] = self.expect[m.from].max(m.seq + 1);
+        if m.ttl > 0 {
+            let to = self.rng.below(s.actors);
+            self.sent[to] += 1;
+            let fwd = Msg {
+                from: 1 + self.id,
+                seq: self.sent[to],
+                ttl: m.ttl - 1,
+            };
+            s.addrs.get().unwrap()[to].send(fwd).ok().unwrap();
+        }
+        s.busy[self.id].store(false, Ordering::SeqCst);
+        s.delivered.fetch_add(1, Ordering::Relaxed);
+        Allocation::Nodelete
+    }
+}
+
+/// Runs the workload: `actors` actors, an outside thread sending bursts until about
+/// `messages` deliveries are due; returns how many messages were delivered.
+fn run(system: ActorSystem, actors: usize, messages: u64, seed: u64) -> u64 {
+    let shared = Arc::new(Shared {
+        actors,
+        busy: (0..actors).map(|_| AtomicBool::new(false)).collect(),
+        overlaps: AtomicU64::new(0),
+        out_of_order: AtomicU64::new(0),
+        delivered: AtomicU64::new(0),
+        addrs: OnceLock::new(),
+    });
+    let report: Reports = Arc::new(std::sync::Mutex::new(vec![(vec![], vec![]); actors]));
+    let addrs: Vec<_> = (0..actors)
+        .map(|id| {
+            system.spawn(Node {
+                id,
+                shared: shared.clone(),
+                rng: Rng::new(seed * 7919 + id as u64),
+                expect: vec![1; 1 + actors],
+                sent: vec![0; actors],
+                report: report.clone(),
+            })
+        })
+        .collect();
+    shared.addrs.set(addrs.clone()).ok().unwrap();
+    let mut rng = Rng::new(seed);
+    let mut outside_sent = vec![0u64; actors];
+    let mut due = 0u64;
+    while due < messages {
+        // A burst: several messages to one actor, or spread, each a chain of hops.
+        let burst = 1 + rng.below(64);
+        let one = rng.below(2) == 0;
+        let target = rng.below(actors);
+        for _ in 0..burst {
+            let to = if one { target } else { rng.below(actors) };
+            let ttl = rng.below(16) as u8;
+            outside_sent[to] += 1;
+            addrs[to]
+                .send(Msg {
+                    from: OUTSIDE,
+                    seq: outside_sent[to],
+                    ttl,
+                })
+                .ok()
+                .unwrap();
+            due += 1 + u64::from(ttl);
+        }
+        // Let the backlog drain now and then, so that queues empty and actors move.
+        while shared.delivered.load(Ordering::Relaxed) + 20_000 < due {
+            std::thread::yield_now();
+        }
+    }
+    while shared.delivered.load(Ordering::Relaxed) < due {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    drop(addrs);
+    let stats = system.shutdown().expect("statistics are on");
+    let report = report.lock().unwrap();
+    assert_eq!(
+        shared.overlaps.load(Ordering::Relaxed),
+        0,
+        "behaviours overlapped"
+    );
+    assert_eq!(
+        shared.out_of_order.load(Ordering::Relaxed),
+        0,
+        "per-sender order broken ({} messages delivered)",
+        shared.delivered.load(Ordering::Relaxed)
+    );
+    assert_eq!(
+        shared.delivered.load(Ordering::Relaxed),
+        due,
+        "delivered twice"
+    );
+    for (r, (expect, _)) in report.iter().enumerate() {
+        assert_eq!(expect[OUTSIDE] - 1, outside_sent[r], "outside -> actor {r}");
+        for (s, (_, sent)) in report.iter().enumerate() {
+            assert_eq!(expect[1 + s] - 1, sent[r], "actor {s} -> actor {r}: lost");
+        }
+    }
+    // What the test is about: actors moved between queues while they talked.
+    assert!(
+        stats.moves > 0,
+        "no actor moved: the test checks nothing it is meant to"
+    );
+    eprintln!(
+        "{due} messages, {} moves, {} steals, {} deferred",
+        stats.moves, stats.steals, stats.deferred
+    );
+    due
+}
+
+fn messages() -> u64 {
+    std::env::var("ACTORIUM_ORDER_MESSAGES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12_000_000)
+}
+
+#[test]
+fn per_sender_order_holds_across_placement_moves() {
+    let total = messages();
+    let configs: &[(&str, usize, usize, QueueStealing)] = &[
+        (
+            "2 workers, longest victim, 4 actors",
+            2,
+            4,
+            QueueStealing::LongestVictim,
+        ),
+        ("2 workers, random, 4 actors", 2, 4, QueueStealing::Random),
+        (
+            "3 workers, longest victim, 6 actors",
+            3,
+            6,
+            QueueStealing::LongestVictim,
+        ),
+        (
+            "2 workers, longest victim, 40 actors",
+            2,
+            40,
+            QueueStealing::LongestVictim,
+        ),
+    ];
+    for (i, &(name, workers, actors, stealing)) in configs.iter().enumerate() {
+        eprintln!("--- {name}");
+        let n = total / configs.len() as u64;
+        watchdog(300, move || {
+            let system = ActorSystem::builder()
+                .workers(workers)
+                .queue_stealing(stealing)
+                .stats(true)
+                .build()
+                .unwrap();
+            run(system, actors, n, 11 + i as u64)
+        });
+    }
+}
