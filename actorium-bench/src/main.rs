@@ -1,11 +1,16 @@
 //! actorium-bench: the Cforall-thesis and Savina workloads on actorium and its peers, side by
-//! side, in one run. See `BENCHMARKS.md` for the workloads and `README.md` (repository root)
-//! for the latest results.
+//! side, in one run. See `BENCHMARKS.md` for the workloads and `docs/BENCHMARKS.md`
+//! (repository root) for the latest results.
 //!
 //! ```text
-//! cargo run --release -p actorium-bench -- [--quick] [--only a,b] [--systems x,y] \
+//! cargo run --release -p actorium-bench -- [--full | --quick] [--only a,b] [--systems x,y] \
 //!     [--threads N] [--runs R] [--json FILE] [--out DIR]
 //! ```
+//!
+//! Runs are interleaved: for each workload, each round runs every system once, in turn
+//! (A B C A B C ...), so that a slow phase of the machine hits every system alike. The exit
+//! status is 0 when every actorium run passed its checksum; a peer that fails or times out
+//! is that peer's cell, labelled, and listed at the end.
 
 mod actorium_impl;
 mod ask;
@@ -32,9 +37,13 @@ use suite::{Params, BENCHES, SYSTEMS};
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
-    /// Smaller parameters and 3 runs each, so the whole suite finishes in a few minutes.
+    /// Smaller parameters and 3 runs each, so the whole suite finishes in about a minute.
     #[arg(long)]
     quick: bool,
+    /// The full suite: 5 runs each, the 1-thread sweep of actorium's systems (`--sweep`), and
+    /// a 300 s limit per run (the default is 3 runs and 60 s, to finish in about 10 minutes).
+    #[arg(long, conflicts_with = "quick")]
+    full: bool,
     /// Only these benchmarks (comma-separated names).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -44,7 +53,7 @@ struct Cli {
     /// Threads for every system (default: available parallelism).
     #[arg(long)]
     threads: Option<usize>,
-    /// Runs per (benchmark, system); the median is reported (default 5, or 3 with --quick).
+    /// Runs per (benchmark, system); the median is reported (default 3, or 5 with --full).
     #[arg(long)]
     runs: Option<usize>,
     /// Write machine-readable results to this file.
@@ -53,9 +62,10 @@ struct Cli {
     /// Directory for results.md and the chart.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
-    /// Seconds one run may take before it is killed and reported as failed.
-    #[arg(long, default_value_t = 300)]
-    timeout: u64,
+    /// Seconds one run may take before it is killed and reported as failed (default 60, or
+    /// 300 with --full). A system that fails or times out is not run again on that workload.
+    #[arg(long)]
+    timeout: Option<u64>,
     /// Also run every actorium system on 1 thread, and report its time on `--threads` against
     /// its time on 1 (parallelism that pays for itself: at most 1.1× on every workload).
     #[arg(long)]
@@ -388,8 +398,8 @@ fn suite_main(cli: &Cli) -> i32 {
         eprintln!("actorium-bench: --threads must be at least 1");
         return 2;
     }
-    let runs = cli.runs.unwrap_or(if cli.quick { 3 } else { 5 }).max(1);
-    let timeout = Duration::from_secs(cli.timeout);
+    let runs = cli.runs.unwrap_or(if cli.full { 5 } else { 3 }).max(1);
+    let timeout = Duration::from_secs(cli.timeout.unwrap_or(if cli.full { 300 } else { 60 }));
 
     // Build (or find) the foreign peers once.
     let ready: Vec<Result<(), String>> = systems.iter().map(|s| suite::prepare(s)).collect();
@@ -399,22 +409,33 @@ fn suite_main(cli: &Cli) -> i32 {
         }
     }
 
-    let pairs = benches
-        .iter()
-        .map(|b| systems.iter().filter(|s| s.runs(b)).count())
-        .sum::<usize>();
     // The sweep's second thread count: actorium's systems on 1 thread (nothing to sweep when
     // the main count is 1 already).
-    let sweep = cli.sweep && threads > 1;
+    let sweep = (cli.sweep || cli.full) && threads > 1;
     if cli.sweep && !sweep {
         eprintln!("actorium-bench: --sweep with 1 thread: nothing to compare, no sweep");
     }
     let swept = |s: &suite::System| sweep && s.name.starts_with("actorium");
-    let sweep_pairs = benches
+    // Every (system, thread count) that runs a benchmark: its arms.
+    let arms_of = |b: &suite::Bench| -> Vec<(usize, usize)> {
+        systems
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.runs(b))
+            .flat_map(|(k, s)| {
+                let counts = if swept(s) {
+                    vec![threads, 1]
+                } else {
+                    vec![threads]
+                };
+                counts.into_iter().map(move |t| (k, t))
+            })
+            .collect()
+    };
+    let total = benches
         .iter()
-        .map(|b| systems.iter().filter(|s| s.runs(b) && swept(s)).count())
-        .sum::<usize>();
-    let total = ((pairs + sweep_pairs) * runs) as u64;
+        .map(|b| arms_of(b).len() * runs)
+        .sum::<usize>() as u64;
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
@@ -427,24 +448,14 @@ fn suite_main(cli: &Cli) -> i32 {
     let mut singles = Vec::new();
     for b in &benches {
         let params = b.params(cli.quick);
-        for (s, ready) in systems.iter().zip(&ready) {
-            if !s.runs(b) {
-                continue;
-            }
-            let counts: &[usize] = if swept(s) { &[threads, 1] } else { &[threads] };
-            for &t in counts {
-                let rec = match ready {
-                    Err(why) => {
-                        bar.inc(runs as u64);
-                        Record::unavailable(b, s.name, t, &params, why)
-                    }
-                    Ok(()) => measure(&bar, s, b, t, &params, runs, timeout),
-                };
-                if t == threads {
-                    records.push(rec);
-                } else {
-                    singles.push(rec);
-                }
+        let arms = arms_of(b);
+        let recs = measure_interleaved(&bar, &systems, &ready, &arms, b, &params, runs, timeout);
+        bar.println(summary_line(b, &recs, threads));
+        for rec in recs {
+            if rec.threads == threads {
+                records.push(rec);
+            } else {
+                singles.push(rec);
             }
         }
     }
@@ -491,12 +502,26 @@ fn suite_main(cli: &Cli) -> i32 {
         eprintln!("actorium-bench: {e}");
         return 1;
     }
-    let errors: Vec<_> = records
+    // Peers' failures are their cells (listed here); only actorium's fail the run.
+    let (ours, theirs): (Vec<&Record>, Vec<&Record>) = records
         .iter()
         .chain(&singles)
         .filter(|r| r.is_error())
-        .collect();
-    for r in &errors {
+        .partition(|r| r.system.starts_with("actorium"));
+    if !theirs.is_empty() {
+        eprintln!("peers that failed (their cells say so; the run still passes):");
+        for r in &theirs {
+            eprintln!(
+                "  {} on {}, {} threads: {} {}",
+                r.benchmark,
+                r.system,
+                r.threads,
+                r.status,
+                r.note.as_deref().unwrap_or("")
+            );
+        }
+    }
+    for r in &ours {
         eprintln!(
             "error: {} on {}, {} threads: {} {}",
             r.benchmark,
@@ -506,7 +531,7 @@ fn suite_main(cli: &Cli) -> i32 {
             r.note.as_deref().unwrap_or("")
         );
     }
-    i32::from(!errors.is_empty())
+    i32::from(!ours.is_empty())
 }
 
 /// One group's workloads, systems and main table.
@@ -517,45 +542,96 @@ struct GroupTable {
     table: String,
 }
 
-/// All `runs` of benchmark `b` on system `s` at `threads` threads, as one record (a failed run
-/// ends the series); a record that is not `ok` is also printed above the progress bar.
-fn measure(
+/// All `runs` of benchmark `b` on every arm (a system and a thread count), interleaved: each
+/// round runs every arm once, in turn, so that a slow phase of the machine hits them alike.
+/// An arm whose run fails (or times out) is not run again; a record that is not `ok` is also
+/// printed above the progress bar.
+#[allow(clippy::too_many_arguments)]
+fn measure_interleaved(
     bar: &ProgressBar,
-    s: &suite::System,
+    systems: &[&suite::System],
+    ready: &[Result<(), String>],
+    arms: &[(usize, usize)],
     b: &suite::Bench,
-    threads: usize,
     params: &suite::Params,
     runs: usize,
     timeout: Duration,
-) -> Record {
-    let mut results = Vec::with_capacity(runs);
-    for i in 0..runs {
-        bar.set_message(format!(
-            "{} on {}, {threads} threads (run {}/{runs})",
-            b.name,
-            s.name,
-            i + 1
-        ));
-        let r = harness::run_once(s, b, threads, params, timeout);
-        let stop = r.is_err();
-        results.push(r);
-        bar.inc(1);
-        if stop {
-            bar.inc((runs - i - 1) as u64);
-            break;
+) -> Vec<Record> {
+    let mut results: Vec<Vec<Result<harness::Measured, harness::RunError>>> =
+        vec![Vec::with_capacity(runs); arms.len()];
+    let mut done = vec![false; arms.len()];
+    for (k, &(sys, _)) in arms.iter().enumerate() {
+        if ready[sys].is_err() {
+            done[k] = true;
+            bar.inc(runs as u64);
         }
     }
-    let rec = Record::from_runs(b, s.name, threads, params, &results);
-    if rec.status != "ok" {
-        bar.println(format!(
-            "{} on {}, {threads} threads: {} {}",
-            b.name,
-            s.name,
-            rec.status,
-            rec.note.as_deref().unwrap_or("")
-        ));
+    for i in 0..runs {
+        for (k, &(sys, threads)) in arms.iter().enumerate() {
+            if done[k] {
+                continue;
+            }
+            let s = systems[sys];
+            bar.set_message(format!(
+                "{} on {}, {threads} threads (round {}/{runs})",
+                b.name,
+                s.name,
+                i + 1
+            ));
+            let r = harness::run_once(s, b, threads, params, timeout);
+            if r.is_err() {
+                done[k] = true;
+                bar.inc((runs - i - 1) as u64);
+            }
+            results[k].push(r);
+            bar.inc(1);
+        }
     }
-    rec
+    arms.iter()
+        .zip(results)
+        .map(|(&(sys, threads), results)| {
+            let s = systems[sys];
+            let rec = match &ready[sys] {
+                Err(why) => Record::unavailable(b, s.name, threads, params, why),
+                Ok(()) => Record::from_runs(b, s.name, threads, params, &results),
+            };
+            if rec.status != "ok" && rec.status != "not installed" {
+                bar.println(format!(
+                    "{} on {}, {threads} threads: {} {}",
+                    b.name,
+                    s.name,
+                    rec.status,
+                    rec.note.as_deref().unwrap_or("")
+                ));
+            }
+            rec
+        })
+        .collect()
+}
+
+/// One line per finished workload: the default actorium system's median and the fastest peer's.
+fn summary_line(b: &suite::Bench, recs: &[Record], threads: usize) -> String {
+    let at = |r: &&Record| r.threads == threads && r.median_s.is_some();
+    let ours = recs
+        .iter()
+        .filter(at)
+        .filter(|r| r.system.starts_with("actorium"))
+        .min_by(|x, y| x.median_s.unwrap().total_cmp(&y.median_s.unwrap()));
+    let peer = recs
+        .iter()
+        .filter(at)
+        .filter(|r| !r.system.starts_with("actorium") && r.system != "sequential")
+        .min_by(|x, y| x.median_s.unwrap().total_cmp(&y.median_s.unwrap()));
+    let cell = |r: Option<&Record>| match r {
+        Some(r) => format!("{} {}", r.system, report::fmt_time(r.median_s.unwrap())),
+        None => "none".into(),
+    };
+    format!(
+        "{:<22} best actorium: {:<40} best peer: {}",
+        b.name,
+        cell(ours),
+        cell(peer)
+    )
 }
 
 fn write_outputs(
@@ -568,7 +644,9 @@ fn write_outputs(
 ) -> Result<(), String> {
     std::fs::create_dir_all(&cli.out).map_err(|e| format!("{}: {e}", cli.out.display()))?;
     let mut md = format!(
-        "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}.\n",
+        "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}. Runs \
+         are interleaved: for each workload, each round runs every system once, in turn, so \
+         that a slow phase of the machine hits every system alike.\n",
         if cli.quick {
             ", --quick parameters"
         } else {

@@ -106,9 +106,9 @@
 //!    |
 //! actor/       Actor, Receive, Allocation, Context, Addr, JoinHandle, SystemHandle, cells,
 //!    |         poison pills
-//! executor/    inverted/ (message-centric: work queues, queue swap, visiting queues)
+//! executor/    message_centric/ (message-centric: work queues, queue swap, visiting queues)
 //!    |         mailbox/  (mailbox protocol, jobs; detached.rs: a thread per actor)
-//!    |         centric/  (actor-centric: policies, built on mailbox/)
+//!    |         actor_centric/  (actor-centric: policies, built on mailbox/)
 //!    |         forkjoin/ (join, scopes, fork handles, latches, the helping rule)
 //! core/        envelope, copy queue, actor header and status, mailbox storage, live-actor
 //!    |         lists, the Executor trait and ExecRef (what the layers above call)
@@ -121,8 +121,8 @@
 //! A worker thread runs one loop (`runtime/worker.rs`) through one interface, a *unit of
 //! work*: an executor is a kind of unit, so a new kind of work is added to the same threads
 //! without touching the others. READMEs next to the code explain the protocols and why they
-//! lose nothing: `runtime/idle/` (idle sleep), `executor/inverted/` (gulping, queue stealing),
-//! `executor/mailbox/` (mailboxes and jobs), `executor/centric/` (policies, shutdown,
+//! lose nothing: `runtime/idle/` (idle sleep), `executor/message_centric/` (gulping, queue stealing),
+//! `executor/mailbox/` (mailboxes and jobs), `executor/actor_centric/` (policies, shutdown,
 //! resizing), `runtime/pool.rs` (resizing).
 
 #![warn(missing_docs)]
@@ -190,19 +190,21 @@ pub mod policy {
     //! system.stop();
     //! # Ok::<(), actorium::ConfigError>(())
     //! ```
-    pub use crate::executor::centric::policy::{Policy, Scheduler, WorkerCtx, LONG_JOB_CHECK};
-    pub use crate::executor::centric::sharing::{SharedQueue, WorkSharing};
-    pub use crate::executor::centric::stealing::WorkStealing;
+    pub use crate::executor::actor_centric::policy::{
+        Policy, Scheduler, WorkerCtx, LONG_JOB_CHECK,
+    };
+    pub use crate::executor::actor_centric::sharing::{SharedQueue, WorkSharing};
+    pub use crate::executor::actor_centric::stealing::WorkStealing;
     pub mod work_stealing {
         //! The associated data types of [`super::WorkStealing`].
-        pub use crate::executor::centric::stealing::{Coordinator, Local, Shared};
+        pub use crate::executor::actor_centric::stealing::{Coordinator, Local, Shared};
     }
-    pub use crate::executor::centric::testing::Testing;
+    pub use crate::executor::actor_centric::testing::Testing;
     pub use crate::executor::mailbox::{Job, Resumable};
 }
 pub use crate::core::{Event, ExitReason};
 pub use executor::forkjoin::{join, scope, Forked, Scope};
-pub use executor::inverted::QueueStealing;
+pub use executor::message_centric::QueueStealing;
 /// Renamed [`QueueStealing`].
 #[deprecated(
     note = "renamed `QueueStealing` (queue stealing of the message-centric executor, \

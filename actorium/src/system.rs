@@ -3,10 +3,10 @@
 
 use crate::actor::SystemHandle;
 use crate::core::{ExecRef, Header, Shared, Status};
-use crate::executor::centric::policy::Policy;
-use crate::executor::centric::{self, PolicyStarter, StartError, Starter};
-use crate::executor::inverted::{self, QueueStealing};
+use crate::executor::actor_centric::policy::Policy;
+use crate::executor::actor_centric::{self, PolicyStarter, StartError, Starter};
 use crate::executor::mailbox::detached::Detached;
+use crate::executor::message_centric::{self, QueueStealing};
 use crate::runtime::stats::Stats;
 use crate::runtime::worker::runs_for;
 use std::collections::HashSet;
@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 /// A deadline far enough to mean "none" (an `Instant` cannot be infinite).
 const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
-/// Default message queues per worker (seed 002: queues are over-sharded by a factor of 16).
+/// Default message queues per worker (as in the Cforall actor system: Colby Parsons, MMath
+/// thesis, Waterloo 2023, where queues are over-sharded by a factor of 16).
 pub const DEFAULT_QUEUES_PER_WORKER: usize = 16;
 
 /// Default for [`ActorSystemBuilder::max_workers`] (or the starting workers, if more).
@@ -184,6 +185,8 @@ pub struct ActorSystemBuilder {
     max_throughput: Option<usize>,
     max_workers: Option<usize>,
     events: Option<crate::core::events::EventHook>,
+    /// Settings changed by [`Self::tune`] (message-centric executor).
+    tuning: Option<message_centric::Tuning>,
 }
 
 impl fmt::Debug for ActorSystemBuilder {
@@ -212,14 +215,14 @@ impl ActorSystemBuilder {
     }
 
     /// Message queues per worker (default 16; with one worker, one queue in total, as in the
-    /// seed). Ignored if [`Self::queues`] is set.
+    /// Cforall actor thesis). Ignored if [`Self::queues`] is set.
     pub fn queues_per_worker(mut self, k: usize) -> Self {
         self.queues_per_worker = Some(k);
         self
     }
 
-    /// Total message queues (the seed's `nrqueues`); must be at least the number of workers,
-    /// and at most [`MAX_QUEUES`] (so must workers times [`Self::queues_per_worker`]).
+    /// Total message queues (the Cforall actor thesis's `nrqueues`); must be at least the number of
+    /// workers, and at most [`MAX_QUEUES`] (so must workers times [`Self::queues_per_worker`]).
     pub fn queues(mut self, m: usize) -> Self {
         self.queues = Some(m);
         self
@@ -287,14 +290,14 @@ impl ActorSystemBuilder {
         self.queue_stealing(s)
     }
 
-    /// Switches to the actor-centric executor (CAF's design, seed 000) with scheduling policy
-    /// `policy`: [`crate::policy::WorkStealing`], [`crate::policy::WorkSharing`],
-    /// [`crate::policy::Testing`], or your own [`Policy`]. Without this call the system uses
-    /// the message-centric executor. Every actor program runs unchanged on either; the
-    /// settings `queues`, `queues_per_worker`, `queue_stealing`, `spin_before_sleep` and
-    /// `adaptive_spin` apply to the message-centric executor only, `max_throughput` to the
-    /// actor-centric one only: `build` refuses them on the other
-    /// ([`ConfigError::NotForExecutor`]).
+    /// Switches to the actor-centric executor (CAF's design: CAF's scheduler manual, the C++ Actor
+    /// Framework manual's section "Scheduler") with scheduling policy `policy`:
+    /// [`crate::policy::WorkStealing`], [`crate::policy::WorkSharing`], [`crate::policy::Testing`],
+    /// or your own [`Policy`]. Without this call the system uses the message-centric executor.
+    /// Every actor program runs unchanged on either; the settings `queues`, `queues_per_worker`,
+    /// `queue_stealing`, `spin_before_sleep` and `adaptive_spin` apply to the message-centric
+    /// executor only, `max_throughput` to the actor-centric one only: `build` refuses them on the
+    /// other ([`ConfigError::NotForExecutor`]).
     ///
     /// ```
     /// use actorium::{policy::WorkStealing, ActorSystem};
@@ -363,6 +366,22 @@ impl ActorSystemBuilder {
         self
     }
 
+    /// Changes one setting of the message-centric executor's placement, stealing or idle spin,
+    /// `name=value` (`executor/message_centric/tuning.rs` lists them, with their units and
+    /// why each default is what it is). For tests that switch one part of placement off alone
+    /// (`affinity=0`, `balance=0`, `batching=0`) and for A/B runs of the benchmark binary
+    /// (`--tune`): not a stable interface, and not part of the documented API.
+    ///
+    /// # Errors
+    /// An unknown name or a bad value, said in words with the names known.
+    #[doc(hidden)]
+    pub fn tune(mut self, setting: &str) -> Result<Self, String> {
+        let mut t = self.tuning.take().unwrap_or_default();
+        t.set(setting)?;
+        self.tuning = Some(t);
+        Ok(self)
+    }
+
     /// Refuses settings that mean nothing on the executor chosen.
     fn check_settings(&self) -> Result<(), ConfigError> {
         let refuse = |setting, executor| Err(ConfigError::NotForExecutor { setting, executor });
@@ -373,6 +392,7 @@ impl ActorSystemBuilder {
                 ("queue_stealing", self.stealing.is_some()),
                 ("spin_before_sleep", self.spin.is_some()),
                 ("adaptive_spin", self.adaptive_spin.is_some()),
+                ("tune", self.tuning.is_some()),
             ];
             if let Some((setting, _)) = inverted_only.iter().find(|(_, set)| *set) {
                 return refuse(setting, "actor-centric");
@@ -383,7 +403,7 @@ impl ActorSystemBuilder {
         Ok(())
     }
 
-    fn config(&self) -> Result<(inverted::Config, bool), ConfigError> {
+    fn config(&self) -> Result<(message_centric::Config, bool), ConfigError> {
         let workers = self.workers.unwrap_or_else(|| {
             thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS))
         });
@@ -413,13 +433,19 @@ impl ActorSystemBuilder {
             Some(m) => m,
             None => workers.max(DEFAULT_MAX_WORKERS),
         };
-        let cfg = inverted::Config {
+        let mut tuning = self.tuning.clone().unwrap_or_default();
+        if let Some(d) = self.spin {
+            tuning.spin = d;
+        }
+        if let Some(on) = self.adaptive_spin {
+            tuning.adaptive_spin = on;
+        }
+        let cfg = message_centric::Config {
             workers,
             max_workers,
             queues,
-            spin: self.spin.unwrap_or(DEFAULT_SPIN),
-            adaptive_spin: self.adaptive_spin.unwrap_or(true),
             stealing: self.stealing.unwrap_or_default(),
+            tuning,
         };
         Ok((cfg, self.stats))
     }
@@ -439,7 +465,7 @@ impl ActorSystemBuilder {
                     return Err(ConfigError::ZeroMaxThroughput);
                 }
                 starter.validate().map_err(ConfigError::Policy)?;
-                let ccfg = centric::Config {
+                let ccfg = actor_centric::Config {
                     workers: cfg.workers,
                     max_workers: cfg.max_workers,
                     max_throughput: self.max_throughput.unwrap_or(usize::MAX),
@@ -449,7 +475,8 @@ impl ActorSystemBuilder {
                     StartError::Policy(m) => ConfigError::Policy(m),
                 })?
             }
-            None => inverted::Executor::start_ref(&cfg, shared.clone()).map_err(ConfigError::Os)?,
+            None => message_centric::Executor::start_ref(&cfg, shared.clone())
+                .map_err(ConfigError::Os)?,
         };
         // Each executor refers to the other until shutdown's cleanup breaks the cycle.
         let detached = ExecRef::from_arc(Arc::new(Detached::new(shared, pooled.clone())));
@@ -462,7 +489,7 @@ impl ActorSystemBuilder {
     }
 }
 
-/// A running actor system: worker threads executing behaviours (seed 002's
+/// A running actor system: worker threads executing behaviours (the Cforall actor thesis's
 /// `start_actor_system` / `stop_actor_system`).
 ///
 /// Several systems may run at once or in turn in one process; actors of different systems can

@@ -32,16 +32,21 @@ impl Receive<()> for Slow {
     }
 }
 
-/// On its message, asks its target and blocks until the answer; reports what it got.
+/// On its message, asks its target and blocks until the answer; says when it is about to
+/// wait, and what it got.
 struct Asker {
     target: Addr<Slow>,
+    waiting: mpsc::Sender<()>,
     got: mpsc::Sender<Result<u32, AskError>>,
     timeout: Option<Duration>,
 }
 impl Actor for Asker {}
 impl Receive<u32> for Asker {
     fn receive(&mut self, m: u32, _: &mut Context<'_, Self>) -> Allocation {
-        let r = match self.target.ask(m) {
+        let asked = self.target.ask(m);
+        // The question is queued: from now on the end may come.
+        let _ = self.waiting.send(());
+        let r = match asked {
             Ok(p) => match self.timeout {
                 Some(t) => p.wait_timeout(t),
                 None => p.wait(),
@@ -78,14 +83,17 @@ fn blocked_ask_at_the_end(
     };
     slow.send(()).unwrap();
     let (tx, rx) = mpsc::channel();
+    let (waiting, asking) = mpsc::channel();
     let asker = system.spawn_detached(Asker {
         target: slow.clone(),
+        waiting,
         got: tx,
         timeout,
     });
     asker.send(41).unwrap();
-    // Let the asker block (the slow actor is still in its first behaviour).
-    std::thread::sleep(Duration::from_millis(20));
+    // The asker's behaviour has begun: it asks and blocks (the slow actor is still in its
+    // first behaviour, 100 ms), whenever the end comes now.
+    asking.recv().unwrap();
     let graceful = match end {
         End::Drop => {
             drop(system);
@@ -166,16 +174,15 @@ impl Receive<Ask<u32, u32>> for Gated {
 /// Asks an actor of another system and blocks (allowed: it is not its own system).
 struct CrossAsker {
     target: Addr<Gated>,
+    waiting: mpsc::Sender<()>,
     got: mpsc::Sender<Result<u32, AskError>>,
 }
 impl Actor for CrossAsker {}
 impl Receive<u32> for CrossAsker {
     fn receive(&mut self, m: u32, _: &mut Context<'_, Self>) -> Allocation {
-        let r = self
-            .target
-            .ask(m)
-            .map_err(|_| AskError::Dropped)
-            .and_then(|p| p.wait());
+        let asked = self.target.ask(m);
+        let _ = self.waiting.send(());
+        let r = asked.map_err(|_| AskError::Dropped).and_then(|p| p.wait());
         let _ = self.got.send(r);
         Allocation::Nodelete
     }
@@ -197,14 +204,20 @@ fn a_thread_blocked_in_an_ask_to_another_system_never_holds_up_its_own_drop() {
                 let target = other.spawn_detached(Gated(gate));
                 let system = choose(ActorSystem::builder().workers(1)).build().unwrap();
                 let (tx, rx) = mpsc::channel();
-                let asker = CrossAsker { target, got: tx };
+                let (waiting, asking) = mpsc::channel();
+                let asker = CrossAsker {
+                    target,
+                    waiting,
+                    got: tx,
+                };
                 let asker = if detached {
                     system.spawn_detached(asker)
                 } else {
                     system.spawn(asker)
                 };
                 asker.send(1).unwrap();
-                std::thread::sleep(Duration::from_millis(20));
+                // Its behaviour has begun: it asks the gated actor and blocks.
+                asking.recv().unwrap();
                 drop(system);
                 assert_eq!(
                     rx.recv_timeout(Duration::from_secs(5)),

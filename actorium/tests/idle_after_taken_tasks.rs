@@ -14,6 +14,7 @@ fn idle_workers_sleep_after_their_tasks_were_taken() {
     watchdog(120, || {
         for stealing in [QueueStealing::LongestVictim, QueueStealing::None] {
             // Retried until the other worker took the task (it nearly always does at once).
+            let mut checked = false;
             for _ in 0..20 {
                 let system = ActorSystem::builder()
                     .workers(2)
@@ -38,8 +39,13 @@ fn idle_workers_sleep_after_their_tasks_were_taken() {
                     spent < 20,
                     "{stealing:?}: {spent} ticks of CPU in 0.5 s of idle: a worker spins"
                 );
+                checked = true;
                 break;
             }
+            assert!(
+                checked,
+                "{stealing:?}: the other worker never took the task"
+            );
         }
     });
 }

@@ -1,5 +1,5 @@
 //! Sends into another worker's backlog (the message-centric executor's outbox,
-//! `executor/inverted/README.md`, "Sends into a backlog"): a behaviour's messages to an actor
+//! `executor/message_centric/README.md`, "Sends into a backlog"): a behaviour's messages to an actor
 //! whose queue, on another worker, already holds a backlog wait in its worker's outbox and are
 //! queued in bulk. They arrive once each and in order; an actor that ends while some of them
 //! still wait gets them as dead letters, and its cell outlives them; and none of this changes

@@ -1,4 +1,4 @@
-//! Placement on the message-centric executor (`executor/inverted/README.md`, "Placement"):
+//! Placement on the message-centric executor (`executor/message_centric/README.md`, "Placement"):
 //! an actor spawned by a behaviour starts on its spawner's worker, and mail that waits there
 //! behind a long behaviour is taken by an idle worker (the rescue), whichever stealing
 //! heuristic is on. Each test waits for something only another worker can make happen while

@@ -1186,7 +1186,8 @@ fn run(p: &Program, choice: Choice, workers: usize, centric: bool) -> Result<Ran
                         system.shutdown();
                     }
                     End::ShutdownTimeout => {
-                        let r = system.shutdown_timeout(Duration::from_millis(1 + after));
+                        // 1 to 91 ms: often out before the actors end, sometimes not.
+                        let r = system.shutdown_timeout(Duration::from_millis(1 + after * 10));
                         *l.end.lock().unwrap() = if r.is_ok() { End::Shutdown } else { End::Drop };
                     }
                     _ => drop(system),

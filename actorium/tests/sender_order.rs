@@ -224,3 +224,101 @@ fn per_sender_order_holds_across_placement_moves() {
         });
     }
 }
+
+/// A fork/join task taken from another worker, while a behaviour waits in a join, runs as
+/// outside code: its sends go through the locks. Actor T's behaviour joins `a` and `b`; an
+/// idle worker takes `b`, which sends T message 1 (through the lock: T's queue is held by T's
+/// worker) and forks `b2`; T's worker, waiting for `b`, takes `b2` (the helping rule), which
+/// sends T message 2. Run as T's behaviour, `b2`'s send took the local fast path into the
+/// held batch and message 2 ran before message 1.
+#[test]
+fn a_task_taken_while_helping_sends_after_what_its_forker_sent_before() {
+    use actorium::policy::WorkStealing;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Seen {
+        got: Mutex<Vec<u32>>,
+        /// Rounds in which `b` ran on another worker and `b2` on T's.
+        checked: AtomicU64,
+    }
+    struct T(Arc<Seen>);
+    impl Actor for T {}
+    struct Go;
+    impl Receive<Go> for T {
+        fn receive(&mut self, _: Go, ctx: &mut Context<'_, Self>) -> Allocation {
+            let me = ctx.address();
+            let here = std::thread::current().id();
+            let b_started = AtomicBool::new(false);
+            let b2_started = AtomicBool::new(false);
+            let (b_elsewhere, b2_here) = (AtomicBool::new(false), AtomicBool::new(false));
+            let wait = |flag: &AtomicBool| {
+                let t0 = std::time::Instant::now();
+                while !flag.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(1) {
+                    std::hint::spin_loop();
+                }
+            };
+            ctx.join(
+                || wait(&b_started),
+                || {
+                    b_started.store(true, Ordering::SeqCst);
+                    b_elsewhere.store(std::thread::current().id() != here, Ordering::SeqCst);
+                    me.send(1u32).ok().unwrap();
+                    actorium::join(
+                        || wait(&b2_started),
+                        || {
+                            b2_started.store(true, Ordering::SeqCst);
+                            b2_here.store(std::thread::current().id() == here, Ordering::SeqCst);
+                            me.send(2u32).ok().unwrap();
+                        },
+                    );
+                },
+            );
+            if b_elsewhere.load(Ordering::SeqCst) && b2_here.load(Ordering::SeqCst) {
+                self.0.checked.fetch_add(1, Ordering::SeqCst);
+            }
+            Allocation::Nodelete
+        }
+    }
+    impl Receive<u32> for T {
+        fn receive(&mut self, m: u32, _: &mut Context<'_, Self>) -> Allocation {
+            self.0.got.lock().unwrap().push(m);
+            Allocation::Nodelete
+        }
+    }
+    type Choose = fn(actorium::ActorSystemBuilder) -> actorium::ActorSystemBuilder;
+    let executors: [(&str, Choose); 3] = [
+        ("message-centric", |b| b),
+        ("message-centric, no stealing", |b| {
+            b.queue_stealing(QueueStealing::None)
+        }),
+        ("work stealing", |b| b.policy(WorkStealing::default())),
+    ];
+    for (name, choose) in executors {
+        let checked = watchdog(120, move || {
+            let seen = Arc::new(Seen::default());
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let t = system.spawn(T(seen.clone()));
+            for round in 0..20 {
+                seen.got.lock().unwrap().clear();
+                t.send(Go).ok().unwrap();
+                while seen.got.lock().unwrap().len() < 2 {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+                let got = seen.got.lock().unwrap().clone();
+                assert_eq!(
+                    got,
+                    [1, 2],
+                    "{name}, round {round}: message 2 overtook message 1"
+                );
+            }
+            system.shutdown();
+            seen.checked.load(Ordering::SeqCst)
+        });
+        // The rounds where the tasks ran where the test wants them (nearly all).
+        assert!(
+            checked > 0,
+            "{name}: b2 never ran on T's worker while b ran elsewhere"
+        );
+    }
+}

@@ -119,7 +119,8 @@ impl<A: Actor> Addr<A> {
     /// Actors spawned from outside the workers get tickets round-robin over all queues in
     /// spawn order, so the `k`-th actor spawned on a system gets queue `k % queues` (when
     /// nothing else spawns concurrently). With [`crate::SystemHandle::worker_of_queue`] this
-    /// lets a program place actors on workers, as the seed's balance benchmarks do.
+    /// lets a program place actors on workers, as the balance benchmarks of the Cforall actor
+    /// system (Colby Parsons, MMath thesis, Waterloo 2023) do.
     ///
     /// With queue stealing on (the default) the executor places actors too: an actor spawned
     /// by a behaviour gets a queue of its spawner's worker, and an actor that other actors keep
@@ -152,10 +153,11 @@ impl<A: Actor> Addr<A> {
     /// new one, and so are the old incarnation's reply continuations ([`crate::Context::ask`]),
     /// monitor reactions ([`crate::Context::monitor`]) and links ([`crate::Context::link`])
     /// that come after the respawn: they count as dead letters. (Incarnations are told apart
-    /// by a count modulo 32: one made 32 respawns earlier would pass.) (On the default executor a message that a behaviour on another worker sent
-    /// into the actor's backlog may still wait in that worker's outbox, to be queued within 64
-    /// of that worker's behaviours: the respawn waits for it, so that it is dropped too. See
-    /// the executor's README, "Sends into a backlog".)
+    /// by a count modulo 32: one made 32 respawns earlier would pass.) (On the default
+    /// executor a message that a behaviour on another worker sent into the actor's backlog may
+    /// still wait in that worker's outbox, to be queued within 64 of that worker's behaviours:
+    /// the respawn waits for it, so that it is dropped too. See the executor's README, "Sends
+    /// into a backlog".)
     ///
     /// # Errors
     /// Gives `actor` back if the actor is not `Destroyed` (alive, or ended another way), the

@@ -274,8 +274,9 @@ impl<R> Pending<R> {
     pub fn wait(self) -> Result<R, AskError> {
         self.may_block()?;
         if let Some(exec) = &self.drive {
-            // A caller-driven system: run its jobs here until the reply comes.
-            exec.wait_until(&mut || self.slot.completed());
+            // A caller-driven system: run its jobs here until the reply comes (or this
+            // thread's own system is dropped, as below).
+            exec.wait_until(&mut || self.slot.completed() || own_system_aborting());
         }
         Self::done(self.slot.wait_or_give_up(None, own_system_aborting))
     }
@@ -292,7 +293,7 @@ impl<R> Pending<R> {
         };
         if let Some(exec) = &self.drive {
             // A caller-driven system: run its jobs here until the reply or the deadline.
-            while !self.slot.completed() && Instant::now() < deadline {
+            while !self.slot.completed() && !own_system_aborting() && Instant::now() < deadline {
                 if !exec.run_once() {
                     let next = (Instant::now() + Duration::from_millis(1)).min(deadline);
                     if let Taken::Value(v) = self.slot.wait_until(next) {

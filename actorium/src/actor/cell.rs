@@ -14,7 +14,7 @@ use crate::core::header::CellVTable;
 use crate::core::{
     Event, ExecRef, Executor, ExitReason, Header, Placement, Sibling, Status, WorkerRef,
 };
-use crate::executor::{inverted, mailbox};
+use crate::executor::{mailbox, message_centric};
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::mem::ManuallyDrop;
@@ -37,8 +37,7 @@ impl<A: Actor> Drop for Cell<A> {
     /// A cell seldom holds restart data here: an actor that ends for good drops it in
     /// `retire`, a shutdown in `shutdown`; a supervised spawn refused by a closing system
     /// still holds it. So the check is inline and the drop out of line. (As the field's own
-    /// drop, every cell's release made a call of 13 instructions, measured with callgrind on
-    /// a chain of spawn-and-exit hops.)
+    /// drop, it would cost every cell's release a call.)
     #[inline]
     fn drop(&mut self) {
         /// # Safety
@@ -62,12 +61,10 @@ impl<A: Actor> Drop for Cell<A> {
 /// first [`crate::core::HOT_END`] bytes, which sends to the default executor read) that, in an
 /// allocation aligned to 16 bytes (the allocator's guarantee) behind the `Arc`'s two counters,
 /// no 64-byte cache line can hold both a hot byte and the state's first bytes, which the
-/// actor's behaviours write. A line holding both made every send to a busy actor miss
-/// (measured: a producer sending to a busy actor on another worker 2.4x slower for some
-/// allocation addresses). Sends to the other executors also read the executor's table and the
-/// mailbox pointer (header bytes 16 to 32), which share a line with the state's first bytes
-/// in one allocation address out of four (as every hot byte did at 3732389). The cold fields
-/// fill the distance (64 bytes, no padding with today's header).
+/// actor's behaviours write. A line holding both made every send to a busy actor miss. Sends
+/// to the other executors also read the executor's table and the mailbox pointer (header
+/// bytes 16 to 32), which share a line with the state's first bytes in one allocation address
+/// out of four. The cold fields fill the distance (64 bytes, no padding with today's header).
 const STATE_AT: usize = {
     // Cache lines start 16-byte aligned relative to the cell, so a line holding a hot byte
     // starts at or before the last multiple of 16 below the hot end, counted from the
@@ -198,14 +195,13 @@ pub(crate) fn spawn<A: Actor>(
     joinable: bool,
     placement: Placement,
 ) -> Result<Arc<Cell<A>>, A> {
-    if placement == Placement::Pooled && exec.is(&inverted::OPS) {
+    if placement == Placement::Pooled && exec.is(&message_centric::OPS) {
         // The default executor, called directly (inlined) as in `send`: through the table,
-        // a spawn made eight indirect calls (measured: a chain of spawn-and-send hops 10-15 %
-        // slower than with the executor's own calls).
+        // a spawn made eight indirect calls, which slowed spawn-heavy work measurably.
         // SAFETY: the table is the message-centric executor's, so the executor is one.
-        let e = unsafe { exec.get_unchecked::<inverted::Executor>() };
+        let e = unsafe { exec.get_unchecked::<message_centric::Executor>() };
         // SAFETY: as above.
-        let own = || unsafe { exec.clone_unchecked::<inverted::Executor>() };
+        let own = || unsafe { exec.clone_unchecked::<message_centric::Executor>() };
         return spawn_on(e, own, actor, joinable);
     }
     spawn_other(exec, actor, joinable, placement)
@@ -246,10 +242,10 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     let Some(parts) = exec.spawn_parts() else {
         return Err(actor);
     };
-    // Built here, not by a helper shared with `spawn_unbuilt`: through one taking the state as
-    // an `Option`, a chain of spawn-and-send hops was 20 % slower (measured).
+    // Built here, not by a helper shared with `spawn_unbuilt`: one taking the state as an
+    // `Option` slowed spawn-heavy work measurably.
     let exec_ref = own();
-    let direct = exec_ref.is(&inverted::OPS);
+    let direct = exec_ref.is(&message_centric::OPS);
     let header = Header::new(
         exec_ref,
         direct,
@@ -322,7 +318,7 @@ fn spawn_unbuilt<A: Actor>(
     }
     let header = Header::new(
         exec.clone(),
-        exec.is(&inverted::OPS),
+        exec.is(&message_centric::OPS),
         e.shared().stats_on,
         e.next_ticket(),
         e.new_mailbox(),
@@ -382,7 +378,7 @@ fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
     Arc::new(Cell {
         header: Header::new(
             exec.clone(),
-            exec.is(&inverted::OPS),
+            exec.is(&message_centric::OPS),
             false,
             0,
             None,
@@ -401,16 +397,16 @@ fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
 pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Result<(), M> {
     let exec = &cell.header.exec;
     // The default executor's send, called directly so that it is inlined here, with the
-    // envelope built where it is stored (measured: a self-send 13 ns instead of 17 through the
-    // table). Every other executor's send is out of line: inlined here too, its branch made
-    // this function large enough to slow the default executor's (balance-one 1.23-1.35x).
+    // envelope built where it is stored (an indirect call here cost measurably on the send
+    // path). Every other executor's send is out of line: inlined here too, its branch made
+    // this function large enough to slow the default executor's.
     // (The header's mark, not the table's address: the table lies past the header's hot bytes.)
     if cell.header.direct() {
         let env = || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
         // SAFETY: a header is marked direct only when its executor's table is the
-        // message-centric executor's (`exec.is(&inverted::OPS)` at construction), so the
+        // message-centric executor's (`exec.is(&message_centric::OPS)` at construction), so the
         // executor is one.
-        match unsafe { exec.get_unchecked::<inverted::Executor>() }
+        match unsafe { exec.get_unchecked::<message_centric::Executor>() }
             .push_envelope_with(&cell.header, env)
         {
             Ok(()) => Ok(()),
@@ -470,7 +466,8 @@ fn push_env<A: Actor>(cell: &Cell<A>, env: Envelope) -> Result<(), Envelope> {
     let exec = &cell.header.exec;
     if cell.header.direct() {
         // SAFETY: marked direct, the executor is the message-centric one (see `send`).
-        unsafe { exec.get_unchecked::<inverted::Executor>() }.push_envelope(&cell.header, env)
+        unsafe { exec.get_unchecked::<message_centric::Executor>() }
+            .push_envelope(&cell.header, env)
     } else if cell.header.mailbox().is_some() {
         mailbox::push(exec, &cell.header, env)
     } else {
@@ -495,8 +492,7 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
 /// The actor's incarnation ended with `status` (or panicked), on its worker: a supervised
 /// actor waits for its supervisor's decision (unless a graceful shutdown is under way); every
 /// other actor ends for good. (Inline in its three callers, `ended`, `behaviour_panicked` and
-/// `StartWith::run`: a call of its own under `ended` cost a chain of spawn-and-exit hops 8
-/// instructions a hop.)
+/// `StartWith::run`: a call of its own under `ended` cost every actor's end a call.)
 #[inline(always)]
 fn end<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     // SAFETY: we are the worker holding the actor's queue.
@@ -510,8 +506,8 @@ fn end<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitR
 /// Ends the actor for good: `stopped` hook, state dropped (or kept for a join handle),
 /// retired, its monitors told.
 /// (`terminate`, `finish_state` and `retire` inline into one function per actor type: as
-/// three calls, their prologues and the moves of `reason` between them were a third of an
-/// actor's end, measured with callgrind.)
+/// three calls, their prologues and the moves of `reason` between them were a large part of
+/// an actor's end.)
 #[inline(always)]
 fn terminate<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
     let mut reason = reason;
@@ -565,7 +561,7 @@ fn retire<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: Ex
     if cell.header.direct() {
         // SAFETY: marked direct, the executor is the message-centric one (see `send`); the
         // actor is registered and alive, and we run its behaviour.
-        let e = unsafe { exec.get_unchecked::<inverted::Executor>() };
+        let e = unsafe { exec.get_unchecked::<message_centric::Executor>() };
         // SAFETY: as above.
         unsafe { e.retire(&cell.header, status) };
         Executor::shared(e).monitors.ended(&cell.header, &reason);
@@ -681,8 +677,8 @@ fn run_behaviour<A: Actor>(
     let state = unsafe { (*cell.state.get()).as_mut().unwrap_unchecked() };
     let mut ctx = Context::new(cell, w);
     // Only the common outcome (the actor goes on) inline: the others are calls, so that every
-    // message type's copy of this stays small (with them inlined, a self-send ran 9 more
-    // instructions, saving and restoring registers).
+    // message type's copy of this stays small (with them inlined, a self-send saved and
+    // restored more registers).
     match catch_unwind(AssertUnwindSafe(|| f(state, &mut ctx))) {
         Ok(Allocation::Nodelete) if !ctx.stopping() => {}
         Ok(a) => ended(cell, a, ctx.exit_reason(), w),
@@ -1124,8 +1120,8 @@ mod tests {
             );
         }
         // What it costs: a cell with a 32-byte state, plus the `Arc`'s counters, stays within
-        // glibc's fastbins (requests up to 120 bytes): past them, spawn-heavy workloads
-        // measured 13-36 % slower (`core/header.rs`).
+        // glibc's fastbins (requests up to 120 bytes): past them, spawn-heavy workloads are
+        // measurably slower (`core/header.rs`).
         assert_eq!(state, 64, "the state starts one cache line in");
         assert!(std::mem::size_of::<Cell<Words>>() + 16 <= 120);
     }

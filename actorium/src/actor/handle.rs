@@ -34,7 +34,8 @@ impl SystemHandle {
 
     /// Runs `a` and `b`, possibly in parallel, on this system's workers, and returns both
     /// results ([`crate::join`]); blocks the calling thread meanwhile. From a thread outside the
-    /// system the computation is submitted to the workers' common queue (seed 004) and joins
+    /// system the computation is submitted to the workers' common queue (as in Java's
+    /// fork/join work stealing: Doug Lea, "A Java Fork/Join Framework", 2000) and joins
     /// there; on one of the system's workers (a behaviour, a task) it is [`crate::join`]. On a
     /// system whose workers take no tasks (caller-driven, or a policy that says so with
     /// [`crate::policy::Policy::helps_with_tasks`]) or whose workers have exited, it runs on
@@ -144,10 +145,11 @@ impl SystemHandle {
         cell::spawn(&self.exec, actor, false, Placement::Pooled).map(Addr::from_cell)
     }
 
-    /// Spawns a *detached* actor (seed 000): it runs on a thread of its own, so its behaviours
-    /// may block (on I/O, a lock, a sleep) without holding up any worker. It is otherwise an
-    /// ordinary actor of this system: same API, same addresses, same statuses; the thread ends
-    /// when the actor terminates. Works on either executor.
+    /// Spawns a *detached* actor (CAF's scheduler manual: the C++ Actor Framework manual,
+    /// section "Scheduler"): it runs on a thread of its own, so its behaviours may block (on
+    /// I/O, a lock, a sleep) without holding up any worker. It is otherwise an ordinary actor
+    /// of this system: same API, same addresses, same statuses; the thread ends when the actor
+    /// terminates. Works on either executor.
     pub fn spawn_detached<A: Actor>(&self, actor: A) -> Addr<A> {
         Addr::from_cell(cell::spawn_or_dead(
             &self.exec,
@@ -194,8 +196,9 @@ impl SystemHandle {
     /// ranges of queues in turn. That is what this function returns. One exception it cannot
     /// see: with queue stealing off and more than one worker, a thread that sent the actor it
     /// spawned last a message before spawning again (independent jobs, fed as they are
-    /// spawned) gets the seed's round-robin, `k mod queues`, for that spawn instead. Actors
-    /// spawned by behaviours start in their spawner's worker's queues.
+    /// spawned) gets plain round-robin, `k mod queues` (as in the Cforall actor system: Colby
+    /// Parsons, MMath thesis, Waterloo 2023), for that spawn instead. Actors spawned by
+    /// behaviours start in their spawner's worker's queues.
     ///
     /// ```
     /// let system = actorium::ActorSystem::builder().workers(2).build()?;
@@ -237,7 +240,8 @@ impl SystemHandle {
         self.exec.workers()
     }
 
-    /// Adds `n` worker threads while the system runs (seed 003, "Manual Resizing"), on either
+    /// Adds `n` worker threads while the system runs ("Manual Resizing" in the Cforall runtime:
+    /// Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice"), on either
     /// executor; returns the new number of workers. Callable from any thread, including a
     /// behaviour. The new workers take part at once: the message-centric executor re-divides
     /// its queues over the workers (whole queues move, as in a steal), the actor-centric one
@@ -289,7 +293,7 @@ impl SystemHandle {
     }
 
     /// Adds `n` workers for as long as the returned guard lives: dropping it removes as many
-    /// (the seed's `processor p[n]` block, or its heap-allocated processors when the guard is
+    /// (Cforall's `processor p[n]` block, or its heap-allocated processors when the guard is
     /// boxed or moved elsewhere; it may move between threads).
     ///
     /// # Errors

@@ -1,9 +1,10 @@
 //! The actor API: [`Actor`], [`Receive`], [`Allocation`], [`Context`], and addresses.
 //!
 //! An actor is any `Send + 'static` type implementing [`Actor`]; each message type it accepts is
-//! a [`Receive<M>`] implementation, its *behaviour* for `M`. Sends are statically typed (seed
-//! 002, "CFA Actor Syntax"): [`Addr::send`] only compiles when the actor has a behaviour for the
-//! message type, so there is no dynamic type discrimination at run time.
+//! a [`Receive<M>`] implementation, its *behaviour* for `M`. Sends are statically typed, as in
+//! the Cforall actor system (Colby Parsons, MMath thesis, Waterloo 2023), "CFA Actor Syntax":
+//! [`Addr::send`] only compiles when the actor has a behaviour for the message type, so there is
+//! no dynamic type discrimination at run time.
 
 mod addr;
 mod ask;
@@ -28,10 +29,10 @@ use crate::core::{ExitReason, Placement, Status, WorkerRef};
 use crate::executor::forkjoin::{self, Scope};
 use cell::Cell;
 
-/// What the executor does with an actor after one of its behaviours returns (seed 002,
-/// "Actor Behaviours"), mapped onto Rust ownership.
+/// What the executor does with an actor after one of its behaviours returns (the Cforall
+/// actor thesis, "Actor Behaviours"), mapped onto Rust ownership.
 ///
-/// | status | seed | actorium |
+/// | status | Cforall | actorium |
 /// |---|---|---|
 /// | [`Nodelete`](Allocation::Nodelete) | no action | the actor keeps receiving |
 /// | [`Delete`](Allocation::Delete) | destructor + free | the actor's state is dropped and its cell is freed as soon as no [`Addr`] refers to it; sends fail from now on |
@@ -42,12 +43,11 @@ use cell::Cell;
 /// [`SendError`] with the message inside, and messages already queued for it are dropped unrun
 /// (counted as dead letters). [`crate::ActorSystem::stop`] returns once every actor is terminal.
 ///
-/// The seed also gives each *message* an allocation status, because C cannot tell who owns a
-/// message. Rust can: a behaviour receives its message by value, so it is dropped when the
-/// behaviour returns unless the behaviour keeps it (stores it, or sends it on). To send one
-/// message to many actors, send each a clone, or wrap a large payload in an
-/// [`Arc`](std::sync::Arc) and send clones of the `Arc`: the payload is freed when the last
-/// receiver drops it.
+/// The Cforall actor thesis also gives each *message* an allocation status, as C cannot tell who
+/// owns a message. Rust can: a behaviour receives its message by value, so it is dropped when the
+/// behaviour returns unless the behaviour keeps it (stores it, or sends it on). To send one message
+/// to many actors, send each a clone, or wrap a large payload in an [`Arc`](std::sync::Arc) and
+/// send clones of the `Arc`: the payload is freed when the last receiver drops it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Allocation {
     /// Keep receiving.

@@ -1,6 +1,7 @@
-//! Poison pills (seed 002, "Safety and Productivity"): messages every actor accepts with no
-//! behaviour written, each ending the actor with the matching [`Allocation`]. Messages queued
-//! before the pill are still delivered first.
+//! Poison pills (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo 2023, "Safety
+//! and Productivity"): messages every actor accepts with no behaviour written, each ending the
+//! actor with the matching [`Allocation`]. Messages queued before the pill are still delivered
+//! first.
 
 use super::{Actor, Allocation, Cause, Context, Receive};
 

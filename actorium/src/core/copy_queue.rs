@@ -1,4 +1,5 @@
-//! The copy queue (seed 002, "Copy Queue"): envelopes stored by value in a growable array.
+//! The copy queue (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo 2023, "Copy
+//! Queue"): envelopes stored by value in a growable array.
 //!
 //! Invariants:
 //! - elements `[head, len)` are live envelopes; `[0, head)` were moved out by `pop`;
@@ -9,32 +10,28 @@
 //! - a drained queue is reset to empty in O(1) and keeps its array, so in steady state neither
 //!   sends nor gulps allocate.
 //!
-//! Reclamation. The seed gives back one slot per gulp when a gulp used less than half the
-//! array; that reallocates on every shrinking gulp and returns 48 bytes at a time, so a burst's
-//! memory never really comes back. Here a drained gulp that used less than a quarter of the
-//! array counts as *quiet*; after [`QUIET_GULPS`] quiet gulps in a row the array is halved
-//! (never below [`INITIAL_CAPACITY`]). An array in steady use (at least a quarter full at every
-//! gulp) is never shrunk, so steady state allocates nothing, and shrinking never undoes the last
-//! growth (the array doubled when it overflowed, so the use that made it grow fills over half of
-//! it); an array left over from a burst of `b` envelopes is back to its initial size after at
-//! most `QUIET_GULPS × log2(b / 10)` quiet gulps. Queues that go quiet altogether (no more
-//! gulps) are released by their owners when they idle (a message-centric worker idle for
+//! Reclamation. The Cforall actor thesis gives back one slot per gulp when a gulp used less than
+//! half the array; that reallocates on every shrinking gulp and returns 48 bytes at a time, so a
+//! burst's memory never really comes back. Here a drained gulp that used less than a quarter of the
+//! array counts as *quiet*; after [`QUIET_GULPS`] quiet gulps in a row the array is halved (never
+//! below [`INITIAL_CAPACITY`]). An array in steady use (at least a quarter full at every gulp) is
+//! never shrunk, so steady state allocates nothing, and shrinking never undoes the last growth (the
+//! array doubled when it overflowed, so the use that made it grow fills over half of it); an array
+//! left over from a burst of `b` envelopes is back to its initial size after at most
+//! `QUIET_GULPS × log2(b / 10)` quiet gulps. Queues that go quiet altogether (no more gulps) are
+//! released by their owners when they idle (a message-centric worker idle for
 //! `runtime::worker::RELEASE_AFTER`; a mailbox job that parks, for arrays of more than 16,384
-//! slots): [`CopyQueue::release_if_larger`], or [`CopyQueue::take_if_larger`] to free the
-//! array after a lock is released.
+//! slots): [`CopyQueue::release_if_larger`], or [`CopyQueue::take_if_larger`] to free the array
+//! after a lock is released.
 //!
 //! Arrays that circulate wait longer: [`QUIET_GULPS_CIRCULATING`] (64) quiet gulps, counted
 //! by [`CopyQueue::reset_drained_after`]. The message-centric executor's arrays circulate
 //! between the queues of a worker (a gulp swaps the queue's array for the worker's drained
-//! one), so an array that a burst grew serves quieter queues in between. With 8 quiet gulps,
-//! and the arrays released whenever a worker went to sleep, `repeat` on 2 workers (a client
-//! that scatters to 100,000 servers and gathers, 20 rounds) regrew its arrays about 360 times
-//! a run, copying 79 MB, much of it under queue locks its senders spun on (1 worker: 17). With
-//! 64, and memory released by a worker idle for 10 ms instead, its run took 0.87–0.91x the
-//! time (15–21 alternating runs); 32 measured 1.07x of 64 and 8 1.26x (15 runs, the idle
-//! release as now). A mailbox's pair of arrays stays with its actor, and keeps 8: with 64,
-//! the actor-centric executor's `counting` took 1.25–1.51x (11–15 runs), its counter's arrays
-//! left large while it kept up with the producer a few messages at a time.
+//! one), so an array that a burst grew serves quieter queues in between; shrunk sooner, a
+//! scatter-gather workload regrows its arrays over and over, copying under queue locks its
+//! senders spin on. A mailbox's pair of arrays stays with its actor, and keeps 8: waiting
+//! longer leaves the arrays of an actor that keeps up with its producer a few messages at a
+//! time large, which slows it.
 
 use super::envelope::Envelope;
 use super::report_panic;
@@ -42,7 +39,7 @@ use std::alloc::{self, Layout};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
-/// Initial capacity of a copy queue (the seed's value).
+/// Initial capacity of a copy queue (the Cforall actor thesis's value).
 pub(crate) const INITIAL_CAPACITY: usize = 10;
 
 /// Consecutive quiet gulps (each using under a quarter of the array) before it is halved.
@@ -132,8 +129,8 @@ impl Slots {
 
     /// Doubles the array; 2 slots at first (96 bytes: an actor's start and first message fit,
     /// and the array stays within glibc's fastbins, whose frees from another thread take no
-    /// lock: a `Vec`'s first 4 slots, 192 bytes, made `fork-join-creation` on the actor-centric
-    /// executor take the arena lock 166,000-326,000 times a 200,000-actor run, against 7,000).
+    /// lock: a `Vec`'s first 4 slots, 192 bytes, made spawn-heavy work take the arena lock on
+    /// most frees).
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {

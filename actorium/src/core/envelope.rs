@@ -1,10 +1,11 @@
-//! Envelopes (seed 002, "Envelopes"): the unit of work a send packages and a worker runs.
+//! Envelopes (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo 2023,
+//! "Envelopes"): the unit of work a send packages and a worker runs.
 //!
 //! An envelope is a fixed-size value — target, a static vtable, and the message itself stored
 //! inline — so the copy queue can store envelopes by value and a send allocates nothing. A
 //! message larger than [`INLINE`] bytes (or aligned above 8) is boxed, and its envelope carries
-//! the box. The vtable is monomorphised per (actor, message) pair: the seed's generated `?<<?`
-//! operator that "addresses" the envelope to the right `receive` routine.
+//! the box. The vtable is monomorphised per (actor, message) pair: the Cforall actor thesis's
+//! generated `?<<?` operator that "addresses" the envelope to the right `receive` routine.
 
 use super::WorkerRef;
 use std::mem::{align_of, size_of, MaybeUninit};

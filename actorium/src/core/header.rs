@@ -81,14 +81,12 @@ const DIRECT: u8 = 2;
 /// 16 bytes) come first; the rest (`exec`'s table and `mbox`, which sends to other executors
 /// read too, then `vtable`, `link` and the cell's `sup`) sit between them and the actor's
 /// state, which its behaviours write. Sharing a cache line with that state made every send to
-/// a busy actor miss (measured: a producer sending to a busy actor on another worker 2.4x
-/// slower); the cell pads the rest of the way if needed (`STATE_AT` in `actor/cell.rs`).
-/// Sixteen hot bytes are what let a cell keep its state 64 bytes in, and a cell with a
-/// 32-byte state within glibc's fastbins (past them, every free on a worker of a cell
-/// allocated elsewhere takes the arena's lock: `fork-join-creation` measured 1.13-1.36x
-/// slower with 16 bytes more per cell). (A full cache line of padding would not depend on the
-/// allocator's alignment, but cost 32 bytes per cell and made spawn-heavy workloads 20 %
-/// slower.)
+/// a busy actor miss; the cell pads the rest of the way if needed (`STATE_AT` in
+/// `actor/cell.rs`). Sixteen hot bytes are what let a cell keep its state 64 bytes in, and a
+/// cell with a 32-byte state within glibc's fastbins (past them, every free on a worker of a
+/// cell allocated elsewhere takes the arena's lock, which slows spawn-heavy work). (A full
+/// cache line of padding would not depend on the allocator's alignment, but costs 32 bytes
+/// per cell, which spawn-heavy workloads pay for.)
 #[repr(C)]
 pub(crate) struct Header {
     /// The ticket: index of the queue that carries all of this actor's messages (message
@@ -135,7 +133,7 @@ impl Header {
     /// Gives the actor queue `q` (message-centric executor). Only under the lock of its
     /// current queue and `q`'s, while none of its behaviours runs and with everything queued
     /// for it moved along (a move while its queue is empty and not processed, or a split by
-    /// the worker holding that queue: `executor/inverted/README.md`, "Placement").
+    /// the worker holding that queue: `executor/message_centric/README.md`, "Placement").
     #[inline]
     pub(crate) fn move_to_queue(&self, q: usize) {
         self.ticket.store(q as u32, Ordering::Relaxed);

@@ -1,7 +1,8 @@
-//! A per-actor mailbox's storage (seed 000: "each actor owns a mailbox"): a spinlock over the
-//! *inbox* (a [`CopyQueue`] of envelopes, so a send allocates nothing) and two flags, plus a
-//! second copy queue, the *batch*, owned by whichever thread runs the actor's job. The
-//! protocol that uses it — send, job, park, retire — is the mailbox executor's
+//! A per-actor mailbox's storage (CAF's scheduler manual, the C++ Actor Framework manual's
+//! section "Scheduler": "each actor owns a mailbox"): a spinlock over the *inbox* (a
+//! [`CopyQueue`] of envelopes, so a send allocates nothing) and two flags, plus a second copy
+//! queue, the *batch*, owned by whichever thread runs the actor's job. The protocol that uses
+//! it — send, job, park, retire — is the mailbox executor's
 //! (`executor/mailbox`, whose README argues why nothing is lost or run twice).
 //!
 //! Invariants (upheld by that protocol):
@@ -33,14 +34,11 @@ struct Flags {
 /// Layout: the senders' part (inbox, lock, flags: 27 bytes) first, then the cold `signal`,
 /// then padding, then the batch, which the running job reads and writes at every message. No
 /// 64-byte cache line of an allocation aligned to 16 bytes holds bytes of both (tested):
-/// sharing one made every send to a busy actor miss (measured: a producer sending to a busy
-/// actor on another worker 3-10x slower, depending on where the allocator put the mailbox).
-/// With the senders' part within 32 bytes (a copy queue is 24), the batch starts 80 bytes in
-/// and a mailbox is 104 bytes, within glibc's fastbins (requests up to 120 bytes): at 128
-/// bytes, every free of a mailbox on a worker other than its allocator's took the arena lock
-/// (measured: `fork-join-creation` 1.14x and `dynamic-send` 1.10x slower on the
-/// actor-centric executor). (Aligning the mailbox to 64 bytes instead takes the allocator's
-/// slow aligned path: spawn-heavy workloads 1.5x slower.)
+/// sharing one made every send to a busy actor miss. With the senders' part within 32 bytes
+/// (a copy queue is 24), the batch starts 80 bytes in and a mailbox is 104 bytes, within
+/// glibc's fastbins (requests up to 120 bytes): at 128 bytes, every free of a mailbox on a
+/// worker other than its allocator's took the arena lock. (Aligning the mailbox to 64 bytes
+/// instead takes the allocator's slow aligned path, which spawn-heavy workloads pay for.)
 #[repr(C)]
 pub(crate) struct Mailbox {
     inbox: UnsafeCell<CopyQueue>,

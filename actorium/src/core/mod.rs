@@ -2,7 +2,8 @@
 //! the layers above.
 //!
 //! - [`envelope`]: the unit of work a send packages (message inline, static vtable);
-//! - [`copy_queue`]: envelopes stored by value (seed 002), with reclamation;
+//! - [`copy_queue`]: envelopes stored by value (after the Cforall actor system: Colby Parsons,
+//!   MMath thesis, Waterloo 2023), with reclamation;
 //! - [`header`]: the executor's part of an actor cell, the actor's [`Status`] and the
 //!   type-erased cell operations;
 //! - [`mailbox`]: the per-actor mailbox storage (a locked inbox and a batch) of the executors
@@ -285,9 +286,8 @@ pub(crate) trait Executor: Send + Sync + 'static {
 
     /// What a spawn needs before the cell exists, in one call: `None` once the system is
     /// closed. (Through a trait object this is one call through the table where the four it
-    /// makes would be four: a spawn on the actor-centric executor measured 27 instructions
-    /// fewer; and inline always: the default executor's direct spawn made it a call of its
-    /// own, 23 instructions a spawn.)
+    /// makes would be four; and inline always: the default executor's direct spawn made it a
+    /// call of its own.)
     #[inline(always)]
     fn spawn_parts(&self) -> Option<SpawnParts> {
         let shared = self.shared();
@@ -352,7 +352,8 @@ pub(crate) trait Executor: Send + Sync + 'static {
     /// Worker threads.
     fn workers(&self) -> usize;
 
-    /// Adds `k` workers while running (seed 003, "Manual Resizing"); the new count.
+    /// Adds `k` workers while running ("Manual Resizing" in the Cforall runtime: Thierry
+    /// Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice"); the new count.
     fn add_workers(&self, _k: usize) -> Result<usize, ResizeError> {
         Err(ResizeError::Unsupported("this executor has no worker pool"))
     }

@@ -15,9 +15,8 @@
 //! value (Acquire from Release), so the terminal status, stored before it, happens before
 //! `watch` reads the status: `watch` sees the actor ended. So a watcher stored after `watch`
 //! saw the actor alive is always found by `ended` (which takes the lock after `watch` stored
-//! it). Model: `loom_tests` below (it fails with a plain load in `ended`). (This replaced a
-//! SeqCst fence on every actor's end, 5 % of `dynamic-send`'s profile; the RMW costs about the
-//! same here: 9 alternating runs on 1 worker, `dynamic-send` 0.986 and 0.999 of before.)
+//! it). Model: `loom_tests` below (it fails with a plain load in `ended`). (The RMW avoids a
+//! SeqCst fence on every actor's end, which showed in send-heavy profiles.)
 
 use super::header::{Header, Status};
 use std::collections::HashMap;

@@ -24,15 +24,15 @@
 //!
 //! | protocol | loom model (module `loom_tests` of) | shuttle model |
 //! |---|---|---|
-//! | idle-sleep handshake, benaphore, parker | `runtime/idle/mod.rs` | `executor/inverted/shuttle_tests.rs` |
-//! | resize lock | `runtime/resize.rs` | `executor/inverted/shuttle_tests.rs` |
+//! | idle-sleep handshake, benaphore, parker | `runtime/idle/mod.rs` | `executor/message_centric/shuttle_tests.rs` |
+//! | resize lock | `runtime/resize.rs` | `executor/message_centric/shuttle_tests.rs` |
 //! | task deque (THE protocol, split) | `runtime/tasks/deque.rs` | `runtime/tasks/shuttle_tests.rs` |
 //! | join latch | `executor/forkjoin/latch.rs` | — |
 //! | ask reply slot (one-shot) | `runtime/oneshot.rs` | — |
 //! | a monitor set while its actor ends | `core/monitors.rs` | — |
-//! | gulp vs send, moving an actor | `executor/inverted/work_queue.rs` | `executor/inverted/shuttle_tests.rs` |
-//! | queue swap | `executor/inverted/swap.rs` | `executor/inverted/shuttle_tests.rs` |
-//! | queue ownership under steals and resizes | `executor/inverted/worker.rs` | `executor/inverted/shuttle_tests.rs` |
+//! | gulp vs send, moving an actor | `executor/message_centric/work_queue.rs` | `executor/message_centric/shuttle_tests.rs` |
+//! | queue swap | `executor/message_centric/swap.rs` | `executor/message_centric/shuttle_tests.rs` |
+//! | queue ownership under steals and resizes | `executor/message_centric/worker.rs` | `executor/message_centric/shuttle_tests.rs` |
 //!
 //! The loom models sit beside the code they check (they reach its private items); the table
 //! above is their index, and every one of them has `loom` in its path, so the one command runs

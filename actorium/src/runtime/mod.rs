@@ -6,14 +6,16 @@
 //! - [`worker`]: the loop every worker thread runs, and the one interface through which it
 //!   runs work ([`worker::Unit`]): an executor is a kind of unit, so a new kind of work can be
 //!   added to the same threads without touching the existing ones;
-//! - [`resize`]: seed 003's readers-writer lock for live resizing (the pool resizes itself
-//!   under it);
-//! - [`idle`]: idle sleep (seed 003: event fds, benaphores, the sleepers list);
+//! - [`resize`]: the readers-writer lock for live resizing of the Cforall runtime (Thierry
+//!   Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice"; the pool resizes
+//!   itself under it);
+//! - [`idle`]: idle sleep (Delisle's thesis: event fds, benaphores, the sleepers list);
 //! - [`life`]: run state and waits shared by the executors of one system;
 //! - [`signal`]: a thread's wake-up flag (a detached actor's thread blocks on one);
 //! - [`stats`]: per-worker counters and the public [`stats::Stats`];
-//! - [`tasks`]: fork/join task deques (split, stolen from under a lock) (seed 004), run by the same
-//!   loop after the unit's work;
+//! - [`tasks`]: fork/join task deques (split, stolen from under a lock; after Java's fork/join
+//!   work stealing: Doug Lea, "A Java Fork/Join Framework", 2000), run by the same loop after
+//!   the unit's work;
 //! - [`oneshot`]: the one-shot reply slot under request/reply (a thread or a future waits);
 //! - [`timer`]: a system's timers (one thread, a heap of deadlines; no CPU while none is due);
 //! - [`spin`]: the spinlock of the send paths; [`rng`]: the workers' random choices;

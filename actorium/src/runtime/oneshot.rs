@@ -197,8 +197,7 @@ impl<T> Slot<T> {
 
     /// Receiver: spins up to [`SPIN`] for the value before parking: a reply from an actor on
     /// a running worker comes in about a microsecond, while parking costs a wake-up on a
-    /// sleeping CPU (measured: 16 µs a round trip from an outside thread to a spinning worker
-    /// with park at once; see the ask benchmark).
+    /// sleeping CPU (about 16 µs a round trip here; see the ask benchmark).
     #[cfg(not(any(loom, shuttle)))]
     fn spin(&self) -> Taken<T> {
         let t0 = std::time::Instant::now();
@@ -266,7 +265,11 @@ impl<T> Slot<T> {
                 return Taken::Empty;
             }
             if give_up() {
-                return Taken::Closed;
+                // (A value that came meanwhile is still taken.)
+                return match self.take() {
+                    Taken::Empty => Taken::Closed,
+                    done => done,
+                };
             }
             let me = thread::current();
             if self.register(

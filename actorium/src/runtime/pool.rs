@@ -1,5 +1,6 @@
 //! The worker pool: the worker table, the worker threads, and the idle sleep between them;
-//! and live resizing (seed 003, "Manual Resizing").
+//! and live resizing ("Manual Resizing" in the Cforall runtime: Thierry Delisle, PhD thesis,
+//! Waterloo 2022, chapter "Scheduling in practice").
 //!
 //! The *worker table* is the one place where per-worker state lives: one row per worker, whose
 //! runtime columns (a [`Slot`]: its idle-sleep [`Benaphore`], its statistics [`Counters`], its
@@ -12,8 +13,8 @@
 //! spawned and joined here too; what they run is [`super::worker`]'s loop.
 //!
 //! **Resizing.** The table has a row for the most workers the pool may ever have (its
-//! *capacity*, [`crate::ActorSystemBuilder::max_workers`]); workers `0..len` run. The seed
-//! reallocates its arrays under the write lock; here they are made once at their largest
+//! *capacity*, [`crate::ActorSystemBuilder::max_workers`]); workers `0..len` run. Delisle's
+//! runtime reallocates its arrays under the write lock; here they are made once at their largest
 //! (the runtime's columns) or as first used (the executor's, and the event fds), so a resize
 //! only moves the boundary `len` and what the executors keep per worker, and no reference into
 //! a row can dangle. A resize ([`Pool::add`], [`Pool::remove`]) takes the pool's resize mutex
@@ -75,7 +76,8 @@ pub(crate) struct Slot {
     /// The worker's statistics (written by the worker alone; a line of their own, so counting
     /// does not slow the senders reading `sleep`).
     counters: CachePadded<Counters>,
-    /// The worker's fork/join row: its task deque, whether it shows tasks, its thread (seed 004;
+    /// The worker's fork/join row: its task deque, whether it shows tasks, its thread (after
+    /// Java's fork/join work stealing: Doug Lea, "A Java Fork/Join Framework", 2000;
     /// `runtime/tasks`).
     pub(crate) row: TaskRow,
 }
@@ -154,11 +156,11 @@ pub(crate) struct Crew {
     len: CachePadded<AtomicUsize>,
     /// Rows ever active (their executor data and event fds exist).
     created: AtomicUsize,
-    /// Seed 003's readers-writer lock (see `resize.rs`).
+    /// Delisle's readers-writer lock (see `resize.rs`).
     pub(crate) lock: ResizeLock,
     idle: IdleSleep,
     stats_on: bool,
-    /// Fork/join tasks submitted from outside the pool (seed 004's common queue).
+    /// Fork/join tasks submitted from outside the pool (Java's fork/join's common queue).
     pub(crate) injector: Injector<JobRef>,
     /// How many workers show tasks in their deques, plus how many tasks the common queue
     /// holds (a hint for the worker loop: one load).
@@ -321,7 +323,7 @@ impl<T> Pool<T> {
             .collect()
     }
 
-    // --- Resizing (seed 003, "Manual Resizing"; see the module documentation) ---
+    // --- Resizing (Delisle's thesis, "Manual Resizing"; see the module documentation) ---
 
     /// Adds `k` workers: rows `len..len + k`, each made by `make(i)` the first time it is
     /// used, started (or, for a row whose worker is still leaving, kept). Returns the new
@@ -787,10 +789,10 @@ impl Crew {
 
     /// Every worker thread has been joined: from now on nobody takes tasks from the common
     /// queue, so a thread that waits for a task it put there runs it itself
-    /// (`executor/forkjoin`'s `run_on`; a detached actor's `join` while the system is dropped
-    /// waited for the cleanup, which waits for that thread: an independent review, session
-    /// 41). Set by the shutdown as soon as the threads are joined, before it waits for the
-    /// detached actors' threads, and again by [`Self::close`].
+    /// (`executor/forkjoin`'s `run_on`; else a detached actor's `join` while the system is
+    /// dropped would wait for the cleanup, which waits for that thread). Set by the shutdown as
+    /// soon as the threads are joined, before it waits for the detached actors' threads, and
+    /// again by [`Self::close`].
     pub(crate) fn workers_exited(&self) {
         self.closed.store(true, Ordering::SeqCst);
     }

@@ -1,4 +1,5 @@
-//! The resize lock: seed 003's specialised readers-writer lock ("Manual Resizing",
+//! The resize lock: the specialised readers-writer lock of the Cforall runtime (Thierry
+//! Delisle, PhD thesis, Waterloo 2022), chapter "Scheduling in practice" ("Manual Resizing",
 //! "Readers-Writer Lock", its figure `SpecializedReadersWriterLock`), faithfully.
 //!
 //! Every reader has a lock of its own, on a cache line of its own: each worker of the pool one

@@ -1,6 +1,7 @@
 //! A thread's wake-up signal: flags under a mutex, and a condition variable the thread blocks
-//! on. A detached actor's thread waits on one for its next job (seed 000: "a detached actor
-//! runs on a private thread that blocks on its own condition variable").
+//! on. A detached actor's thread waits on one for its next job (CAF's scheduler manual, the
+//! C++ Actor Framework manual's section "Scheduler": "a detached actor runs on a private thread
+//! that blocks on its own condition variable").
 
 use std::sync::{Condvar, Mutex};
 

@@ -1,4 +1,5 @@
-//! Executor statistics (seed 002, "Safety and Productivity").
+//! Executor statistics (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo 2023,
+//! "Safety and Productivity").
 //!
 //! Counted per worker with plain (non-RMW) atomic stores by the worker itself, in its slot of
 //! the worker table, so counting costs no locked instruction; threads outside the pool (senders
@@ -23,10 +24,10 @@ pub struct Stats {
     pub messages_processed: u64,
     /// Messages that reached an actor after it had terminated and were dropped unprocessed.
     pub dead_letters: u64,
-    /// Gulps (seed 002): a message queue or a mailbox's inbox swapped out whole, counted when it
-    /// held at least one message (gulps that took only the executor's own start, install or
-    /// reclaim envelopes are not counted; the messages of a gulped batch are counted by a pass
-    /// over it, made only when statistics are on).
+    /// Gulps (the Cforall actor thesis's term): a message queue or a mailbox's inbox swapped out
+    /// whole, counted when it held at least one message (gulps that took only the executor's own
+    /// start, install or reclaim envelopes are not counted; the messages of a gulped batch are
+    /// counted by a pass over it, made only when statistics are on).
     pub gulps: u64,
     /// Messages taken by those gulps; `gulped / gulps` is the average gulp size. Messages a
     /// behaviour appends to the batch its worker holds (the local fast path) are not gulped;

@@ -6,26 +6,29 @@
 //!
 //! 1. ask the unit for a [`Turn`]: it found and ran work (`Worked`), found none (`Idle`, or
 //!    `Nothing` when it idles on its own), or the worker must end (`Exit`); after `Idle` or
-//!    `Nothing` (and every [`TASKS_EVERY`] busy turns), look for a fork/join task (seed 004:
-//!    the worker's own leftovers, one stolen from another worker's deque, or one from the
-//!    common queue, see [`super::tasks`]) and run it;
+//!    `Nothing` (and every [`TASKS_EVERY`] busy turns), look for a fork/join task, as in Java's
+//!    fork/join work stealing (Doug Lea, "A Java Fork/Join Framework", 2000): the worker's own
+//!    leftovers, one stolen from another worker's deque, or one from the common queue (see
+//!    [`super::tasks`]), and run it;
 //! 2. after `Idle`: if the unit says shutdown may proceed, one more exhaustive search, then
 //!    exit; otherwise spin for the unit's spin window (work usually comes back sooner than a
 //!    wake-up takes), yielding the CPU every few passes; the window is learned from what
 //!    spinning bought lately (`runtime/idle/spin.rs`), down to none;
-//! 3. then idle sleep (seed 003): announce, search exhaustively ([`Unit::search`] and the
-//!    task deques, ordered after the announcement), and block in the kernel if nothing was found, until notified
-//!    (the handshake of `runtime/idle/README.md`) or until a time bound: the unit's own
-//!    ([`Unit::sleep_limit`]), or, for a unit that keeps memory for bursts, the moment the
-//!    idle spell has lasted [`RELEASE_AFTER`] and that memory goes back
-//!    ([`Unit::release_memory`]; a wake-up for that only releases and sleeps again).
+//! 3. then idle sleep (as in the Cforall runtime: Thierry Delisle, PhD thesis, Waterloo 2022,
+//!    chapter "Scheduling in practice"): announce, search exhaustively ([`Unit::search`] and the
+//!    task deques, ordered after the announcement), and block in the kernel if nothing was found,
+//!    until notified (the handshake of `runtime/idle/README.md`) or until a time bound: the unit's
+//!    own ([`Unit::sleep_limit`]), or, for a unit that keeps memory for bursts, the moment the idle
+//!    spell has lasted [`RELEASE_AFTER`] and that memory goes back ([`Unit::release_memory`]; a
+//!    wake-up for that only releases and sleeps again).
 //!
 //! At the top of every turn the worker checks that its row is still active; a worker removed
-//! by a resize (seed 003, "Manual Resizing") hands over what it holds and ends (see `pool.rs`).
+//! by a resize (Delisle's thesis, "Manual Resizing") hands over what it holds and ends (see
+//! `pool.rs`).
 //!
 //! A unit that does its own idling (a scheduling policy that polls and sleeps in its `dequeue`)
-//! returns `Nothing` instead of `Idle`. A new kind of work is a new unit (or a unit wrapping another), run by the
-//! same loop on the same threads, without touching the existing ones.
+//! returns `Nothing` instead of `Idle`. A new kind of work is a new unit (or a unit wrapping
+//! another), run by the same loop on the same threads, without touching the existing ones.
 //!
 //! The thread-local [`current`] tells code running on a worker (a behaviour sending a message)
 //! which pool and worker it is on, so executors can take their local fast paths; and tells
@@ -55,8 +58,7 @@ const CLOCK_EVERY: u32 = 16;
 /// A worker idle this long (spinning, asleep, or woken without work) gives back the memory
 /// its unit keeps for bursts ([`Unit::release_memory`]); until then its sleeps are bounded by
 /// what is left of it. A worker of a bursty workload idles between bursts: released at each
-/// sleep, the arrays grew again at the next burst (`repeat`, 2 workers: 360 regrowths copying
-/// 79 MB a run).
+/// sleep, the arrays would grow again at the next burst, copying at every regrowth.
 pub(crate) const RELEASE_AFTER: Duration = Duration::from_millis(10);
 
 /// What one turn of a unit did.
@@ -283,7 +285,7 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     /// Called when `me` woke from idle sleep.
     fn woke(&self, _me: &Worker<'_, Self>) {}
 
-    // --- Resizing (seed 003, "Manual Resizing"; see `pool.rs`) ---
+    // --- Resizing (Delisle's thesis, "Manual Resizing"; see `pool.rs`) ---
 
     /// The most workers this unit can run, and what sets that limit (said in the error when
     /// an add is refused).
@@ -444,8 +446,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         if spin || turn == Turn::Holding {
             if idle.passes % YIELD_EVERY == 0 {
                 // Let a worker that shares our CPU run: it may be the one about to hand us
-                // work (measured on a 10k-hop ring when the kernel co-locates both workers:
-                // 12 ms yielding every 64th pass, 2.2 ms every 4th; 0.5-0.8 ms otherwise).
+                // work (a ring whose two workers the kernel put on one CPU crawls otherwise).
                 yield_now();
             } else {
                 for _ in 0..8 {
@@ -508,7 +509,7 @@ fn finish_tasks(tasks: &TaskWorker<'_>) {
 
 /// On a worker that ends (shutdown, or a failed system): runs the tasks left in its own deque
 /// (a scope's, spawned by a task it ran): their scope waits for them, and they may borrow from
-/// its caller's stack (an independent review, session 41: the scope and the shutdown hung).
+/// its caller's stack (left there, the scope and the shutdown would hang).
 /// For a unit that counts the worker out of its shutdown handshake first (the runtime does it
 /// again, with nothing left, when `turn` returns `Exit`).
 pub(crate) fn run_left_tasks() {
@@ -518,12 +519,11 @@ pub(crate) fn run_left_tasks() {
     }
 }
 
-/// Runs fork/join tasks (seed 004) on a worker whose unit found no work: first what its own
-/// deque holds (tasks a scope's task spawned here and left when it returned), then one stolen
-/// from another worker's deque or taken from the common queue. They run outside the unit's
-/// code, as a policy's do: a message a task sends is sent as from outside the pool. Whether it
-/// ran any. Out of line: the worker loop's idle pass is the latency of a hand-off between
-/// actors, and stays short.
+/// Runs fork/join tasks (Java's fork/join) on a worker whose unit found no work: first what its own
+/// deque holds (tasks a scope's task spawned here and left when it returned), then one stolen from
+/// another worker's deque or taken from the common queue. They run outside the unit's code, as a
+/// policy's do: a message a task sends is sent as from outside the pool. Whether it ran any. Out of
+/// line: the worker loop's idle pass is the latency of a hand-off between actors, and stays short.
 #[inline(never)]
 fn run_tasks(tasks: &TaskWorker<'_>) -> bool {
     if tasks.len() > 0 {
@@ -571,7 +571,7 @@ thread_local! {
 /// it (a message into a queue other than the batch a worker runs, a reply that wakes a
 /// waiter).
 /// Read by [`handoffs`]: an executor that lets a stream's batches grow does so only while
-/// what it runs hands nothing off, so that nobody waits for it (`executor/inverted/README.md`,
+/// what it runs hands nothing off, so that nobody waits for it (`executor/message_centric/README.md`,
 /// placement rule 7).
 #[inline]
 pub(crate) fn note_handoff() {
@@ -595,8 +595,8 @@ pub(crate) fn note_kept(kept: bool) {
 /// behaviour, or a fork/join task it runs as the behaviour), if that code keeps work back
 /// ([`note_kept`]); nothing elsewhere (a task run between visits runs as outside code, and
 /// keeps nothing back). For the fork/join executor, before it lets thieves take a task and
-/// while it waits for one: one thread-local load when nothing is kept (a `join`'s cost:
-/// reading the worker instead made `fib` 1.15x slower).
+/// while it waits for one: one thread-local load when nothing is kept (paid on every `join`,
+/// where reading the worker instead cost fine-grained work measurably).
 #[inline(always)]
 pub(crate) fn publish_kept() {
     if KEPT.with(Cell::get) {
@@ -672,14 +672,49 @@ pub(crate) fn detached_actor_of(owner: *const ()) -> Option<*const ()> {
     (runs_for(owner) && c.pool.is_null() && !c.worker.is_null()).then_some(c.worker)
 }
 
+/// Where the calling thread's sends may append without a lock: an executor's local fast path
+/// for the job this thread runs (an opaque target, the job's identity, and the appends left
+/// before the path closes). An executor sets it around a job's behaviours
+/// ([`set_local_sink`]); [`Enter::outside`] hides it, so that outside code run meanwhile (a
+/// fork/join task taken from another worker, a scheduling policy's hook) never appends to the
+/// job's batch ahead of mail it sent earlier through a lock.
+#[derive(Clone, Copy)]
+pub(crate) struct LocalSink {
+    pub(crate) target: *const (),
+    pub(crate) left: u32,
+}
+
+/// No local sink: every send takes its lock.
+pub(crate) const NO_SINK: LocalSink = LocalSink {
+    target: ptr::null(),
+    left: 0,
+};
+
+thread_local! {
+    static SINK: Cell<LocalSink> = const { Cell::new(NO_SINK) };
+}
+
+/// The calling thread's local sink ([`LocalSink`]).
+#[inline(always)]
+pub(crate) fn local_sink() -> LocalSink {
+    SINK.with(Cell::get)
+}
+
+/// Sets the calling thread's local sink; returns the one it replaces.
+#[inline]
+pub(crate) fn set_local_sink(s: LocalSink) -> LocalSink {
+    SINK.with(|c| c.replace(s))
+}
+
 /// Sets CURRENT for a scope, restoring the previous value on drop (a caller-driven system may
-/// be driven from inside a behaviour of another system).
-pub(crate) struct Enter(Current);
+/// be driven from inside a behaviour of another system); [`Enter::outside`] also hides the
+/// local sink for the scope.
+pub(crate) struct Enter(Current, Option<LocalSink>);
 
 impl Enter {
     #[inline]
     fn set(c: Current) -> Self {
-        Enter(CURRENT.with(|cur| cur.replace(c)))
+        Enter(CURRENT.with(|cur| cur.replace(c)), None)
     }
 
     /// The calling thread is worker `me` of its unit's pool.
@@ -711,11 +746,13 @@ impl Enter {
     #[inline]
     pub(crate) fn outside() -> Self {
         let c = CURRENT.with(Cell::get);
-        Self::set(Current {
+        let mut e = Self::set(Current {
             owner: c.owner,
             life: c.life,
             ..NOBODY
-        })
+        });
+        e.1 = Some(set_local_sink(NO_SINK));
+        e
     }
 }
 
@@ -723,6 +760,9 @@ impl Drop for Enter {
     #[inline]
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(self.0));
+        if let Some(s) = self.1 {
+            set_local_sink(s);
+        }
     }
 }
 

@@ -1,7 +1,8 @@
-//! Fork/join on the actors' workers (seed 004): [`join`], [`scope`] with [`Scope::spawn`] and
-//! [`Scope::fork`] handles, and their entry points from threads outside the pool. See
-//! `README.md` in this folder for the helping rule and what a join inside a behaviour does to
-//! other actors; the deques and stealing are the runtime's (`runtime/tasks`).
+//! Fork/join on the actors' workers (after Java's fork/join work stealing: Doug Lea, "A Java
+//! Fork/Join Framework", 2000): [`join`], [`scope`] with [`Scope::spawn`] and [`Scope::fork`]
+//! handles, and their entry points from threads outside the pool. See `README.md` in this folder
+//! for the helping rule and what a join inside a behaviour does to other actors; the deques and
+//! stealing are the runtime's (`runtime/tasks`).
 
 pub(crate) mod job;
 pub(crate) mod latch;
@@ -9,7 +10,7 @@ pub(crate) mod latch;
 use crate::runtime::loom::{spin_hint, yield_now};
 use crate::runtime::pool::Crew;
 use crate::runtime::tasks::{self, JobRef, TaskWorker};
-use crate::runtime::worker::publish_kept;
+use crate::runtime::worker::{publish_kept, Enter};
 use job::{HeapJob, JobResult, Latch, StackJob};
 use latch::{LockLatch, SpinLatch};
 use std::any::Any;
@@ -189,6 +190,11 @@ fn wait_for(
                 None => ask_any(w, tag),
             };
             if let Some(j) = got {
+                // Another worker's task runs as outside code, as it would on an idle worker:
+                // it was forked by code that runs no behaviour here, and its sends must not
+                // take this worker's local fast path, ahead of what that code sent before it
+                // forked (through the lock).
+                let _outside = Enter::outside();
                 // SAFETY: handed to us alone by its owner, unrun.
                 unsafe { w.run_stolen(j) };
                 rounds = 0;
@@ -196,6 +202,8 @@ fn wait_for(
             }
         }
         if let Some(j) = outside.and_then(Outside::pop) {
+            // Spawned from a thread outside the pool: it runs as outside code (as above).
+            let _outside = Enter::outside();
             // SAFETY: taken from the scope's list of tasks spawned from outside the pool: ours
             // alone (whoever pops a task runs it), unrun.
             unsafe { j.execute() };
@@ -468,8 +476,7 @@ impl<'scope> Scope<'scope> {
                 // common queue: see the helping rule), and a trampoline in the common queue lets
                 // an idle worker run it instead. Whoever pops it runs it. (Put in the common
                 // queue itself, with no idle worker that takes tasks, one worker busy with this
-                // scope, or work sharing, the scope waited for it forever: an independent
-                // review, session 41.)
+                // scope, or work sharing, the scope would wait for it forever.)
                 // SAFETY: a non-null crew outlives the scope (the scope's body runs on it).
                 let crew = unsafe { &*self.crew };
                 let list = self.outside.list();
@@ -532,10 +539,10 @@ impl<'scope> Scope<'scope> {
         self.submit(job.into_job_ref());
     }
 
-    /// Forks a task and returns its handle (the seed's `fork()`): [`Forked::join`] returns its
-    /// result, running it on the spot if nobody has started it. A handle dropped without a join
-    /// still runs before the scope ends (its result is dropped before then too), and a panic in
-    /// it is resumed when the scope ends, as a spawned task's.
+    /// Forks a task and returns its handle (Java's fork/join `fork()`): [`Forked::join`] returns
+    /// its result, running it on the spot if nobody has started it. A handle dropped without a join
+    /// still runs before the scope ends (its result is dropped before then too), and a panic in it
+    /// is resumed when the scope ends, as a spawned task's.
     ///
     /// ```
     /// fn fib(n: u64) -> u64 {
@@ -658,8 +665,8 @@ impl<F: FnOnce() -> R + Send, R: Send> ForkJob<F, R> {
         unsafe { Latch::set(&job.latch as *const SpinLatch) };
         // This reference goes before the scope is told: if the handle is gone it is the last,
         // and what the job still holds (which may borrow what the scope's caller owns) is
-        // dropped here, not after the scope may have returned (an independent review,
-        // session 41); whatever that drop does, the scope is told.
+        // dropped here, not after the scope may have returned; whatever that drop does, the
+        // scope is told.
         if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| drop(job))) {
             scope.record(p);
         }
@@ -745,11 +752,10 @@ impl<R> Drop for Forked<'_, R> {
 }
 
 impl<R> Forked<'_, R> {
-    /// Waits for the task and returns its result (the seed's `join()`): runs it here if it has
-    /// not started (after the tasks forked after it, which are above it in the deque and are
-    /// run on the way: their handles then find them done); if another worker took it, helps
-    /// that worker with the task's own subtasks until it is done. A panic in the task is
-    /// resumed here.
+    /// Waits for the task and returns its result (Java's fork/join `join()`): runs it here if it
+    /// has not started (after the tasks forked after it, which are above it in the deque and are
+    /// run on the way: their handles then find them done); if another worker took it, helps that
+    /// worker with the task's own subtasks until it is done. A panic in the task is resumed here.
     pub fn join(mut self) -> R {
         // (Joined: the handle's drop has nothing left to do.)
         match std::mem::replace(&mut self.inner, ForkedInner::Done(JobResult::None)) {

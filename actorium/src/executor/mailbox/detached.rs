@@ -1,10 +1,11 @@
-//! The detached executor (seed 000, "detached"): every actor has a thread of its own, for work
-//! that blocks. Its mailbox and job are those of every mailbox actor; instead of a policy, the
-//! actor's thread runs the job, blocking on its own [`Signal`] while the mailbox is empty. The
-//! thread ends when the actor's job ends (the actor terminated and its mail is drained) —
-//! except for a `Destroyed` actor, which may be respawned on its address: its thread waits
-//! until then, until the cell is freed (the mailbox's drop tells it), or until the system shuts
-//! down. Every system has one, next to its pooled executor, whichever that is.
+//! The detached executor (detached actors of CAF's scheduler manual: the C++ Actor Framework
+//! manual, section "Scheduler"): every actor has a thread of its own, for work that blocks. Its
+//! mailbox and job are those of every mailbox actor; instead of a policy, the actor's thread runs
+//! the job, blocking on its own [`Signal`] while the mailbox is empty. The thread ends when the
+//! actor's job ends (the actor terminated and its mail is drained) — except for a `Destroyed`
+//! actor, which may be respawned on its address: its thread waits until then, until the cell is
+//! freed (the mailbox's drop tells it), or until the system shuts down. Every system has one, next
+//! to its pooled executor, whichever that is.
 
 use super::{resume, Job, JobScheduler, Resumable, Runner};
 use crate::core::envelope::Envelope;

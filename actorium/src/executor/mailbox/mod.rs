@@ -1,8 +1,9 @@
-//! The mailbox protocol and the job that drains a mailbox (seed 000: "each actor owns a
-//! mailbox; a message to an idle actor makes it ready and schedules it once as a job"). Used
-//! by the actor-centric executor (`executor/centric`, which schedules jobs through a policy)
-//! and by the detached executor ([`detached`]: one thread per actor, on either system).
-//! `README.md` here explains the protocol and why a message is never stranded nor run twice.
+//! The mailbox protocol and the job that drains a mailbox (CAF's scheduler manual, the C++ Actor
+//! Framework manual's section "Scheduler": "each actor owns a mailbox; a message to an idle actor
+//! makes it ready and schedules it once as a job"). Used by the actor-centric executor
+//! (`executor/actor_centric`, which schedules jobs through a policy) and by the detached executor
+//! ([`detached`]: one thread per actor, on either system). `README.md` here explains the protocol
+//! and why a message is never stranded nor run twice.
 //!
 //! The storage is [`crate::core::mailbox::Mailbox`]: a spinlock over the *inbox* copy queue
 //! and the `scheduled` / `sys_ref` flags, plus the *batch* owned by the job's thread. A job
@@ -26,7 +27,7 @@ use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
 use crate::core::{run_batch, ExecRef, Header, Shared, Status, Undelivered, WorkerRef};
 use crate::runtime::stats::Counters;
-use std::cell::Cell;
+use crate::runtime::worker::{local_sink, set_local_sink, LocalSink};
 use std::fmt;
 use std::ptr;
 
@@ -41,8 +42,7 @@ const ABORT_CHECK: usize = 64;
 
 /// A mailbox copy queue holding more slots than this (768 KiB) is released when its job parks:
 /// a burst is over. Smaller ones are kept: an actor that catches up with a busy producer parks
-/// often, and releasing at every park made it regrow its arrays every time (`counting` on the
-/// actor-centric executor: 1.5 times slower with a threshold of 256 slots).
+/// often, and releasing at every park would make it regrow its arrays every time.
 const KEEP_WHEN_PARKED: usize = 1 << 14;
 
 /// What the mailbox protocol needs from the executor that runs mailbox jobs.
@@ -255,26 +255,13 @@ pub(crate) fn push(exec: &impl JobScheduler, hdr: &Header, env: Envelope) -> Res
 /// out of its batch for ever.
 const LOCAL_BUDGET: u32 = 1024;
 
-/// The job running on a thread: its mailbox, and the local sends it may still make.
-#[derive(Clone, Copy)]
-struct Running {
-    mb: *const Mailbox,
-    left: u32,
-}
-
-thread_local! {
-    /// The job this thread is running (a null mailbox: none).
-    static RUNNING: Cell<Running> = const {
-        Cell::new(Running { mb: ptr::null(), left: 0 })
-    };
-}
-
 /// Whether this thread runs `mb`'s job right now and may append to its batch (a send from the
-/// actor to itself, or from code its behaviour runs inline).
+/// actor to itself, or from code its behaviour runs inline; not from outside code run
+/// meanwhile, which hides the sink: `runtime::worker::Enter::outside`).
 #[inline(always)]
 fn local_send(mb: &Mailbox) -> bool {
-    let r = RUNNING.with(Cell::get);
-    ptr::eq(r.mb, mb) && r.left > 0
+    let r = local_sink();
+    ptr::eq(r.target, (mb as *const Mailbox).cast()) && r.left > 0
 }
 
 /// A send from the thread running the actor's job, within its budget: appended to the job's
@@ -283,9 +270,9 @@ fn local_send(mb: &Mailbox) -> bool {
 /// whole inbox into the batch, ahead of this), and the budget is renewed only at a gulp, so
 /// once it is spent no send can overtake one waiting in the inbox. The job keeps running
 /// until its batch is empty: no job needs scheduling. Inlined, as the rest of the send, so
-/// that the envelope is built where it is stored (passed on by reference, it was copied through
-/// the stack with wider loads than the stores that wrote it: a stalled store forwarding on
-/// every self-send).
+/// that the envelope is built where it is stored (passed on by reference, it would be copied
+/// through the stack with wider loads than the stores that wrote it: a stalled store
+/// forwarding on every self-send).
 #[inline(always)]
 fn push_local(
     exec: &impl JobScheduler,
@@ -301,44 +288,44 @@ fn push_local(
     if hdr.status() != Status::Alive {
         return Err(env);
     }
-    RUNNING.with(|r| {
-        let cur = r.get();
-        r.set(Running {
-            left: cur.left - 1,
-            ..cur
-        })
+    let cur = local_sink();
+    set_local_sink(LocalSink {
+        left: cur.left - 1,
+        ..cur
     });
-    // SAFETY: this thread runs the actor's job (`RUNNING`), and no reference to the batch is
+    // SAFETY: this thread runs the actor's job (its local sink), and no reference to the batch is
     // alive: `drain` borrows it only inside `pop`, and behaviours run between pops.
     unsafe { mb.batch() }.push(env);
     count(exec, hdr, |c| &c.messages_sent);
     Ok(())
 }
 
-/// Marks the calling thread as running `mb`'s job until dropped (restoring what it ran before:
-/// a behaviour may drive a caller-driven system, whose jobs then run nested on this thread).
-struct RunningHere(Running);
+/// Makes `mb`'s job the calling thread's local sink until dropped (restoring what it ran
+/// before: a behaviour may drive a caller-driven system, whose jobs then run nested on this
+/// thread).
+struct RunningHere(LocalSink);
 
 impl RunningHere {
     /// The job starts with its first gulp ahead (the budget is renewed there).
     fn enter(mb: &Mailbox) -> Self {
-        RunningHere(RUNNING.with(|r| r.replace(Running { mb, left: 0 })))
+        RunningHere(set_local_sink(LocalSink {
+            target: (mb as *const Mailbox).cast(),
+            left: 0,
+        }))
     }
 
     /// A gulp took the whole inbox into the batch: local sends may go on.
     fn gulped(&self, mb: &Mailbox) {
-        RUNNING.with(|r| {
-            r.set(Running {
-                mb,
-                left: LOCAL_BUDGET,
-            })
+        set_local_sink(LocalSink {
+            target: (mb as *const Mailbox).cast(),
+            left: LOCAL_BUDGET,
         });
     }
 }
 
 impl Drop for RunningHere {
     fn drop(&mut self) {
-        RUNNING.with(|r| r.set(self.0));
+        set_local_sink(self.0);
     }
 }
 

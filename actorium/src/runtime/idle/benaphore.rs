@@ -1,4 +1,5 @@
-//! The three-state flag in front of a worker's [`Parker`] (seed 003, "Reducing Latency").
+//! The three-state flag in front of a worker's [`Parker`] ("Reducing Latency" in the Cforall
+//! runtime: Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice").
 //!
 //! States: `SEARCH` (the worker announced itself idle and is searching for work), `SLEEP` (it
 //! found none and is blocked, or about to block, in the parker), `AWAKE` (it is running, or a

@@ -1,8 +1,10 @@
-//! Idle sleep (seed 003, "Idle-Sleep" to "Reducing Latency"): a worker with no work blocks in the
-//! kernel instead of spinning, and a sender that makes work for it wakes it, without ever leaving
-//! a message stranded. See `README.md` in this folder for the protocol and the proof sketch.
+//! Idle sleep (the Cforall runtime: Thierry Delisle, PhD thesis, Waterloo 2022, chapter
+//! "Scheduling in practice", sections "Idle-Sleep" to "Reducing Latency"): a worker with no work
+//! blocks in the kernel instead of spinning, and a sender that makes work for it wakes it,
+//! without ever leaving a message stranded. See `README.md` in this folder for the protocol and
+//! the proof sketch.
 //!
-//! Pieces, as in the seed's Figure "Low-latency Idle Sleep Data Structure":
+//! Pieces, as in Delisle's Figure "Low-latency Idle Sleep Data Structure":
 //! - [`parker::Parker`]: one Linux event fd per worker (a mutex + condvar elsewhere and under loom);
 //! - [`benaphore::Benaphore`]: the three-state flag (SEARCH / SLEEP / AWAKE) in front of it, so
 //!   an early notify costs no system call;
@@ -27,11 +29,11 @@ const NONE: usize = usize::MAX;
 #[derive(Debug)]
 pub(crate) struct IdleSleep {
     /// Idle workers, most recent on top. Only workers entering or leaving idle sleep take it.
-    /// A list rather than a stack in the seed's sense: a worker leaves it from any position.
+    /// A list rather than a stack in Delisle's sense: a worker leaves it from any position.
     /// (On a line of its own: its lock word is written at every sleep and wake, and the
     /// structures around the pool are read on every send.)
     sleepers: CachePadded<Mutex<Vec<usize>>>,
-    /// The seed's atomic pointer to the first idle worker's benaphore (an index here).
+    /// Delisle's atomic pointer to the first idle worker's benaphore (an index here).
     first_idle: CachePadded<AtomicUsize>,
 }
 
@@ -61,7 +63,7 @@ impl IdleSleep {
         if let Some(pos) = list.iter().rposition(|&w| w == i) {
             list.remove(pos);
         }
-        // As the seed says, the worker leaving the list updates the atomic pointer.
+        // As Delisle's thesis says, the worker leaving the list updates the atomic pointer.
         self.first_idle
             .store(list.last().copied().unwrap_or(NONE), Ordering::SeqCst);
         drop(list);
@@ -77,10 +79,10 @@ impl IdleSleep {
         !b.is_awake() && b.wake()
     }
 
-    /// General notification (seed 003): wake the first idle worker, whichever it is; `of`
-    /// finds a worker's benaphore. Notifiers never take the sleepers lock; of concurrent
-    /// notifiers only the one that wins the exchange makes a system call. Returns whether a
-    /// worker was handed the notification.
+    /// General notification (Delisle's thesis): wake the first idle worker, whichever it is; `of`
+    /// finds a worker's benaphore. Notifiers never take the sleepers lock; of concurrent notifiers
+    /// only the one that wins the exchange makes a system call. Returns whether a worker was handed
+    /// the notification.
     pub(crate) fn notify_any<'a>(&self, of: impl FnOnce(usize) -> &'a Benaphore) -> bool {
         if self.first_idle.load(Ordering::SeqCst) == NONE {
             return false;
@@ -209,7 +211,7 @@ mod loom_tests {
 
     /// The actor-centric policies' variant: the job is published in a lock-free queue (here
     /// a relaxed counter) and the handshake is ordered by SeqCst fences on both sides instead
-    /// of a lock (`Scheduler::notify` and `WorkerCtx::idle_sleep` in `executor/centric`).
+    /// of a lock (`Scheduler::notify` and `WorkerCtx::idle_sleep` in `executor/actor_centric`).
     #[test]
     fn fenced_notify_never_loses_a_wakeup() {
         use crate::runtime::loom::sync::atomic::fence;

@@ -1,4 +1,5 @@
-//! What an idle worker blocks on: a Linux event fd (seed 003, "Event FDs"), or a mutex and
+//! What an idle worker blocks on: a Linux event fd ("Event FDs" in the Cforall runtime: Thierry
+//! Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice"), or a mutex and
 //! condition variable on other targets and under loom and shuttle.
 //!
 //! Invariant relied on by [`super::benaphore`]: every `park` is matched by exactly one `unpark`

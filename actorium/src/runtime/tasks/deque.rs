@@ -1,24 +1,23 @@
-//! A worker's task deque (seed 004, "Work-stealing algorithm": the owner pushes and pops one
-//! end, thieves take from the other, and "the two ends are protected by different locking
-//! mechanisms"). The owner's end takes no lock; the thieves' end is a spinlock, held for a few
-//! loads and stores; the two meet over the last public task through the THE protocol of Cilk-5
-//! (Frigo, Leiserson and Randall, PLDI 1998).
+//! A worker's task deque (Java's fork/join work stealing: Doug Lea, "A Java Fork/Join Framework",
+//! 2000, "Work-stealing algorithm": the owner pushes and pops one end, thieves take from the other,
+//! and "the two ends are protected by different locking mechanisms"). The owner's end takes no
+//! lock; the thieves' end is a spinlock, held for a few loads and stores; the two meet over the
+//! last public task through the THE protocol of Cilk-5 (Frigo, Leiserson and Randall, PLDI 1998).
 //!
 //! The deque is *split* (as in Lace's split deque, van Dijk and van de Pol, 2014): tasks at
 //! positions `[front, split)` are public, thieves take them; tasks at `[split, end)` are
 //! private, the owner pops them with plain loads and stores, no fence. Only a pop of a public
 //! task pays the protocol's fence: in a divide-and-conquer tree that is a pop per stolen or
-//! oldest task, not per join (a fence on every pop made a 1,023-node tree sum 25 % slower).
+//! oldest task, not per join (a fence on every pop slows fine-grained trees markedly).
 //! Every task becomes public (`split = end`) at a push that finds fewer public tasks than the
 //! caller wants (`want_public`, at least one): a join wants one per other worker, so that every
 //! thief finds one, and the first task of a join is stealable at once, even while its owner
 //! runs a long leaf that forks nothing; a scope's task wants all public. So on 2 workers one
 //! task is public at a time and the other pops are fence-free; with more workers more are
 //! public. A private task waits for its owner's next fork only when more thieves came at once
-//! than tasks were public (or the pool grew meanwhile). (Tried and dropped: a Lace-style split
-//! request, a thief asking the owner to publish at its next push or pop. It made every task
-//! public as soon as a thief was idle, for tasks the owner was about to pop itself: a 1,023-node
-//! tree sum 12 % slower.)
+//! than tasks were public (or the pool grew meanwhile). (No Lace-style split request, a thief
+//! asking the owner to publish at its next push or pop: it would make every task public as soon
+//! as a thief is idle, for tasks the owner is about to pop itself, which slows small trees.)
 //!
 //! Invariants:
 //! - `front <= split <= end` (but for a thief's claim in flight, below); position `p` lives in

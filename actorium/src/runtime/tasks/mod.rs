@@ -1,15 +1,16 @@
-//! Fork/join task deques and stealing (seed 004, "Work-stealing algorithm"): the runtime's
-//! mechanism; `executor/forkjoin` builds `join` and scopes on it. See `README.md` in this folder
-//! for the protocol, the helping rule and why nothing is lost or run twice.
+//! Fork/join task deques and stealing (Java's fork/join work stealing: Doug Lea, "A Java
+//! Fork/Join Framework", 2000, "Work-stealing algorithm"): the runtime's mechanism;
+//! `executor/forkjoin` builds `join` and scopes on it. See `README.md` in this folder for the
+//! protocol, the helping rule and why nothing is lost or run twice.
 //!
 //! Each worker owns a deque of tasks ([`TaskWorker`]): the tasks it forked and has not yet run.
 //! It pushes and pops at one end (LIFO: the latest forked subtask runs first); thieves get the
 //! task at the other end (FIFO: the oldest, the largest piece of a divide-and-conquer tree) of a
 //! randomly chosen victim that shows tasks; tasks submitted from outside the pool wait in the
-//! pool's common queue (`Crew::injector`), which idle workers check after stealing, as the
-//! seed says.
+//! pool's common queue (`Crew::injector`), which idle workers check after stealing, as in
+//! Java's fork/join.
 //!
-//! The owner's end takes no lock and the thieves' end a spinlock (the seed's "two ends
+//! The owner's end takes no lock and the thieves' end a spinlock (Java's fork/join: "two ends
 //! protected by different locking mechanisms"); they meet over the last public task through
 //! Cilk-5's THE protocol, and tasks beyond what thieves need are private to the owner, popped
 //! with no fence (`deque.rs`). A thief takes a public task at once, even while its owner runs a
@@ -40,13 +41,13 @@ use std::time::{Duration, Instant};
 /// A stolen task that ran shorter than this did not pay for its hand-off (a few cache-line
 /// transfers between cores, about a microsecond each way here): the idle worker that took it
 /// waits before asking again, doubling up to [`MAX_BACKOFF`]; a longer one resets that.
-/// (tree-sum over a 1,023-node tree, 2 µs of work a tree, made 33,000 steals of about 1 µs and
-/// ran slower on two workers than on one; with the back-off and [`TaskWorker::emptied`]'s sticky
-/// showing, 47-54 ms, against 55-75 ms before and chili's 57.)
+/// (Without it, a sum over many small trees makes thousands of steals of about a microsecond
+/// and runs slower on two workers than on one; [`TaskWorker::emptied`]'s sticky showing helps
+/// too.)
 const TINY_STEAL: Duration = Duration::from_micros(5);
 
 /// The longest an idle worker backs off after tiny steals (short against a computation worth
-/// splitting: a larger cap, 500 µs, made `fib(32)` lose its second worker in some runs).
+/// splitting: a much larger cap can make a fine-grained computation lose its second worker).
 const MAX_BACKOFF: Duration = Duration::from_micros(50);
 
 /// A worker's fork/join state, on its own thread (reached through [`TaskWorker::current`]).
@@ -156,7 +157,8 @@ impl<'c> TaskWorker<'c> {
 
     /// Forks: pushes `job` on the owner's end, public if fewer tasks are public than there
     /// are other workers (`deque.rs`). The first task of a deque that shows none is published
-    /// to thieves, and wakes an idle worker if there is one (idle sleep, seed 003).
+    /// to thieves, and wakes an idle worker if there is one (idle sleep, after the Cforall
+    /// runtime: Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice").
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
         self.push_wanting(job, self.crew.len().saturating_sub(1));
@@ -284,7 +286,11 @@ impl<'c> TaskWorker<'c> {
         // tag. Left for later, they waited for this worker's next look at its own deque,
         // which a worker blocked in its scheduling policy's queue never took (work sharing:
         // the scope waited for ever).
-        drain(self);
+        // (Mostly none: the deque is known empty at the position it started from, unless
+        // thieves took tasks since, so that check is a load.)
+        if !self.surely_empty() {
+            drain(self);
+        }
         self.deque().leave_job();
         self.unshow();
     }
@@ -331,7 +337,7 @@ impl<'c> TaskWorker<'c> {
         }
         // More public tasks and workers asleep: wake one for them (see `wake_for_more`). On 2
         // workers nobody else can sleep. Out of line: inlined here, even behind that check, it
-        // made fib(32) 12 % slower (code layout).
+        // slowed fine-grained fork/join through code layout alone.
         if self.crew.len() > 2 {
             self.wake_for_more(Some(deque));
         }

@@ -10,7 +10,7 @@
 //! Policy code is user code: every call runs under `catch_unwind`, and with the worker hidden
 //! (a send it makes is a central enqueue, never a second context of this worker), except the
 //! built-in `WorkStealing` and `WorkSharing`, which send nothing and never ask for their worker
-//! (`Policy::CALLED`: hiding it took five thread-local swaps per job). A panic
+//! (`Policy::CALLED`: hiding it takes five thread-local swaps per job). A panic
 //! in a hook (`before_resume`, `after_resume`, `during_resume`, `after_completion`) is reported
 //! and counted, and the job goes on. A panic in a call that moves jobs (`dequeue`, the
 //! enqueues, `resume_job_later`) may have lost a job, whose actor would then never run again:
@@ -47,8 +47,8 @@ const GIVE_UP: Duration = Duration::from_secs(2);
 /// A worker that takes another worker's leave request again and again with no job in between
 /// waits this long before it passes it on a second time, doubling each time up to
 /// [`FORWARD_WAIT_MAX`]. The leaving worker is inside a long behaviour, and with one shared
-/// queue (work sharing) the request came straight back: idle workers passed it around at full
-/// speed until the behaviour ended (an independent review, session 41).
+/// queue (work sharing) the request comes straight back: idle workers would pass it around at
+/// full speed until the behaviour ends.
 const FORWARD_WAIT: Duration = Duration::from_micros(10);
 const FORWARD_WAIT_MAX: Duration = Duration::from_millis(1);
 
@@ -372,8 +372,8 @@ impl<P: Policy> Executor<P> {
         let n = threads.len();
         // A worker counts as exited once it says so, or once its thread has ended: the
         // bookkeeping by row can miss a worker that left for the shutdown while a resize made
-        // its row active again (found by the random programs: the shutdown then waited for
-        // ever); a thread that ended cannot.
+        // its row active again (the shutdown would then wait for ever); a thread that ended
+        // cannot.
         let gone =
             |g: &BTreeSet<usize>, r: usize, h: &JoinHandle<()>| g.contains(&r) || h.is_finished();
         let done = |g: &BTreeSet<usize>| threads.iter().filter(|(r, h)| gone(g, *r, h)).count();

@@ -1,11 +1,12 @@
-//! Work stealing (seed 000, "Work Stealing"; seed 004 for the deque discipline): every worker
-//! has a deque; a job a behaviour makes goes to the owner's end of its worker's deque (LIFO, so
-//! the actor that was just sent a message runs next, on the same core, with warm caches);
-//! thieves take the other end (FIFO, the oldest job) of a random victim. (A private one-job
-//! slot in front of the deque, as tokio has, measured 5-15 % faster here but was taken out: a
-//! job in it is invisible to thieves, so it starves behind a job that never ends — an actor
-//! whose mailbox other threads keep full, with unlimited `max_throughput` — while the other
-//! workers sleep.)
+//! Work stealing ("Work Stealing" in CAF's scheduler manual: the C++ Actor Framework manual,
+//! section "Scheduler"; the deque discipline of Java's fork/join work stealing: Doug Lea, "A
+//! Java Fork/Join Framework", 2000): every worker has a deque; a job a behaviour makes goes to
+//! the owner's end of its worker's deque (LIFO, so the actor that was just sent a message runs
+//! next, on the same core, with warm caches); thieves take the other end (FIFO, the oldest job)
+//! of a random victim. (There is no private one-job slot in front of the deque, as tokio has,
+//! though it is faster: a job in it is invisible to thieves, so it starves behind a job that never
+//! ends — an actor whose mailbox other threads keep full, with unlimited `max_throughput` — while
+//! the other workers sleep.)
 //!
 //! The deque is crossbeam's Chase-Lev deque (`crossbeam_deque::Worker::new_lifo`); jobs handed
 //! to a worker from elsewhere (central and external enqueues, and jobs resumed later, which go
@@ -18,21 +19,21 @@
 //!
 //! Idle workers go through CAF's three polling tiers: *aggressive* (poll the own queues, steal
 //! every `aggressive_steal_interval` polls, no sleep), *moderate* (steal every
-//! `moderate_steal_interval` polls, sleep `moderate_sleep` between polls, or yield the core when
-//! it is zero, the default) and *relaxed*. CAF's
-//! relaxed tier polls every 10 ms forever; here it steals once, then falls into the idle sleep
-//! of seed 003 ([`crate::policy::WorkerCtx::idle_sleep`]): an idle system burns no CPU. Who
-//! wakes a sleeper: an external enqueue wakes the worker it targets; a worker whose own deque
-//! holds a backlog (two or more jobs) wakes one sleeper to steal; and a worker running a long
-//! job wakes one every [`crate::policy::LONG_JOB_CHECK`] messages or so while anything waits
-//! in its deque or inbox ([`Policy::during_resume`]). A woken worker first searches every
-//! worker once, so the job it was woken for is found at once. A job in a deque belongs to a
-//! worker that is running (it pushed it) and that either takes it when its current job ends
-//! or, if that job is long, wakes a sleeper for it; a job in an inbox was followed by a
-//! notification of the inbox's owner. Not covered (an independent review, session 41): a job
-//! put in the inbox of a worker that is inside one long *message* (the checks above come
-//! between messages) waits for that message to end, or for a thief woken by something else,
-//! while the other workers sleep; CAF's relaxed tier would find it within 10 ms of polling.
+//! `moderate_steal_interval` polls, sleep `moderate_sleep` between polls, or yield the core when it
+//! is zero, the default) and *relaxed*. CAF's relaxed tier polls every 10 ms forever; here it
+//! steals once, then falls into the idle sleep of the Cforall runtime (Thierry Delisle, PhD thesis,
+//! Waterloo 2022, chapter "Scheduling in practice"; [`crate::policy::WorkerCtx::idle_sleep`]): an
+//! idle system burns no CPU. Who wakes a sleeper: an external enqueue wakes the worker it targets;
+//! a worker whose own deque holds a backlog (two or more jobs) wakes one sleeper to steal; and a
+//! worker running a long job wakes one every [`crate::policy::LONG_JOB_CHECK`] messages or so while
+//! anything waits in its deque or inbox ([`Policy::during_resume`]). A woken worker first searches
+//! every worker once, so the job it was woken for is found at once. A job in a deque belongs to a
+//! worker that is running (it pushed it) and that either takes it when its current job ends or, if
+//! that job is long, wakes a sleeper for it; a job in an inbox was followed by a notification of
+//! the inbox's owner. Not covered: a job put in the inbox of a worker that is inside one long
+//! *message* (the checks above come between messages) waits for that message to end, or for a thief
+//! woken by something else, while the other workers sleep; CAF's relaxed tier would find it within
+//! 10 ms of polling.
 
 use super::policy::{Policy, Scheduler, WorkerCtx};
 use crate::executor::mailbox::Job;
@@ -47,8 +48,8 @@ const INBOX_EVERY: u32 = 61;
 
 /// Dequeues with the deque never found empty, after which its oldest job is taken (at the next
 /// look at the inbox). Rare on purpose: LIFO order keeps a conversation on warm caches, and each
-/// oldest job taken moves the worker to cold actors (measured on `executor`, 40,000 actors: one
-/// such take every 61 dequeues made it 2.6× slower, every 1,024 dequeues 1.5×).
+/// oldest job taken moves the worker to cold actors (taken often, it slows many-actor workloads
+/// severalfold).
 const OLDEST_AFTER: u32 = 65_536;
 
 /// CAF's work-stealing policy, with CAF's tiers (`work-stealing.*` in CAF 0.17), except that the
@@ -88,12 +89,9 @@ pub struct WorkStealing {
 /// The defaults: CAF's aggressive tier; a moderate tier of 100 polls that yields the core
 /// between polls instead of CAF's 500 polls 50 µs apart. CAF polls that long because its relaxed
 /// tier polls only every 10 ms; here the relaxed tier sleeps until a job is enqueued for it (a
-/// wake-up of a few µs), so 25 ms of moderate polling after every burst only burned CPU: one
-/// message every 5 ms kept a core 30 % busy (`actorium-bench idle`, sparse load: 2,986 ms of CPU
-/// in 10 s against 250 ms on the message-centric executor; 141 ms with these defaults).
-/// Throughput on the suite's workloads was unchanged within noise (7 alternating
-/// runs: executor 1.00, chameneos 1.02, fork-join-throughput 0.98, fork-join-creation 0.96,
-/// repeat 1.04). CAF's values: `.moderate(500, 5, Duration::from_micros(50))`.
+/// wake-up of a few µs), so 25 ms of moderate polling after every burst would only burn CPU:
+/// a sparse load would keep a core busy. The shorter tier leaves throughput unchanged within
+/// noise. CAF's values: `.moderate(500, 5, Duration::from_micros(50))`.
 impl Default for WorkStealing {
     fn default() -> Self {
         Self {
@@ -129,9 +127,9 @@ impl WorkStealing {
     /// longer than the tier lasts (100 µs, or its polls times its sleep if longer) halves the
     /// tier's polls, down to none; a shorter sleep, or a moderate poll that finds a job,
     /// restores them. (The aggressive tier, a few µs of polls, is kept.) A worker woken only
-    /// after long gaps (a quiet server) then sleeps at once: on an outside sender pinging
-    /// every 1 ms, wake-up median 18 µs with fixed tiers against about 2 µs learned
-    /// (`actorium-bench idle`). `false` polls the full tiers after every job, as CAF does.
+    /// after long gaps (a quiet server) then sleeps at once, and wakes faster for it (the
+    /// kernel favours a woken thread that used little CPU). `false` polls the full tiers
+    /// after every job, as CAF does.
     ///
     /// ```
     /// use actorium::policy::WorkStealing;
@@ -219,8 +217,9 @@ fn steal_from(v: &Shared) -> Option<Job> {
 ///
 /// (Taking the oldest job then is what keeps LIFO from starving: actors that keep messaging
 /// each other re-enqueue themselves on top of the deque for ever, and on one worker, with no
-/// thief to take the bottom, a job below them never ran — a retry storm in `sleeping-barber`
-/// hung the barber's job. A job at depth `d` now runs within about `d × OLDEST_AFTER` dequeues.)
+/// thief to take the bottom, a job below them would never run — a retry storm in
+/// `sleeping-barber` would hang the barber's job. A job at depth `d` runs within about
+/// `d × OLDEST_AFTER` dequeues.)
 fn own(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
     let (inbox, stealer) = (&me.data().inbox, &me.data().stealer);
     let l = me.local();

@@ -1,6 +1,7 @@
-//! Work sharing (seed 000, "Work Sharing"): one global queue guarded by a mutex, and a
-//! condition variable on which idle workers block. No polling; every enqueue and dequeue meets
-//! on the one lock, so it suits few workers and coarse jobs.
+//! Work sharing ("Work Sharing" in CAF's scheduler manual: the C++ Actor Framework manual, section
+//! "Scheduler"): one global queue guarded by a mutex, and a condition variable on which idle
+//! workers block. No polling; every enqueue and dequeue meets on the one lock, so it suits few
+//! workers and coarse jobs.
 
 use super::policy::{Policy, Scheduler, WorkerCtx};
 use crate::executor::mailbox::Job;

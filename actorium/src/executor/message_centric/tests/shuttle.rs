@@ -15,9 +15,9 @@
 //! with nobody to wake it: every worker would then sleep for ever, which shuttle reports as a
 //! deadlock); at the end every queue's owner is the worker whose range holds it.
 
-use super::swap::try_swap;
-use super::work_queue::Gulp;
-use super::{Config, Executor, QueueStealing};
+use super::super::swap::try_swap;
+use super::super::work_queue::Gulp;
+use super::super::{Config, Executor, QueueStealing};
 use crate::core::copy_queue::CopyQueue;
 use crate::core::envelope::{Envelope, EnvelopeVTable, Payload};
 use crate::core::{Shared, WorkerRef};
@@ -58,7 +58,7 @@ struct Seen {
 }
 
 /// The visit: gulp, run the batch, re-gulp until the queue is empty, done.
-fn visit(q: &super::work_queue::WorkQueue, batch: &mut CopyQueue, seen: &Seen) -> bool {
+fn visit(q: &super::super::work_queue::WorkQueue, batch: &mut CopyQueue, seen: &Seen) -> bool {
     if !matches!(q.gulp(batch), Gulp::Got(_)) {
         return false;
     }
@@ -175,9 +175,12 @@ fn scenario() {
         workers: WORKERS,
         max_workers: WORKERS,
         queues: QUEUES,
-        spin: Duration::ZERO,
-        adaptive_spin: false,
         stealing: QueueStealing::Random,
+        tuning: super::super::Tuning {
+            spin: Duration::ZERO,
+            adaptive_spin: false,
+            ..Default::default()
+        },
     };
     let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(WORKERS, false))).unwrap());
     // The pool needs a thread body to accept a resize; the model runs its own worker loops.

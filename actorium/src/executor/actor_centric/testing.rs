@@ -1,8 +1,9 @@
-//! The deterministic test policy (seed 000: CAF's "testing" scheduler): no worker thread; jobs
-//! wait in one FIFO queue and run on the calling thread, one message per step, when the program
-//! calls [`crate::ActorSystem::run_once`] (or waits in `stop` / `JoinHandle::join`). A program
-//! whose messages all come from its own thread runs the same way every time, so actor programs
-//! can be unit-tested step by step.
+//! The deterministic test policy (CAF's "testing" scheduler, from CAF's scheduler manual: the C++
+//! Actor Framework manual, section "Scheduler"): no worker thread; jobs wait in one FIFO queue and
+//! run on the calling thread, one message per step, when the program calls
+//! [`crate::ActorSystem::run_once`] (or waits in `stop` / `JoinHandle::join`). A program whose
+//! messages all come from its own thread runs the same way every time, so actor programs can be
+//! unit-tested step by step.
 
 use super::policy::{Policy, Scheduler, WorkerCtx};
 use crate::executor::mailbox::Job;

@@ -1,5 +1,5 @@
-//! The scheduling policy concept of CAF (seed 000, "Policies"), as a trait users can implement:
-//! see [`Policy`].
+//! The scheduling policy concept of CAF ("Policies" in CAF's scheduler manual: the C++ Actor
+//! Framework manual, section "Scheduler"), as a trait users can implement: see [`Policy`].
 
 use super::Executor as Inner;
 pub use crate::executor::mailbox::LONG_JOB_CHECK;
@@ -40,17 +40,18 @@ pub(crate) mod sealed {
 /// - the hooks [`Policy::before_resume`], [`Policy::after_resume`], [`Policy::after_completion`],
 ///   and [`Policy::during_resume`] between the messages of a long job;
 /// - [`Policy::worker_added`] and [`Policy::worker_removed`] when the system's workers are
-///   resized while running (seed 003, "Manual Resizing"): a policy that keeps jobs per worker
-///   must move a removed worker's jobs in `worker_removed`.
+///   resized while running ("Manual Resizing" in the Cforall runtime: Thierry Delisle, PhD
+///   thesis, Waterloo 2022, chapter "Scheduling in practice"): a policy that keeps jobs per
+///   worker must move a removed worker's jobs in `worker_removed`.
 ///
 /// Enqueues run under the read side of the resize lock: a policy's enqueue must not block,
 /// and must not send messages (policy code is called with the worker hidden, and a send from
 /// it would enter a second read section, which may wait for a resize that waits for this one).
 ///
-/// A policy that blocks in `dequeue` must be woken by its enqueues. [`WorkerCtx::idle_sleep`]
-/// and [`Scheduler::notify`] / [`Scheduler::notify_any`] give it the runtime's idle sleep
-/// (seed 003: event fds, benaphores, a handshake that never strands a job); a policy may also
-/// use its own mutex and condition variable ([`crate::policy::WorkSharing`] does).
+/// A policy that blocks in `dequeue` must be woken by its enqueues. [`WorkerCtx::idle_sleep`] and
+/// [`Scheduler::notify`] / [`Scheduler::notify_any`] give it the runtime's idle sleep (Delisle's
+/// thesis: event fds, benaphores, a handshake that never strands a job); a policy may also use its
+/// own mutex and condition variable ([`crate::policy::WorkSharing`] does).
 pub trait Policy: Send + Sync + Sized + 'static {
     /// State shared by the whole scheduler (CAF's `coordinator_data`).
     type Coordinator: Send + Sync;
@@ -121,7 +122,7 @@ pub trait Policy: Send + Sync + Sized + 'static {
     /// and in its worker data — to the remaining workers, e.g. with [`Self::central_enqueue`]:
     /// [`Scheduler::workers`] no longer counts it, and no enqueue puts jobs on it any more (the
     /// runtime runs every enqueue and this hook under a lock that a resize takes for writing:
-    /// seed 003's readers-writer lock). Thieves may still take jobs from it meanwhile. A job
+    /// Delisle's readers-writer lock). Thieves may still take jobs from it meanwhile. A job
     /// left behind would never run, and its actor would hang. A policy whose workers keep no
     /// jobs of their own (one queue for all, as [`crate::policy::WorkSharing`]) needs nothing
     /// here: the default does nothing.
@@ -141,12 +142,11 @@ pub trait Policy: Send + Sync + Sized + 'static {
         false
     }
 
-    /// How the runtime calls this policy's code: with the worker hidden (see the trait docs),
-    /// for every policy but the built-in [`crate::policy::WorkStealing`] and
-    /// [`crate::policy::WorkSharing`], whose code sends nothing and never asks which worker it
-    /// runs on, so hiding it only cost time (five thread-local swaps per job, 5 % of a
-    /// spawn-and-exit hop). Its type cannot be named outside this crate: a policy of yours
-    /// keeps the default. Panics are caught either way.
+    /// How the runtime calls this policy's code: with the worker hidden (see the trait docs), for
+    /// every policy but the built-in [`crate::policy::WorkStealing`] and
+    /// [`crate::policy::WorkSharing`], whose code sends nothing and never asks which worker it runs
+    /// on, so hiding it would only cost time (five thread-local swaps per job). Its type cannot be
+    /// named outside this crate: a policy of yours keeps the default. Panics are caught either way.
     #[doc(hidden)]
     const CALLED: sealed::Called = sealed::Called::WorkerHidden;
 
@@ -208,7 +208,7 @@ impl<'a, P: Policy> Scheduler<'a, P> {
         self.inner.pool.notify(i)
     }
 
-    /// Wakes one worker sleeping in [`WorkerCtx::idle_sleep`], if any (seed 003's general
+    /// Wakes one worker sleeping in [`WorkerCtx::idle_sleep`], if any (Delisle's general
     /// notification). Returns whether one was woken.
     pub fn notify_any(&self) -> bool {
         fence(Ordering::SeqCst);
@@ -257,7 +257,7 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
         &self.sched
     }
 
-    /// Idle sleep (seed 003): announces this worker idle, runs `search` (which must look at
+    /// Idle sleep (Delisle's thesis): announces this worker idle, runs `search` (which must look at
     /// every place a job for this worker could have been published), and blocks in the kernel
     /// if it found nothing, until an enqueue calls [`Scheduler::notify`] for this worker or
     /// [`Scheduler::notify_any`]. Returns what `search` found, or `None` after a wake-up (call

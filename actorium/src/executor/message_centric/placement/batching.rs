@@ -1,0 +1,300 @@
+//! Batching: when to gulp or flush (rule 7 of `README.md`, "Placement", and the outbox, "Sends
+//! into a backlog"). A queue that a stream fills while nobody waits for it is held off until
+//! its batch has grown; a behaviour's sends into a backlog on another worker wait in its
+//! worker's outbox and are queued in bulk. Both are off with
+//! [`super::super::tuning::Tuning`]'s `batching` switch.
+
+use super::super::visit::NO_QUEUE;
+use super::super::visit::{InvWorker, Local};
+use super::super::work_queue::{self, WorkQueue};
+use super::super::{Executor, Tuning};
+use crate::core::envelope::Envelope;
+use crate::runtime::worker as rt;
+use std::cell::Cell;
+use std::time::Instant;
+
+/// A queue held off by rule 7: since when, the last look (when, and the length seen), and when
+/// a look last saw it grow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hold {
+    pub(crate) since: Instant,
+    pub(crate) looked: Instant,
+    pub(crate) len: usize,
+    pub(crate) grew: Instant,
+}
+
+impl Hold {
+    pub(crate) fn new(now: Instant, len: usize) -> Self {
+        Self {
+            since: now,
+            looked: now,
+            len,
+            grew: now,
+        }
+    }
+
+    /// The hold at `now`: itself until the next look is due (the interval since the last one
+    /// doubles, from [`HOLD_LOOK`] up to [`HOLD_LOOK_MAX`], and the last look is at
+    /// [`HOLD_MAX`]); at a look, `len()` is read and the hold ends (`None`) once the queue
+    /// holds [`HOLD_BATCH`] envelopes, has not grown for [`HOLD_STALL`] (its sender stopped,
+    /// or waits after all), or was held for [`HOLD_MAX`].
+    pub(crate) fn next(
+        self,
+        now: Instant,
+        len: impl FnOnce() -> usize,
+        t: &Tuning,
+    ) -> Option<Self> {
+        let interval = self
+            .looked
+            .duration_since(self.since)
+            .clamp(t.hold_look, t.hold_look_max);
+        let due = (self.looked + interval).min(self.since + t.hold_max);
+        if now < due {
+            return Some(self);
+        }
+        let len = len();
+        let grew = if len > self.len { now } else { self.grew };
+        if len >= t.hold_batch
+            || now.duration_since(grew) >= t.hold_stall
+            || now.duration_since(self.since) >= t.hold_max
+        {
+            return None;
+        }
+        Some(Self {
+            looked: now,
+            len,
+            grew,
+            ..self
+        })
+    }
+}
+
+/// Rule 7's choice at the end of a visit that handed nothing off: hold the queue off if mail
+/// kept arriving during the visit (`streamed`), or if the queue is a sink (its last
+/// [`SINK_VISITS`] visits, this one included, handed nothing off: `unwaited_visits`) and
+/// mail had gathered for this one (a first gulp of `first >= 2` envelopes).
+pub(crate) fn hold_after(
+    streamed: bool,
+    unwaited_visits: u8,
+    first: usize,
+    sink_visits: u8,
+) -> bool {
+    streamed || (unwaited_visits >= sink_visits && first >= 2)
+}
+
+impl Executor {
+    /// Whether the worker holds `q` off now (placement rule 7). Checked before the queue's
+    /// length is read: a holding worker reads the line the sender writes only at its looks.
+    #[inline(always)]
+    pub(crate) fn holds(&self, me: &InvWorker<'_>, q: &WorkQueue) -> bool {
+        match me.local.holds[q.id].get() {
+            Some(h) => self.still_holds(me, q, h),
+            None => false,
+        }
+    }
+
+    /// The rest of [`Self::holds`]: [`Hold::next`], and the queue's `held` mark cleared when
+    /// the hold ends.
+    #[inline(never)]
+    pub(crate) fn still_holds(&self, me: &InvWorker<'_>, q: &WorkQueue, h: Hold) -> bool {
+        let next = h.next(Instant::now(), || q.len_hint(), &self.tuning);
+        me.local.holds[q.id].set(next);
+        if next.is_none() {
+            q.set_held(false);
+        }
+        next.is_some()
+    }
+
+    /// After a visit of `q` (placement on): whether to hold `q` (rule 7), from whether the
+    /// visit was `unwaited`, `streamed`, and its `first` gulp.
+    #[inline]
+    pub(crate) fn note_hold(
+        &self,
+        me: &InvWorker<'_>,
+        q: &WorkQueue,
+        unwaited: bool,
+        streamed: bool,
+        first: usize,
+    ) {
+        let l = &me.local;
+        let runs = &l.unwaited_visits[q.id];
+        runs.set(if unwaited {
+            (runs.get() + 1).min(self.tuning.sink_visits)
+        } else {
+            0
+        });
+        let held = (unwaited && hold_after(streamed, runs.get(), first, self.tuning.sink_visits))
+            .then(|| q.len_hint())
+            .filter(|&len| len < self.tuning.hold_batch);
+        if let Some(len) = held {
+            l.holds[q.id].set(Some(Hold::new(Instant::now(), len)));
+            l.holding.set(true);
+            q.set_held(true);
+            if me.counters().is_some() {
+                me.local.row().busy.holds.bump(1);
+            }
+        } else {
+            l.holds[q.id].set(None);
+            q.set_held(false);
+        }
+    }
+
+    /// Queues what the outbox holds, queue by queue (one lock each), and takes this worker's
+    /// pins. Every [`ABORT_CHECK`] envelopes of a drain and at its end, so before the visit
+    /// ends (and with it, the senders' queue stops being processed: they may move after).
+    #[inline]
+    pub(crate) fn flush_outbox(&self, me: &InvWorker<'_>) {
+        let l = &me.local;
+        // SAFETY: touched only on this thread; no behaviour code runs during the flush (it
+        // may be called from inside a behaviour, between two of its calls into the runtime:
+        // a split's, a respawn's, a fork's), so nothing else borrows the list meanwhile.
+        let pins = unsafe { &mut *l.pins.get() };
+        if pins.is_empty() {
+            return;
+        }
+        self.flush_pins(me, pins);
+    }
+
+    #[inline(never)]
+    pub(crate) fn flush_pins(&self, me: &InvWorker<'_>, pins: &mut Vec<usize>) {
+        let l = &me.local;
+        for t in pins.drain(..) {
+            l.pinned[t].set(false);
+            self.queue_kept(me, t, true);
+        }
+        rt::note_kept(false);
+    }
+
+    /// Queues the outbox's envelopes for queue `t`, under its lock, and with `unpin` takes
+    /// this worker's pin (the parked reclaims, if it was the last, go behind the envelopes
+    /// just queued); notifies the queue's owner if anything was queued.
+    pub(crate) fn queue_kept(&self, me: &InvWorker<'_>, t: usize, unpin: bool) {
+        let q = &self.queues[t];
+        let pushed = {
+            let g = q.lock();
+            let n = me.local.take_deferred(t, &g);
+            self.count_deferred(me, n);
+            (unpin && g.unpin()) || n > 0
+        };
+        if pushed {
+            self.notify_owner(q, Some(me));
+        }
+    }
+
+    /// An envelope went to the outbox, for queue `t` (`README.md`, "Sends into a backlog"):
+    /// a hand-off (placement rule 7), and the outbox's envelopes for `t` are queued now if
+    /// they are [`DEFER_FLUSH`] ([`Self::flush_full`]).
+    #[inline(always)]
+    pub(crate) fn deferred(&self, w: &InvWorker<'_>, t: usize) {
+        rt::note_handoff();
+        if w.local.deferred_len(t) >= self.tuning.outbox_flush {
+            self.flush_full(w, t);
+        }
+    }
+
+    /// A behaviour's send left a backlog of [`DEFER_BACKLOG`] envelopes or more in queue `q`:
+    /// `q` is another worker's: if this worker is in a visit of another queue, pins it
+    /// (`README.md`, "Sends into a backlog"), so that this worker's next sends to its actors
+    /// go to the outbox until the flush. Under the lock, while the backlog is there. After
+    /// the pin no actor leaves the queue, so the tickets this worker reads until its flush
+    /// stay true; and no reclaim envelope is queued for its actors, so their cells stay
+    /// allocated until the flush.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pin(&self, w: &InvWorker<'_>, q: &WorkQueue) {
+        if !w.local.may_defer(q.id) || w.local.deferring(q.id) {
+            return;
+        }
+        let g = q.lock();
+        if g.len() < self.tuning.outbox_backlog {
+            return;
+        }
+        g.pin();
+        drop(g);
+        w.local.note_pinned(q.id);
+    }
+
+    /// The outbox holds [`DEFER_FLUSH`] envelopes for queue `t`: they are queued now, in the
+    /// middle of the behaviour (a long behaviour that floods a queue feeds it as it goes, and
+    /// the outbox stays small). The pin stays. Also a point where this worker may split the
+    /// queue it holds, if asked, as at a send into an empty queue.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn flush_full(&self, w: &InvWorker<'_>, t: usize) {
+        self.queue_kept(w, t, false);
+        if self.split_asked(w) {
+            self.split_current(w, false);
+        }
+    }
+
+    /// Counts `n` envelopes queued from `w`'s outbox, if statistics are on.
+    #[inline]
+    pub(crate) fn count_deferred(&self, w: &InvWorker<'_>, n: usize) {
+        if self.pool.stats_on() {
+            w.local.row().busy.deferred.bump(n as u64);
+        }
+    }
+}
+
+impl Local {
+    /// Whether this worker pinned queue `ticket` since its last flush (so it is in a visit,
+    /// and `ticket` is not the held queue): its sends there go to the outbox.
+    #[inline(always)]
+    pub(crate) fn deferring(&self, ticket: usize) -> bool {
+        // (No index that can panic: on the send path, a bounds check's panic path, taken
+        // while the message was live, had the compiler keep the message on the stack on every
+        // path of the send, and a local send stalled on its store forwarding, `chameneos`
+        // 1.17x on 1 worker.)
+        self.pinned.get(ticket).is_some_and(Cell::get)
+    }
+
+    /// Whether a send to queue `ticket` may pin it: this worker is in a visit (its drain
+    /// flushes) of another queue.
+    #[inline(always)]
+    pub(crate) fn may_defer(&self, ticket: usize) -> bool {
+        let c = self.current.get();
+        c != NO_QUEUE && c != ticket
+    }
+
+    /// This worker pinned queue `ticket`: its sends there go to the outbox until the flush.
+    #[inline]
+    pub(crate) fn note_pinned(&self, ticket: usize) {
+        self.pinned[ticket].set(true);
+        rt::note_kept(true);
+        // SAFETY: `pins` is touched only on this thread, and no reference to it outlives a
+        // call.
+        unsafe { (*self.pins.get()).push(ticket) };
+    }
+
+    /// Adds an envelope for an actor of queue `ticket` to the outbox.
+    ///
+    /// # Safety
+    /// On this thread, and `deferring(ticket)` returned true.
+    #[inline(always)]
+    pub(crate) unsafe fn defer(&self, ticket: usize, env: Envelope) {
+        debug_assert!(self.deferring(ticket));
+        // SAFETY: `deferring(ticket)` found an entry, so `ticket` is below the number of
+        // queues, which is the outbox's length (unchecked, for the reason in `deferring`);
+        // only this thread touches the outbox, and the borrow ends here.
+        unsafe {
+            (&mut *self.outbox.get())
+                .get_unchecked_mut(ticket)
+                .push(env)
+        };
+    }
+
+    /// How many envelopes the outbox holds for queue `ticket`.
+    #[inline(always)]
+    pub(crate) fn deferred_len(&self, ticket: usize) -> usize {
+        // SAFETY: only this thread touches the outbox; the borrow ends here.
+        unsafe { (&*self.outbox.get())[ticket].len() }
+    }
+
+    /// Queues the outbox's envelopes for queue `ticket` in `to` (that queue, locked), in
+    /// order. Returns how many.
+    #[inline]
+    pub(crate) fn take_deferred(&self, ticket: usize, to: &work_queue::Locked<'_>) -> usize {
+        // SAFETY: only this thread touches the outbox; the borrow ends here.
+        to.append(unsafe { &mut (&mut *self.outbox.get())[ticket] })
+    }
+}

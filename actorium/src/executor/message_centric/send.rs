@@ -1,0 +1,236 @@
+//! The send path (the Cforall actor thesis, "Envelopes"): a behaviour's send to an actor of
+//! the queue its worker holds appends to the held batch (the local fast path, `visit.rs`);
+//! a send into a backlog on another worker may wait in the worker's outbox
+//! (`placement/batching.rs`); every other send takes the queue's lock, follows the actor if
+//! it moved, and wakes the queue's owner. Placement looks only at sends into an empty queue
+//! and at actors that moved (`push_placing`), out of the common path.
+
+use super::placement::affinity::{follows, note_fed, Moved};
+use super::visit::{current_of, InvWorker};
+use super::work_queue::{self, WorkQueue};
+use super::Executor;
+use crate::core::envelope::Envelope;
+use crate::core::{Header, Status};
+use crate::runtime::stats::{Counter, Counters};
+use crate::runtime::worker as rt;
+use std::sync::atomic::Ordering;
+
+impl Executor {
+    /// Enqueues `env` for the actor with header `hdr`. Fails, giving the envelope back, when the
+    /// actor no longer accepts messages.
+    ///
+    /// The fast path: a behaviour sending to an actor of the queue its worker is processing
+    /// appends to the worker's local batch with no lock (bounded per visit, see `worker`).
+    /// Otherwise: lock the queue, check the actor is alive (under the lock, so a send can never
+    /// slip in behind the actor's reclaim envelope), append, unlock, and notify the queue's owner
+    /// unless it is the calling worker (idle-sleep handshake, step two for the notifier).
+    #[inline(always)]
+    pub(crate) fn push_envelope(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+        self.push_envelope_with(hdr, || env)
+    }
+
+    /// Whether spawns from outside that feed each actor as they spawn it are spread one per
+    /// queue ([`LAST_SPAWN`]): runs are dealt to several ranges (no queue stealing, more than
+    /// one worker). Read on the send path of outside threads.
+    #[inline(always)]
+    pub(crate) fn spreads_fed(&self) -> bool {
+        self.spawn_ranges > 1
+    }
+
+    /// [`Self::push_envelope`] with the envelope made by `make` only once the path is chosen,
+    /// so the local path builds it where it stores it (built first, it went through the stack,
+    /// and a self-send took 15.7 ns instead of 10.8: a stalled store forwarding on its copy).
+    #[inline(always)]
+    pub(crate) fn push_envelope_with(
+        &self,
+        hdr: &Header,
+        make: impl FnOnce() -> Envelope,
+    ) -> Result<(), Envelope> {
+        // SAFETY: `me` is used during this call only.
+        let me = unsafe { current_of(self) };
+        if let Some(w) = me {
+            if w.local.try_push_local(hdr) {
+                // SAFETY: `try_push_local` checked the local path applies; the envelope moves in.
+                unsafe { w.local.push_local(make()) };
+                self.count(me, |c| &c.messages_sent);
+                return Ok(());
+            }
+            let t = hdr.queue();
+            if w.local.deferring(t) {
+                // Into the outbox (`README.md`, "Sends into a backlog"). The actor's ticket
+                // names `t` (none leaves a pinned queue, and it was read after the pin), and
+                // its cell stays allocated until the flush (its reclaim envelope is parked
+                // while the queue is pinned).
+                if hdr.status() != Status::Alive {
+                    return Err(make());
+                }
+                // SAFETY: on this thread, and `deferring(t)` returned true.
+                unsafe { w.local.defer(t, make()) };
+                self.deferred(w, t);
+                self.count(me, |c| &c.messages_sent);
+                return Ok(());
+            }
+            // A send for the held queue that goes to the shared queue (budget spent, or the
+            // target not yet installed) closes the local path for the rest of the visit, so no
+            // later send can overtake it.
+            w.local.close_local(t);
+        } else if self.spreads_fed() {
+            note_fed(hdr);
+        }
+        self.push_shared(hdr, make, me)
+    }
+
+    /// The send path through the queue's lock (every send but a local one). The envelope is
+    /// made where it goes, as on the local path (made first, it went through the stack before
+    /// each path took it). Placement (`README.md`, "Placement") looks only at sends into an
+    /// empty queue, and at actors that moved: out of line, so that a send into a backlog (a
+    /// saturated workload) costs two loads more than without placement.
+    #[inline(always)]
+    pub(crate) fn push_shared(
+        &self,
+        hdr: &Header,
+        make: impl FnOnce() -> Envelope,
+        me: Option<&InvWorker<'_>>,
+    ) -> Result<(), Envelope> {
+        let q = &self.queues[hdr.queue()];
+        let g = q.lock();
+        if hdr.status() != Status::Alive {
+            return Err(make());
+        }
+        // (`count` is exact under the lock; the ticket changes only under this lock.)
+        if self.placing && (q.looks_empty() || hdr.queue() != q.id) {
+            return self.push_placing(q, g, hdr, make(), me);
+        }
+        let n = g.push_counted(make());
+        drop(g);
+        rt::note_handoff();
+        let owner = q.owner();
+        if me.is_none_or(|w| w.index != owner) {
+            // Into another worker's backlog, from a behaviour: maybe pin the queue.
+            if let Some(w) = me.filter(|_| self.outbox && n >= self.tuning.outbox_backlog) {
+                self.pin(w, q);
+            }
+            if self.pool.notify(owner) {
+                self.count(me, |c| &c.wakeups);
+            }
+        }
+        self.count(me, |c| &c.messages_sent);
+        Ok(())
+    }
+
+    /// The rest of [`Self::push_shared`] when placement is on and the actor's queue (locked as
+    /// `g`) was empty, or the actor moved since its ticket was read: follows the actor to its
+    /// queue (its ticket changes only under the lock of the queue it leaves), moves it here if
+    /// it follows this sender ([`follows`], [`Self::move_here`]), queues the envelope, and
+    /// notifies (including the rescue watch of [`Self::pushed_own`]).
+    #[inline(never)]
+    pub(crate) fn push_placing<'q>(
+        &'q self,
+        mut q: &'q WorkQueue,
+        mut g: work_queue::Locked<'q>,
+        hdr: &Header,
+        env: Envelope,
+        me: Option<&InvWorker<'_>>,
+    ) -> Result<(), Envelope> {
+        // A point where this worker may split the queue it holds, if asked (out of the common
+        // send path: a send into an empty queue, or to an actor that moved). The lock taken
+        // for this send is released first, and the ticket re-read after.
+        if let Some(w) = me.filter(|w| self.split_asked(w)) {
+            drop(g);
+            self.split_current(w, false);
+            g = q.lock();
+            if hdr.status() != Status::Alive {
+                return Err(env);
+            }
+        }
+        while hdr.queue() != q.id {
+            drop(g);
+            q = &self.queues[hdr.queue()];
+            g = q.lock();
+            if hdr.status() != Status::Alive {
+                return Err(env);
+            }
+        }
+        if let Some(w) = me.filter(|_| self.moves) {
+            let from = w.local.current_or_max();
+            if from < q.id && q.looks_empty() && follows(&g, hdr, w, from) {
+                match self.move_here(w, from, hdr, &g) {
+                    Moved::Batch => {
+                        drop(g);
+                        // SAFETY: `move_here` checked the local path applies (the held queue
+                        // is now the actor's, it is installed, budget is left).
+                        unsafe { w.local.push_local(env) };
+                        self.count(me, |c| &c.messages_sent);
+                        return Ok(());
+                    }
+                    Moved::To(g2) => {
+                        drop(g);
+                        g2.push(env);
+                        let to = g2.queue();
+                        drop(g2);
+                        self.notify_owner(to, me);
+                        self.count(me, |c| &c.messages_sent);
+                        return Ok(());
+                    }
+                    Moved::No => {}
+                }
+            }
+        }
+        g.push(env);
+        drop(g);
+        self.notify_owner(q, me);
+        self.count(me, |c| &c.messages_sent);
+        Ok(())
+    }
+
+    /// Counts one event, if statistics are on, in the calling worker's counters (`me`) or the
+    /// shared outside block.
+    #[inline]
+    pub(crate) fn count(&self, me: Option<&InvWorker<'_>>, pick: fn(&Counters) -> &Counter) {
+        if self.pool.stats_on() {
+            self.shared.count(me.and_then(|w| w.counters()), pick);
+        }
+    }
+
+    /// Step two of the notifier's side of the idle-sleep handshake, after an envelope was
+    /// published under `q`'s lock: wake `q`'s owner unless it is the calling worker (which is
+    /// running, and will reach `q` before it could sleep).
+    ///
+    /// A send or spawn by the owner itself notifies nobody, and a notification finds a busy
+    /// owner awake and does nothing; either way the owner may be in a long behaviour: see
+    /// [`Self::pushed_own`].
+    #[inline(always)]
+    pub(crate) fn notify_owner(&self, q: &WorkQueue, me: Option<&InvWorker<'_>>) {
+        rt::note_handoff();
+        let owner = q.owner();
+        match me {
+            Some(w) if w.index == owner => {
+                if self.balance && !w.local.is_current(q.id) {
+                    self.pushed_own()
+                }
+            }
+            _ => {
+                if self.pool.notify(owner) {
+                    self.count(me, |c| &c.wakeups);
+                } else if self.balance {
+                    self.pushed_own()
+                }
+            }
+        }
+    }
+
+    /// Mail was published in a queue whose owner is running: the caller itself (a send or
+    /// spawn into one of its own queues but the one it processes), or a worker the
+    /// notification found awake. The mail waits behind whatever the owner runs now, which may
+    /// be a long behaviour: if some worker is idle and none is watching for that (a rescue
+    /// watch, `worker.rs`), wake one so that it does. Two loads when no worker is idle. No mail is missed: an idle
+    /// worker's look before a watch takes every queue's lock; if it took `q`'s after this
+    /// push it saw the mail, and if before, this push (its lock acquired after that release)
+    /// sees the worker announced idle and its watch count.
+    #[inline]
+    pub(crate) fn pushed_own(&self) {
+        if self.pool.has_idle() && self.watching.load(Ordering::Relaxed) == 0 {
+            self.pool.notify_any();
+        }
+    }
+}
