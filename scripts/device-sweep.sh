@@ -44,11 +44,11 @@ sweep() {
 
 largest=$(echo "$threads" | tr ' ' '\n' | sort -n | tail -1)
 for t in $threads; do
-    s=actorium-inverted-longest,actorium-centric-stealing,rayon,chili
+    s=actorium,actorium-policy-stealing,rayon,chili
     [ "$t" = 1 ] && s=$s,sequential
     sweep fj "$fj" "$s" "$t" "$runs"
 done
 for t in $threads; do
-    sweep actors "$actors" actorium-inverted-longest,actorium-centric-stealing "$t" "$runs"
+    sweep actors "$actors" actorium,actorium-policy-stealing "$t" "$runs"
 done
 sweep peers "$actors" "${PEERS:-tokio-mpsc,ractor,kameo,actix-1}" "${PEER_THREADS:-$largest}" 1

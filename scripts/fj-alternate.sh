@@ -3,11 +3,11 @@
 # the median per system (the machine's drift hits all of them alike).
 #
 #   scripts/fj-alternate.sh BIN RUNS bench... # BIN: target/release/actorium-bench
-#   SYSTEMS="actorium-inverted-longest chili" scripts/fj-alternate.sh BIN 21 tree-sum-big
+#   SYSTEMS="actorium chili" scripts/fj-alternate.sh BIN 21 tree-sum-big
 set -euo pipefail
 bin=$1 runs=$2
 shift 2
-systems=${SYSTEMS:-actorium-inverted-longest actorium-centric-stealing rayon chili}
+systems=${SYSTEMS:-actorium actorium-policy-stealing rayon chili}
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 for b in "$@"; do
     declare -A t=()

@@ -6,7 +6,7 @@
 # alike; `scripts/ab.sh` does the same for two binaries you built yourself.
 #
 #   scripts/perf-bisect.sh RUNS "bench1 bench2 .." "system1 .." COMMIT1 COMMIT2 ..
-#   THREADS=1 scripts/perf-bisect.sh 7 "repeat" "actorium-inverted-longest" c1cb126 HEAD
+#   THREADS=1 scripts/perf-bisect.sh 7 "repeat" "actorium" c1cb126 HEAD
 #
 # THREADS (default 2) is the worker count. Builds share one target directory
 # (target/perf-bisect/target), so a commit near the last one built rebuilds little; the first

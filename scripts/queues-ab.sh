@@ -7,13 +7,13 @@
 #   scripts/queues-ab.sh BIN ROUNDS "bench1 bench2 .." [SYSTEM] [N]
 #
 # BIN is an actorium-bench binary (e.g. target/release/actorium-bench); SYSTEM defaults to
-# actorium-inverted-longest (the default executor; any actorium-inverted-* works), N to 2.
+# actorium (the default executor; any actorium message-centric works), N to 2.
 set -euo pipefail
 if [ $# -lt 3 ]; then
     sed -n '2,10p' "$0" >&2
     exit 2
 fi
-bin=$1 rounds=$2 benches=$3 system=${4:-actorium-inverted-longest} n=${5:-2}
+bin=$1 rounds=$2 benches=$3 system=${4:-actorium} n=${5:-2}
 secs() { { "$bin" exec "$1" "$system" "${@:2}" 2>/dev/null || true; } | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'; }
 median() { sort -g | awk 'NF {a[++k]=$1} END {if (k) print a[int((k+1)/2)]}'; }
 ms() { awk -v s="$1" 'BEGIN {printf "%.2f", s * 1000}'; }

@@ -5,13 +5,13 @@
 #
 #   scripts/sweep-ab.sh OLD_BIN NEW_BIN ROUNDS "bench1 bench2 .." [SYSTEM] [N]
 #
-# SYSTEM defaults to actorium-inverted-longest (the default executor), N to 2.
+# SYSTEM defaults to actorium (the default executor), N to 2.
 set -euo pipefail
 if [ $# -lt 4 ]; then
     sed -n '2,8p' "$0" >&2
     exit 2
 fi
-old=$1 new=$2 rounds=$3 benches=$4 system=${5:-actorium-inverted-longest} n=${6:-2}
+old=$1 new=$2 rounds=$3 benches=$4 system=${5:-actorium} n=${6:-2}
 secs() { { "$1" exec "$2" "$system" "$3" 2>/dev/null || true; } | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'; }
 median() { sort -g | awk 'NF {a[++k]=$1} END {if (k) print a[int((k+1)/2)]}'; }
 ms() { awk -v s="$1" 'BEGIN {printf "%.1f", s * 1000}'; }

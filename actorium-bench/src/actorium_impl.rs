@@ -2,7 +2,9 @@
 
 use crate::suite::Params;
 use actorium::policy::{WorkSharing, WorkStealing};
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
+use actorium::{
+    Actor, ActorSystem, ActorSystemBuilder, Addr, Allocation, Context, QueueStealing, Receive,
+};
 use actorium_peers::common::{
     bb_item, busy, cig_round, complement, matrices, ring_checksum, row_sum, tiny, BbBook, BbSend,
     Round, XorShift,
@@ -62,36 +64,64 @@ impl actorium_peers::forkjoin::Ctx for Fj {
     }
 }
 
-/// Runs `bench` once on actorium's executor `variant` (`inverted-longest`, ...), with
-/// `queues_per_worker` message queues per worker if given (message-centric executor only).
+/// actorium's systems: the default (the message-centric executor with longest-victim queue
+/// stealing), its other stealing settings, and the actor-centric executor with CAF's policies.
+pub const SYSTEMS: &[&str] = &[
+    "actorium",
+    "actorium-random-victim",
+    "actorium-no-stealing",
+    "actorium-policy-stealing",
+    "actorium-policy-sharing",
+];
+
+/// Whether `system` runs the message-centric executor (it has message queues).
+pub fn message_centric(system: &str) -> bool {
+    !system.starts_with("actorium-policy")
+}
+
+/// A builder for actorium system `system` (one of [`SYSTEMS`]) with `threads` workers.
+pub fn builder_for(system: &str, threads: usize) -> Result<ActorSystemBuilder, String> {
+    let b = ActorSystem::builder().workers(threads);
+    Ok(match system {
+        "actorium" => b,
+        "actorium-random-victim" => b.queue_stealing(QueueStealing::Random),
+        "actorium-no-stealing" => b.queue_stealing(QueueStealing::None),
+        "actorium-policy-stealing" => b.policy(WorkStealing::default()),
+        "actorium-policy-sharing" => b.policy(WorkSharing),
+        other => {
+            return Err(format!(
+                "unknown actorium system `{other}`; known: {SYSTEMS:?}"
+            ))
+        }
+    })
+}
+
+/// Runs `bench` once on actorium system `system`, with `queues_per_worker` message queues
+/// per worker if given, and the hidden `tune` settings (`name=value`) if any (both for the
+/// message-centric executor only).
 pub fn run(
-    variant: &str,
+    system: &str,
     bench: &str,
     threads: usize,
     p: &Params,
     queues_per_worker: Option<usize>,
+    tune: &[String],
 ) -> Result<(f64, u64), String> {
     let stats = std::env::var_os("ACTORIUM_BENCH_STATS").is_some();
-    let builder = ActorSystem::builder().workers(threads).stats(stats);
-    let mut builder = match variant {
-        "inverted" => builder,
-        "inverted-none" => builder.queue_stealing(QueueStealing::None),
-        "inverted-random" => builder.queue_stealing(QueueStealing::Random),
-        "inverted-longest" => builder.queue_stealing(QueueStealing::LongestVictim),
-        "centric-stealing" => builder.policy(WorkStealing::default()),
-        "centric-sharing" => builder.policy(WorkSharing),
-        other => return Err(format!("unknown actorium executor `{other}`")),
-    };
+    let mut builder = builder_for(system, threads)?.stats(stats);
+    if (queues_per_worker.is_some() || !tune.is_empty()) && !message_centric(system) {
+        return Err(format!(
+            "--queues-per-worker and --tune apply to the message-centric systems, not to \
+             `{system}`"
+        ));
+    }
     if let Some(k) = queues_per_worker {
-        if !variant.starts_with("inverted") {
-            return Err(format!(
-                "--queues-per-worker: `actorium-{variant}` has no message queues; use an \
-                 `actorium-inverted-*` system"
-            ));
-        }
         builder = builder.queues_per_worker(k);
     }
-    if variant.starts_with("centric") && bench.starts_with("balance") {
+    for t in tune {
+        builder = builder.tune(t)?;
+    }
+    if !message_centric(system) && bench.starts_with("balance") {
         return Err(
             "n/a: placement on chosen workers needs the message-centric executor's \
                     queue tickets"
@@ -261,12 +291,14 @@ pub(crate) fn executor(s: &ActorSystem, p: &Params, balance: Option<Balance>) ->
     let mut dummies = Vec::new();
     // Nothing else spawns on this fresh system: the k-th spawn lands on queue
     // `queue_of_spawn(k)` (the actor-centric executor has no queues: no balance variants).
-    let queues = !s.is_actor_centric();
+    // (Placement's hidden view, for this workload only: see `SystemHandle::queue_of_spawn`.)
+    let h = s.handle();
+    let queues = !h.is_actor_centric();
     let mut ticket = 0usize;
     while (all.len() as u64) < actors {
-        let q = if queues { s.queue_of_spawn(ticket) } else { 0 };
+        let q = if queues { h.queue_of_spawn(ticket) } else { 0 };
         ticket += 1;
-        if balance.is_some() && !loaded(s.worker_of_queue(q)) {
+        if balance.is_some() && !loaded(h.worker_of_queue(q)) {
             let d = s.spawn(Dummy);
             debug_assert!(!queues || d.queue() == q);
             dummies.push(d);

@@ -5,19 +5,16 @@
 //! total time / n). Both check the sum of the replies. Each system runs in a child process
 //! (`ask-exec`).
 
-use actorium::policy::{WorkSharing, WorkStealing};
-use actorium::{
-    Actor, ActorSystem, Addr, Allocation, Ask, Context, QueueStealing, Receive, ReplyTo,
-};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Ask, Context, Receive, ReplyTo};
 use actorium_peers::ask::AskServer;
 use std::time::Instant;
 
 /// actorium's executors measured.
 pub const ACTORIUM: &[&str] = &[
-    "actorium-inverted-longest",
-    "actorium-inverted-none",
-    "actorium-centric-stealing",
-    "actorium-centric-sharing",
+    "actorium",
+    "actorium-no-stealing",
+    "actorium-policy-stealing",
+    "actorium-policy-sharing",
 ];
 
 /// Every system `ask` runs by default.
@@ -99,14 +96,7 @@ impl AskServer for ActoriumServer {
 }
 
 fn actorium_server(system: &str, threads: usize) -> Result<Box<dyn AskServer>, String> {
-    let b = ActorSystem::builder().workers(threads);
-    let b = match system {
-        "actorium-inverted-longest" => b.queue_stealing(QueueStealing::LongestVictim),
-        "actorium-inverted-none" => b.queue_stealing(QueueStealing::None),
-        "actorium-centric-stealing" => b.policy(WorkStealing::default()),
-        "actorium-centric-sharing" => b.policy(WorkSharing),
-        other => return Err(format!("unknown system `{other}`")),
-    };
+    let b = crate::actorium_impl::builder_for(system, threads)?;
     let system = b.build().map_err(|e| e.to_string())?;
     let srv = system.spawn(Srv);
     let client = system.spawn(Client { srv: srv.clone() });

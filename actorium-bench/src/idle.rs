@@ -7,8 +7,7 @@
 
 use crate::harness::Fields;
 use crate::suite::{caf_binary, erlang_ebin, prepare, SYSTEMS};
-use actorium::policy::{WorkSharing, WorkStealing};
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Receive};
 use actorium_peers::idle::{Latencies, Server};
 use std::process::Command;
 use std::sync::Arc;
@@ -17,10 +16,10 @@ use std::time::{Duration, Instant};
 
 /// actorium's executors measured.
 pub const ACTORIUM: &[&str] = &[
-    "actorium-inverted-longest",
-    "actorium-inverted-none",
-    "actorium-centric-stealing",
-    "actorium-centric-sharing",
+    "actorium",
+    "actorium-no-stealing",
+    "actorium-policy-stealing",
+    "actorium-policy-sharing",
 ];
 
 struct Pinged(Arc<Latencies>);
@@ -49,14 +48,7 @@ fn actorium_server(
     threads: usize,
     lat: Arc<Latencies>,
 ) -> Result<Box<dyn Server>, String> {
-    let b = ActorSystem::builder().workers(threads);
-    let b = match system {
-        "actorium-inverted-longest" => b.queue_stealing(QueueStealing::LongestVictim),
-        "actorium-inverted-none" => b.queue_stealing(QueueStealing::None),
-        "actorium-centric-stealing" => b.policy(WorkStealing::default()),
-        "actorium-centric-sharing" => b.policy(WorkSharing),
-        other => return Err(format!("unknown system `{other}`")),
-    };
+    let b = crate::actorium_impl::builder_for(system, threads)?;
     let system = b.build().map_err(|e| e.to_string())?;
     let addr = system.spawn(Pinged(lat));
     Ok(Box::new(ActoriumServer {

@@ -87,6 +87,11 @@ enum Cmd {
         /// cost from what the workers do.
         #[arg(long)]
         queues_per_worker: Option<usize>,
+        /// A setting of the message-centric executor's placement, stealing or idle spin,
+        /// `name=value` (repeatable; `executor/message_centric/tuning.rs` lists them): an A/B
+        /// of a setting with one build (`scripts/alternate.sh`).
+        #[arg(long)]
+        tune: Vec<String>,
     },
     /// Idle benchmarks on actorium's executors and the Rust peers: idle CPU, wake-up
     /// latency, sparse-load CPU (writes OUT/idle.md).
@@ -179,7 +184,8 @@ fn main() {
             threads,
             ref params,
             queues_per_worker,
-        }) => exec(bench, system, threads, params, queues_per_worker),
+            ref tune,
+        }) => exec(bench, system, threads, params, queues_per_worker, tune),
         Some(Cmd::Idle {
             secs,
             pings,
@@ -332,7 +338,14 @@ fn main() {
 }
 
 /// Child mode: run one workload, print the result line.
-fn exec(bench: &str, system: &str, threads: usize, params: &[String], qpw: Option<usize>) {
+fn exec(
+    bench: &str,
+    system: &str,
+    threads: usize,
+    params: &[String],
+    qpw: Option<usize>,
+    tune: &[String],
+) {
     let fail = |code: i32, msg: String| -> ! {
         eprintln!("{msg}");
         std::process::exit(code)
@@ -344,12 +357,12 @@ fn exec(bench: &str, system: &str, threads: usize, params: &[String], qpw: Optio
             params.0.entry(k).or_insert(v);
         }
     }
-    let result = if let Some(variant) = system.strip_prefix("actorium-") {
-        actorium_impl::run(variant, bench, threads, &params, qpw)
-    } else if qpw.is_some() {
+    let result = if system.starts_with("actorium") {
+        actorium_impl::run(system, bench, threads, &params, qpw, tune)
+    } else if qpw.is_some() || !tune.is_empty() {
         Err(format!(
-            "--queues-per-worker applies to actorium's message-centric systems \
-             (`actorium-inverted-*`), not to `{system}`"
+            "--queues-per-worker and --tune apply to actorium's message-centric systems, \
+             not to `{system}`"
         ))
     } else if actorium_peers::SYSTEMS.contains(&system) {
         actorium_peers::run(system, bench, threads, &params.0)
@@ -450,7 +463,7 @@ fn suite_main(cli: &Cli) -> i32 {
         let params = b.params(cli.quick);
         let arms = arms_of(b);
         let recs = measure_interleaved(&bar, &systems, &ready, &arms, b, &params, runs, timeout);
-        bar.println(summary_line(b, &recs, threads));
+        say(&bar, summary_line(b, &recs, threads));
         for rec in recs {
             if rec.threads == threads {
                 records.push(rec);
@@ -596,17 +609,30 @@ fn measure_interleaved(
                 Ok(()) => Record::from_runs(b, s.name, threads, params, &results),
             };
             if rec.status != "ok" && rec.status != "not installed" {
-                bar.println(format!(
-                    "{} on {}, {threads} threads: {} {}",
-                    b.name,
-                    s.name,
-                    rec.status,
-                    rec.note.as_deref().unwrap_or("")
-                ));
+                say(
+                    bar,
+                    format!(
+                        "{} on {}, {threads} threads: {} {}",
+                        b.name,
+                        s.name,
+                        rec.status,
+                        rec.note.as_deref().unwrap_or("")
+                    ),
+                );
             }
             rec
         })
         .collect()
+}
+
+/// A line above the progress bar, or on standard error when there is no bar (not a terminal:
+/// a CI log still shows one line per workload as the run goes).
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
 }
 
 /// One line per finished workload: the default actorium system's median and the fastest peer's.

@@ -17,10 +17,8 @@ type Builder = fn(usize) -> actorium::ActorSystemBuilder;
 /// The executors measured.
 fn variants() -> Vec<(&'static str, Builder)> {
     vec![
-        ("actorium-inverted-longest", |w| {
-            ActorSystem::builder().workers(w)
-        }),
-        ("actorium-centric-stealing", |w| {
+        ("actorium", |w| ActorSystem::builder().workers(w)),
+        ("actorium-policy-stealing", |w| {
             ActorSystem::builder()
                 .workers(w)
                 .policy(WorkStealing::default())

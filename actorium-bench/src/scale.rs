@@ -14,7 +14,7 @@ use crate::suite::Params;
 use actorium_peers::common::{marks, proc_status_kib};
 
 /// actorium's executors measured.
-pub const ACTORIUM: &[&str] = &["actorium-inverted-longest", "actorium-centric-stealing"];
+pub const ACTORIUM: &[&str] = &["actorium", "actorium-policy-stealing"];
 
 /// Every system `scale` runs by default.
 pub fn all_systems() -> Vec<String> {
@@ -36,9 +36,10 @@ pub fn all_systems() -> Vec<String> {
 pub fn exec(system: &str, threads: usize, n: u64) -> Result<(), String> {
     let params = Params::parse(&[format!("n={n}")])?;
     let base = proc_status_kib("VmRSS:");
-    let (_, sum) = match system.strip_prefix("actorium-") {
-        Some(variant) => crate::actorium_impl::run(variant, "scale", threads, &params, None)?,
-        None => actorium_peers::run(system, "scale", threads, &params.0)?,
+    let (_, sum) = if system.starts_with("actorium") {
+        crate::actorium_impl::run(system, "scale", threads, &params, None, &[])?
+    } else {
+        actorium_peers::run(system, "scale", threads, &params.0)?
     };
     if sum != n {
         return Err(format!("checksum: {sum} messages reported, expected {n}"));

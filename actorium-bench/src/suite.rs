@@ -418,28 +418,28 @@ impl System {
 /// Every system, in report order. Register new actorium executors here as they land.
 pub const SYSTEMS: &[System] = &[
     System {
-        name: "actorium-inverted-longest",
+        name: "actorium",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "`workers(T)`, 16 queues per worker, longest-victim queue stealing (default)",
         groups: BOTH,
     },
     System {
-        name: "actorium-inverted-random",
+        name: "actorium-random-victim",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "as above, random-victim queue stealing",
         groups: ACTORS,
     },
     System {
-        name: "actorium-inverted-none",
+        name: "actorium-no-stealing",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "as above, no stealing",
         groups: ACTORS,
     },
     System {
-        name: "actorium-centric-stealing",
+        name: "actorium-policy-stealing",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note:
@@ -447,7 +447,7 @@ pub const SYSTEMS: &[System] = &[
         groups: BOTH,
     },
     System {
-        name: "actorium-centric-sharing",
+        name: "actorium-policy-sharing",
         family: "actorium",
         kind: Kind::InProcess,
         threads_note: "actor-centric executor, `workers(T)`, work sharing",

@@ -199,14 +199,14 @@ mod tests {
     #[test]
     fn the_table_gives_each_count_its_ratio_to_one_thread_and_the_fastest_peer() {
         let mut cells = parse(&json(&[
-            ("fib", "actorium-inverted-longest", 1, Some(0.010)),
+            ("fib", "actorium", 1, Some(0.010)),
             ("fib", "rayon", 1, Some(0.020)),
             ("fib", "chili", 1, Some(0.015)),
         ]))
         .unwrap();
         cells.extend(
             parse(&json(&[
-                ("fib", "actorium-inverted-longest", 4, Some(0.005)),
+                ("fib", "actorium", 4, Some(0.005)),
                 ("fib", "rayon", 4, Some(0.004)),
                 ("fib", "chili", 4, None),
                 ("fib", "sequential", 1, Some(0.001)),
@@ -216,7 +216,7 @@ mod tests {
         let md = markdown(&cells);
         assert!(md.contains("## Fork/join"), "{md}");
         assert!(
-            md.contains("| fib | actorium-inverted-longest | 10.0 ms | 5.0 ms (0.50×) |"),
+            md.contains("| fib | actorium | 10.0 ms | 5.0 ms (0.50×) |"),
             "{md}"
         );
         assert!(md.contains("| fib | chili | 15.0 ms | failed |"), "{md}");
@@ -232,8 +232,8 @@ mod tests {
     #[test]
     fn a_system_that_ignores_threads_counts_at_every_thread_count() {
         let cells = parse(&json(&[
-            ("ping-pong", "actorium-inverted-longest", 1, Some(0.002)),
-            ("ping-pong", "actorium-inverted-longest", 16, Some(0.004)),
+            ("ping-pong", "actorium", 1, Some(0.002)),
+            ("ping-pong", "actorium", 16, Some(0.004)),
             ("ping-pong", "actix-1", 16, Some(0.020)),
         ]))
         .unwrap();
@@ -248,13 +248,10 @@ mod tests {
     fn a_system_that_cannot_express_a_workload_gets_no_row() {
         let text = r#"[{"benchmark": "balance-one", "system": "kameo", "threads": 2,
                         "median_s": null, "status": "n/a"},
-                       {"benchmark": "balance-one", "system": "actorium-inverted-longest",
+                       {"benchmark": "balance-one", "system": "actorium",
                         "threads": 2, "median_s": 0.5, "status": "ok"}]"#;
         let md = markdown(&parse(text).unwrap());
-        assert!(
-            md.contains("| balance-one | actorium-inverted-longest | 500.0 ms |"),
-            "{md}"
-        );
+        assert!(md.contains("| balance-one | actorium | 500.0 ms |"), "{md}");
         assert!(!md.contains("| balance-one | kameo |"), "{md}");
         assert!(md.contains("| balance-one | no peer |"), "{md}");
     }
@@ -265,8 +262,8 @@ mod tests {
         cells.extend(parse(&json(&[("ping-pong", "actix-1", 16, None)])).unwrap());
         cells.extend(
             parse(&json(&[
-                ("ping-pong", "actorium-inverted-longest", 1, Some(0.002)),
-                ("ping-pong", "actorium-inverted-longest", 16, Some(0.004)),
+                ("ping-pong", "actorium", 1, Some(0.002)),
+                ("ping-pong", "actorium", 16, Some(0.004)),
             ]))
             .unwrap(),
         );

@@ -15,7 +15,7 @@ fn quick_run_writes_table_json_and_chart() {
         .args([
             "--quick",
             "--systems",
-            "actorium-inverted-longest",
+            "actorium",
             "--only",
             "ping-pong,counting,matrix",
         ])
@@ -82,7 +82,7 @@ fn exec_prints_one_result_line() {
         .args([
             "exec",
             "thread-ring",
-            "actorium-inverted-longest",
+            "actorium",
             "2",
             "actors=10",
             "passes=1000",
@@ -98,13 +98,7 @@ fn exec_prints_one_result_line() {
         1
     );
     let out = bench()
-        .args([
-            "exec",
-            "thread-ring",
-            "actorium-inverted-longest",
-            "2",
-            "actors=ten",
-        ])
+        .args(["exec", "thread-ring", "actorium", "2", "actors=ten"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -117,13 +111,7 @@ fn exec_prints_one_result_line() {
 fn exec_takes_the_queues_per_worker() {
     let gulps = |extra: &[&str]| -> u64 {
         let out = bench()
-            .args([
-                "exec",
-                "dynamic-send",
-                "actorium-inverted-longest",
-                "1",
-                "n=1000",
-            ])
+            .args(["exec", "dynamic-send", "actorium", "1", "n=1000"])
             .args(extra)
             .env("ACTORIUM_BENCH_STATS", "1")
             .output()
@@ -140,7 +128,7 @@ fn exec_takes_the_queues_per_worker() {
     let sixteen = gulps(&["--queues-per-worker", "16"]);
     assert!(one < 100, "1 queue: {one} gulps for 1,000 hops");
     assert!(sixteen >= 900, "16 queues: {sixteen} gulps for 1,000 hops");
-    for system in ["actorium-centric-stealing", "actix"] {
+    for system in ["actorium-policy-stealing", "actix"] {
         let out = bench()
             .args(["exec", "big", system, "1", "--queues-per-worker", "2"])
             .output()

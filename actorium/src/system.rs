@@ -1,12 +1,16 @@
 //! The actor system: builder, configuration errors, start and stop. The top layer: it chooses
 //! the executors, wires them to one another, and owns their shutdown.
 
-use crate::actor::SystemHandle;
+use crate::actor::{
+    Actor, Addr, Context, ExtraWorkers, JoinHandle, Recipient, SendError, SystemHandle, Timer,
+};
 use crate::core::{ExecRef, Header, Shared, Status};
 use crate::executor::actor_centric::policy::Policy;
 use crate::executor::actor_centric::{self, PolicyStarter, StartError, Starter};
+use crate::executor::forkjoin::Scope;
 use crate::executor::mailbox::detached::Detached;
 use crate::executor::message_centric::{self, QueueStealing};
+use crate::runtime::pool::ResizeError;
 use crate::runtime::stats::Stats;
 use crate::runtime::worker::runs_for;
 use std::collections::HashSet;
@@ -21,7 +25,7 @@ const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Default message queues per worker (as in the Cforall actor system: Colby Parsons, MMath
 /// thesis, Waterloo 2023, where queues are over-sharded by a factor of 16).
-pub const DEFAULT_QUEUES_PER_WORKER: usize = 16;
+pub(crate) const DEFAULT_QUEUES_PER_WORKER: usize = 16;
 
 /// Default for [`ActorSystemBuilder::max_workers`] (or the starting workers, if more).
 pub const DEFAULT_MAX_WORKERS: usize = 64;
@@ -31,10 +35,7 @@ pub use crate::runtime::pool::MAX_WORKERS;
 /// The most message queues a message-centric system may have (`.queues(m)`, or workers times
 /// `.queues_per_worker(k)`): its table of queues takes 128 bytes a queue (128 MiB at this
 /// limit), allocated when the system is built.
-pub const MAX_QUEUES: usize = 1 << 20;
-
-/// Default time an idle worker spins before it sleeps in the kernel.
-pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
+pub(crate) const MAX_QUEUES: usize = 1 << 20;
 
 /// A configuration that [`ActorSystemBuilder::build`] refuses, or a resource it could not get.
 #[derive(Debug)]
@@ -65,7 +66,7 @@ pub enum ConfigError {
         /// Workers asked for.
         workers: usize,
     },
-    /// More message queues than [`MAX_QUEUES`] (`.queues(m)`, or workers times
+    /// More message queues than 2^20 (`MAX_QUEUES`) (`.queues(m)`, or workers times
     /// `.queues_per_worker(k)`).
     TooManyQueues {
         /// Queues asked for (saturated at `usize::MAX` if the product overflows).
@@ -221,8 +222,8 @@ impl ActorSystemBuilder {
         self
     }
 
-    /// Total message queues (the Cforall actor thesis's `nrqueues`); must be at least the number of
-    /// workers, and at most [`MAX_QUEUES`] (so must workers times [`Self::queues_per_worker`]).
+    /// Total message queues (the Cforall actor thesis's `nrqueues`); at least the number of
+    /// workers, and at most 2^20 (so must workers times [`Self::queues_per_worker`] be).
     pub fn queues(mut self, m: usize) -> Self {
         self.queues = Some(m);
         self
@@ -279,15 +280,6 @@ impl ActorSystemBuilder {
     pub fn queue_stealing(mut self, s: QueueStealing) -> Self {
         self.stealing = Some(s);
         self
-    }
-
-    /// Renamed [`Self::queue_stealing`].
-    #[deprecated(
-        note = "renamed `queue_stealing` (queue stealing of the message-centric \
-                         executor, not the `WorkStealing` policy)"
-    )]
-    pub fn stealing(self, s: QueueStealing) -> Self {
-        self.queue_stealing(s)
     }
 
     /// Switches to the actor-centric executor (CAF's design: CAF's scheduler manual, the C++ Actor
@@ -524,10 +516,119 @@ impl fmt::Debug for ActorSystem {
     }
 }
 
-impl std::ops::Deref for ActorSystem {
-    type Target = SystemHandle;
-    fn deref(&self) -> &SystemHandle {
-        &self.handle
+/// What a system does while it runs, as on its [`SystemHandle`] (which threads and
+/// behaviours keep): each method here is that handle's.
+impl ActorSystem {
+    /// Spawns `actor` ([`SystemHandle::spawn`]).
+    pub fn spawn<A: Actor>(&self, actor: A) -> Addr<A> {
+        self.handle.spawn(actor)
+    }
+
+    /// Spawns an actor whose state is built with its own address ([`SystemHandle::spawn_with`]).
+    pub fn spawn_with<A, F>(&self, build: F) -> Addr<A>
+    where
+        A: Actor,
+        F: FnOnce(&mut Context<'_, A>) -> A + Send + 'static,
+    {
+        self.handle.spawn_with(build)
+    }
+
+    /// Spawns `actor`, or gives it back if the system is stopping ([`SystemHandle::try_spawn`]).
+    pub fn try_spawn<A: Actor>(&self, actor: A) -> Result<Addr<A>, A> {
+        self.handle.try_spawn(actor)
+    }
+
+    /// Spawns an actor on a thread of its own ([`SystemHandle::spawn_detached`]).
+    pub fn spawn_detached<A: Actor>(&self, actor: A) -> Addr<A> {
+        self.handle.spawn_detached(actor)
+    }
+
+    /// Spawns `actor` with a handle that waits for its end ([`SystemHandle::spawn_joinable`]).
+    pub fn spawn_joinable<A: Actor>(&self, actor: A) -> (Addr<A>, JoinHandle<A>) {
+        self.handle.spawn_joinable(actor)
+    }
+
+    /// Runs `a` and `b` in parallel on the workers ([`SystemHandle::join`]).
+    pub fn join<FA, FB, RA, RB>(&self, a: FA, b: FB) -> (RA, RB)
+    where
+        FA: FnOnce() -> RA + Send,
+        FB: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.handle.join(a, b)
+    }
+
+    /// Runs `op` with a fork/join scope on the workers ([`SystemHandle::scope`]).
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.handle.scope(op)
+    }
+
+    /// Sends `msg` to `to` after `delay` ([`SystemHandle::send_after`]).
+    ///
+    /// # Errors
+    /// As [`SystemHandle::send_after`].
+    pub fn send_after<M: Send + 'static>(
+        &self,
+        to: impl Into<Recipient<M>>,
+        msg: M,
+        delay: Duration,
+    ) -> Result<Timer, SendError<M>> {
+        self.handle.send_after(to, msg, delay)
+    }
+
+    /// Sends a clone of `msg` to `to` every `period` ([`SystemHandle::send_interval`]).
+    ///
+    /// # Errors
+    /// As [`SystemHandle::send_interval`].
+    ///
+    /// # Panics
+    /// If `period` is zero.
+    pub fn send_interval<M: Clone + Send + 'static>(
+        &self,
+        to: impl Into<Recipient<M>>,
+        msg: M,
+        period: Duration,
+    ) -> Result<Timer, SendError<M>> {
+        self.handle.send_interval(to, msg, period)
+    }
+
+    /// Actors spawned and not yet terminal ([`SystemHandle::live_actors`]).
+    pub fn live_actors(&self) -> usize {
+        self.handle.live_actors()
+    }
+
+    /// Worker threads running now ([`SystemHandle::workers`]).
+    pub fn workers(&self) -> usize {
+        self.handle.workers()
+    }
+
+    /// Adds `n` workers while the system runs ([`SystemHandle::add_workers`]).
+    ///
+    /// # Errors
+    /// As [`SystemHandle::add_workers`].
+    pub fn add_workers(&self, n: usize) -> Result<usize, ResizeError> {
+        self.handle.add_workers(n)
+    }
+
+    /// Removes `n` workers while the system runs ([`SystemHandle::remove_workers`]).
+    ///
+    /// # Errors
+    /// As [`SystemHandle::remove_workers`].
+    pub fn remove_workers(&self, n: usize) -> Result<usize, ResizeError> {
+        self.handle.remove_workers(n)
+    }
+
+    /// Adds `n` workers until the returned guard is dropped ([`SystemHandle::extra_workers`]).
+    ///
+    /// # Errors
+    /// As [`SystemHandle::add_workers`].
+    pub fn extra_workers(&self, n: usize) -> Result<ExtraWorkers, ResizeError> {
+        self.handle.extra_workers(n)
     }
 }
 
@@ -556,6 +657,10 @@ impl ActorSystem {
 
     /// Message queues over all workers (message-centric executor; 0 on the actor-centric
     /// one, where each actor has a mailbox instead).
+    #[doc(hidden)]
+    // Hidden: a view of the message-centric executor's placement, for the benchmark suite's
+    // balance workloads (which load chosen workers, as the Cforall actor thesis's do) and the
+    // placement tests; placement may change in any release, so this is no stable interface.
     pub fn queues(&self) -> usize {
         self.exec().queues()
     }

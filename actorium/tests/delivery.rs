@@ -32,14 +32,19 @@ fn stress(builder: actorium::ActorSystemBuilder, on_worker_0: bool) -> actorium:
     let mut ticket = 0;
     let (addrs, handles): (Vec<_>, Vec<_>) = (0..ACTORS)
         .map(|id| {
-            while on_worker_0 && system.worker_of_queue(system.queue_of_spawn(ticket)) != 0 {
+            while on_worker_0
+                && system
+                    .handle()
+                    .worker_of_queue(system.handle().queue_of_spawn(ticket))
+                    != 0
+            {
                 system.spawn(Filler);
                 fillers += 1;
                 ticket += 1;
             }
             ticket += 1;
             let (a, h) = system.spawn_joinable(Node::new(id, shared.clone()));
-            assert!(!on_worker_0 || system.worker_of_queue(a.queue()) == 0);
+            assert!(!on_worker_0 || system.handle().worker_of_queue(a.queue()) == 0);
             (a, h)
         })
         .unzip();

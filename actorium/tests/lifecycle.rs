@@ -3,9 +3,12 @@
 mod common;
 
 use actorium::policy::{Testing, WorkSharing, WorkStealing};
+/// The most message queues a system may have (refused above it).
+const MAX_QUEUES: usize = 1 << 20;
+
 use actorium::{
     Actor, ActorExit, ActorSystem, Addr, Allocation, ConfigError, Context, DeleteMsg, DestroyMsg,
-    FinishedMsg, Receive, MAX_QUEUES, MAX_WORKERS,
+    FinishedMsg, Receive, MAX_WORKERS,
 };
 use common::{on_every_executor, settle, watchdog, Counter};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -133,7 +136,7 @@ fn config_errors_say_what_to_change_body() {
         .policy(WorkStealing::default())
         .build()
         .unwrap();
-    assert!(s.is_actor_centric());
+    assert!(s.handle().is_actor_centric());
     assert_eq!((s.workers(), s.queues()), (3, 0));
     s.stop();
     let s = ActorSystem::builder()
@@ -455,7 +458,7 @@ fn idle_workers_sleep_and_wake() {
             let system = b.workers(2).stats(true).build().unwrap();
             let drops = Arc::new(AtomicUsize::new(0));
             let a = system.spawn(tracked(&drops));
-            let centric = system.is_actor_centric();
+            let centric = system.handle().is_actor_centric();
             // The inverted executor also counts the system calls that woke a worker.
             let seen = |s: &actorium::Stats| s.sleeps > 0 && (centric || s.wakeups > 0);
             // Gaps long enough for the workers to sleep between sends (usually the first few

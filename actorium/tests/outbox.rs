@@ -157,8 +157,8 @@ fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
         f.send(actorium::DeleteMsg).unwrap();
     }
     placeholder.send(actorium::DeleteMsg).unwrap();
-    assert_eq!(system.worker_of_queue(receiver.queue()), 1);
-    let flooder = if system.worker_of_queue(flooder.queue()) == 0 {
+    assert_eq!(system.handle().worker_of_queue(receiver.queue()), 1);
+    let flooder = if system.handle().worker_of_queue(flooder.queue()) == 0 {
         flooder
     } else {
         // (Round-robin put it past worker 1's range: one more for worker 0.)
@@ -168,7 +168,7 @@ fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
                 to: Some(receiver.clone()),
                 flags: flags.clone(),
             });
-            if again.is_none() && system.worker_of_queue(f.queue()) == 0 {
+            if again.is_none() && system.handle().worker_of_queue(f.queue()) == 0 {
                 again = Some(f);
             } else {
                 f.send(actorium::DeleteMsg).unwrap();

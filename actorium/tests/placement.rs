@@ -231,11 +231,13 @@ fn mail_sent_from_outside_behind_a_busy_worker_is_rescued() {
                     want: CHILDREN,
                     report: tx,
                 });
-                let busy = system.worker_of_queue(waiter.queue());
+                let busy = system.handle().worker_of_queue(waiter.queue());
                 let mut children = Vec::new();
                 while children.len() < CHILDREN {
                     let c = system.spawn(Child { ran: ran.clone() });
-                    if system.worker_of_queue(c.queue()) == busy && c.queue() != waiter.queue() {
+                    if system.handle().worker_of_queue(c.queue()) == busy
+                        && c.queue() != waiter.queue()
+                    {
                         children.push(c);
                     }
                 }
@@ -575,7 +577,7 @@ fn an_actor_behind_a_long_behaviour_in_its_queue_is_split_off() {
             let flag = system.spawn(Child { ran: flagged });
             assert!(sink.set(the_sink.clone()).is_ok());
             assert_eq!((hog.queue(), flag.queue()), (0, 0));
-            assert_eq!(system.worker_of_queue(the_sink.queue()), 1);
+            assert_eq!(system.handle().worker_of_queue(the_sink.queue()), 1);
             hog.send(()).unwrap();
             flag.send(()).unwrap();
             let ok = rx.recv().unwrap();
@@ -765,7 +767,7 @@ fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
             for (k, c) in clients.iter().enumerate() {
                 let want = if k + 1 < m { k + 1 } else { 0 }; // one run of 64 after the m
                 assert_eq!(c.queue(), want, "spawn {}", k + 1);
-                assert_eq!(system.queue_of_spawn(k + 1), want);
+                assert_eq!(system.handle().queue_of_spawn(k + 1), want);
             }
             for c in &clients {
                 c.send(0).unwrap();
@@ -807,8 +809,8 @@ fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
                 run % 2 * (m / 2) + run / 2 % (m / 2)
             };
             assert_eq!(a.queue(), want, "{stealing:?}: spawn {k}");
-            assert_eq!(system.queue_of_spawn(k), want);
-            per_worker[system.worker_of_queue(a.queue())] += 1;
+            assert_eq!(system.handle().queue_of_spawn(k), want);
+            per_worker[system.handle().worker_of_queue(a.queue())] += 1;
         }
         // 16 + 8 runs of 64 against 16 + 7 runs and a half.
         assert_eq!(per_worker, [528, 496], "{stealing:?}");
@@ -848,7 +850,7 @@ fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
         for k in 0..n {
             let a = system.spawn(Acker(tx.clone()));
             assert_eq!(a.queue(), k % m, "fed spawn {k}");
-            per_worker[system.worker_of_queue(a.queue())] += 1;
+            per_worker[system.handle().worker_of_queue(a.queue())] += 1;
             a.send(()).unwrap();
             fed.push(a);
         }
@@ -865,7 +867,11 @@ fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
                 .unwrap()
         });
         for (i, a) in unfed.iter().enumerate() {
-            assert_eq!(a.queue(), system.queue_of_spawn(k0 + i), "unfed spawn {i}");
+            assert_eq!(
+                a.queue(),
+                system.handle().queue_of_spawn(k0 + i),
+                "unfed spawn {i}"
+            );
         }
         assert_eq!(unfed[0].queue(), unfed[1].queue());
         // Fed once more, then a spawn that is not fed: the spawn after it takes its run again.
@@ -877,7 +883,7 @@ fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
         let c = system.spawn(Acker(tx.clone()));
         assert_eq!(
             c.queue(),
-            system.queue_of_spawn(k0 + 4),
+            system.handle().queue_of_spawn(k0 + 4),
             "spawned after an unfed one"
         );
         // A send to an older actor does not count: only the last spawn's.
@@ -886,7 +892,7 @@ fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
         let d = system.spawn(Acker(tx.clone()));
         assert_eq!(
             d.queue(),
-            system.queue_of_spawn(k0 + 5),
+            system.handle().queue_of_spawn(k0 + 5),
             "an older actor fed"
         );
         for x in fed.iter().chain(&unfed).chain([&a, &b, &c, &d]) {

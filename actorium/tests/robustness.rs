@@ -158,7 +158,7 @@ fn an_event_hook_that_spawns_when_a_policy_panics_does_not_deadlock() {
             })
             .build()
             .unwrap();
-        assert!(handle.set((*system).clone()).is_ok());
+        assert!(handle.set(system.handle()).is_ok());
         // The next central enqueue (this spawn's, from this thread) panics.
         later.store(true, Ordering::SeqCst);
         system.spawn(Idle);

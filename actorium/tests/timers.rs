@@ -188,7 +188,7 @@ fn shutdown_drops_pending_timers_and_a_stopped_system_refuses_new_ones() {
         system
             .send_after(&sink, Counted(drops.clone()), Duration::from_secs(3600))
             .unwrap();
-        let handle = (*system).clone();
+        let handle = system.handle();
         system.shutdown();
         assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped with the system");
         let err = handle

@@ -44,7 +44,7 @@ fn a_removal_that_waits_for_a_long_behaviour_costs_the_idle_worker_no_cpu() {
             // On worker 0: let it end, and try again.
             drop(open);
         };
-        let handle = (*system).clone();
+        let handle = system.handle();
         let remover = std::thread::spawn(move || handle.remove_workers(1));
         wait_for(10, "the removal to begin", || system.workers() == 1);
         let before = cpu_ticks();

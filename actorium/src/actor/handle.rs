@@ -173,6 +173,10 @@ impl SystemHandle {
     /// # Panics
     /// If `queue` is not below the system's number of queues (the actor-centric executor has
     /// none).
+    #[doc(hidden)]
+    // Hidden: a view of the message-centric executor's placement, for the benchmark suite's
+    // balance workloads (which load chosen workers, as the Cforall actor thesis's do) and the
+    // placement tests; placement may change in any release, so this is no stable interface.
     pub fn worker_of_queue(&self, queue: usize) -> usize {
         match self.exec.worker_of_queue(queue) {
             Some(w) => w,
@@ -203,21 +207,25 @@ impl SystemHandle {
     /// ```
     /// let system = actorium::ActorSystem::builder().workers(2).build()?;
     /// assert_eq!(system.queues(), 32);
-    /// assert_eq!(system.queue_of_spawn(5), 5);
-    /// assert_eq!(system.queue_of_spawn(32), 0);
-    /// assert_eq!(system.queue_of_spawn(32 + 63), 0);
-    /// assert_eq!(system.queue_of_spawn(32 + 64), 1);
+    /// assert_eq!(system.handle().queue_of_spawn(5), 5);
+    /// assert_eq!(system.handle().queue_of_spawn(32), 0);
+    /// assert_eq!(system.handle().queue_of_spawn(32 + 63), 0);
+    /// assert_eq!(system.handle().queue_of_spawn(32 + 64), 1);
     /// let seed = actorium::ActorSystem::builder()
     ///     .workers(2)
     ///     .queue_stealing(actorium::QueueStealing::None)
     ///     .build()?;
-    /// assert_eq!(seed.queue_of_spawn(32 + 64), 16); // worker 1's first queue
-    /// assert_eq!(seed.queue_of_spawn(32 + 2 * 64), 1); // worker 0's second
+    /// assert_eq!(seed.handle().queue_of_spawn(32 + 64), 16); // worker 1's first queue
+    /// assert_eq!(seed.handle().queue_of_spawn(32 + 2 * 64), 1); // worker 0's second
     /// # Ok::<(), actorium::ConfigError>(())
     /// ```
     ///
     /// # Panics
     /// On the actor-centric executor, which has no message queues.
+    #[doc(hidden)]
+    // Hidden: a view of the message-centric executor's placement, for the benchmark suite's
+    // balance workloads (which load chosen workers, as the Cforall actor thesis's do) and the
+    // placement tests; placement may change in any release, so this is no stable interface.
     pub fn queue_of_spawn(&self, k: usize) -> usize {
         self.exec
             .queue_of_spawn(k)
@@ -231,6 +239,8 @@ impl SystemHandle {
 
     /// Whether this system runs the actor-centric executor (built with
     /// [`crate::ActorSystemBuilder::policy`]).
+    #[doc(hidden)]
+    // Hidden: which executor a system runs, for the benchmark suite; no stable interface.
     pub fn is_actor_centric(&self) -> bool {
         self.exec.is_actor_centric()
     }

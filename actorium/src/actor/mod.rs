@@ -49,6 +49,7 @@ use cell::Cell;
 /// to many actors, send each a clone, or wrap a large payload in an [`Arc`](std::sync::Arc) and
 /// send clones of the `Arc`: the payload is freed when the last receiver drops it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Allocation {
     /// Keep receiving.
     Nodelete,

@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 /// Which children a supervisor restarts when one of them is to be restarted (Erlang's
 /// strategies).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Strategy {
     /// Only the child that ended.
     OneForOne,
@@ -52,6 +53,7 @@ pub enum Strategy {
 
 /// When a child is restarted (Erlang's restart types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Restart {
     /// Always, however it ended: a panic, a terminal [`Allocation`], [`Context::stop`], a
     /// poison pill. (To end a permanent child for good, end its supervisor.)

@@ -2,7 +2,6 @@
 //! Framework manual, section "Scheduler"), as a trait users can implement: see [`Policy`].
 
 use super::Executor as Inner;
-pub use crate::executor::mailbox::LONG_JOB_CHECK;
 use crate::executor::mailbox::{Job, Resumable};
 use crate::runtime::loom::sync::atomic::{fence, Ordering};
 use crate::runtime::stats::Counters;
@@ -17,6 +16,13 @@ pub(crate) mod sealed {
         /// Called as is (policy code that sends nothing and never asks for its worker).
         WorkerVisible,
     }
+
+    /// Who may implement [`super::Policy`]: this crate's policies; anyone's with the
+    /// `unstable-policy` feature (the trait's hooks may still change before 1.0).
+    pub trait Implementable {}
+
+    #[cfg(feature = "unstable-policy")]
+    impl<T> Implementable for T {}
 }
 
 /// A scheduling policy for the actor-centric executor; [`crate::policy`] has the built-in
@@ -52,7 +58,10 @@ pub(crate) mod sealed {
 /// [`Scheduler::notify`] / [`Scheduler::notify_any`] give it the runtime's idle sleep (Delisle's
 /// thesis: event fds, benaphores, a handshake that never strands a job); a policy may also use its
 /// own mutex and condition variable ([`crate::policy::WorkSharing`] does).
-pub trait Policy: Send + Sync + Sized + 'static {
+///
+/// Implementing it needs the `unstable-policy` feature: its hooks may still change before
+/// 1.0. Without it, the built-in policies are the ones a system can use.
+pub trait Policy: sealed::Implementable + Send + Sync + Sized + 'static {
     /// State shared by the whole scheduler (CAF's `coordinator_data`).
     type Coordinator: Send + Sync;
     /// Per-worker state that other threads may reach (CAF's `worker_data`).
@@ -98,7 +107,7 @@ pub trait Policy: Send + Sync + Sized + 'static {
     fn after_resume(&self, _me: &mut WorkerCtx<'_, Self>, _job: &Job, _result: Resumable) {}
 
     /// Called while a long job runs: between two of its messages (never inside a behaviour;
-    /// possibly right after its last one), every [`LONG_JOB_CHECK`] messages or so of one
+    /// possibly right after its last one), every [`LONG_JOB_CHECK`](crate::executor::mailbox::LONG_JOB_CHECK) messages or so of one
     /// resume (not on a worker a resize removed: its job ends there instead). CAF has no such
     /// hook because its relaxed tier polls every 10 ms, so an idle
     /// worker there eventually steals what waits behind a long job; actorium's idle workers

@@ -95,6 +95,9 @@ impl SharedQueue {
     }
 }
 
+#[cfg(not(feature = "unstable-policy"))]
+impl super::policy::sealed::Implementable for WorkSharing {}
+
 impl Policy for WorkSharing {
     type Coordinator = SharedQueue;
     type Worker = ();

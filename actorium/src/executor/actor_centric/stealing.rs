@@ -25,7 +25,7 @@
 //! Waterloo 2022, chapter "Scheduling in practice"; [`crate::policy::WorkerCtx::idle_sleep`]): an
 //! idle system burns no CPU. Who wakes a sleeper: an external enqueue wakes the worker it targets;
 //! a worker whose own deque holds a backlog (two or more jobs) wakes one sleeper to steal; and a
-//! worker running a long job wakes one every [`crate::policy::LONG_JOB_CHECK`] messages or so while
+//! worker running a long job wakes one every `LONG_JOB_CHECK` messages or so while
 //! anything waits in its deque or inbox ([`Policy::during_resume`]). A woken worker first searches
 //! every worker once, so the job it was woken for is found at once. A job in a deque belongs to a
 //! worker that is running (it pushed it) and that either takes it when its current job ends or, if
@@ -304,6 +304,9 @@ fn search_all(me: &mut WorkerCtx<'_, WorkStealing>) -> Option<Job> {
     let (i, n) = (me.index(), me.scheduler().workers());
     (1..n).find_map(|k| steal_from(me.scheduler().worker((i + k) % n)))
 }
+
+#[cfg(not(feature = "unstable-policy"))]
+impl super::policy::sealed::Implementable for WorkStealing {}
 
 impl Policy for WorkStealing {
     type Coordinator = Coordinator;

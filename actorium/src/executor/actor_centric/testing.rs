@@ -43,6 +43,9 @@ use std::sync::Mutex;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Testing;
 
+#[cfg(not(feature = "unstable-policy"))]
+impl super::policy::sealed::Implementable for Testing {}
+
 impl Policy for Testing {
     type Coordinator = Mutex<VecDeque<Job>>;
     type Worker = ();

@@ -73,6 +73,7 @@ impl JobScheduler for ExecRef {
 
 /// What a job's run ended with (CAF's `resumable::resume_result`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Resumable {
     /// The actor used its `max_throughput` and has more mail: run it again later.
     ResumeLater,

@@ -6,12 +6,12 @@
 //! (the benaphore only unparks after it saw the SLEEP state that a parker is about to block in),
 //! so a token never stays behind to make a later `park` return early, and none is lost.
 
-#[cfg(all(target_os = "linux", not(any(loom, shuttle))))]
+#[cfg(all(target_os = "linux", not(any(loom, shuttle, actorium_portable_parker))))]
 pub(crate) use eventfd::Parker;
-#[cfg(any(not(target_os = "linux"), loom, shuttle))]
+#[cfg(any(not(target_os = "linux"), loom, shuttle, actorium_portable_parker))]
 pub(crate) use portable::Parker;
 
-#[cfg(all(target_os = "linux", not(any(loom, shuttle))))]
+#[cfg(all(target_os = "linux", not(any(loom, shuttle, actorium_portable_parker))))]
 mod eventfd {
     use std::io;
     use std::sync::atomic::{AtomicI32, Ordering};
@@ -162,7 +162,7 @@ mod eventfd {
     }
 }
 
-#[cfg(any(not(target_os = "linux"), loom, shuttle))]
+#[cfg(any(not(target_os = "linux"), loom, shuttle, actorium_portable_parker))]
 mod portable {
     use crate::runtime::loom::sync::{Condvar, Mutex};
     use std::io;
