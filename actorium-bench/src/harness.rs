@@ -15,6 +15,8 @@ pub struct Measured {
     pub checksum: u64,
     pub peak_rss_mb: f64,
     pub cpu_s: f64,
+    /// The whole run's wall-clock time, process start to exit (set-up included), s.
+    pub wall_s: f64,
 }
 
 /// Why a run produced no number.
@@ -87,6 +89,7 @@ pub fn run_once(
     params: &Params,
     timeout: Duration,
 ) -> Result<Measured, RunError> {
+    let started = Instant::now();
     let mut child = command(sys, bench, threads, params)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -161,6 +164,7 @@ pub fn run_once(
         checksum,
         peak_rss_mb: ru.ru_maxrss as f64 / 1024.0,
         cpu_s: cpu_seconds(&ru),
+        wall_s: started.elapsed().as_secs_f64(),
     })
 }
 

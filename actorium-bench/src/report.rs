@@ -28,6 +28,8 @@ pub struct Record {
     pub peak_rss_mb: Option<f64>,
     /// Median CPU time (user + system) of the runs' processes, s.
     pub cpu_s: Option<f64>,
+    /// Median wall-clock time of the runs' processes (set-up included), s.
+    pub wall_s: Option<f64>,
     /// Every run's timed region, s.
     pub runs: Vec<f64>,
     /// Whether every run's checksum matched the expected value.
@@ -61,6 +63,7 @@ impl Record {
             op: bench.op.into(),
             peak_rss_mb: None,
             cpu_s: None,
+            wall_s: None,
             runs: vec![],
             checksum_ok: false,
             expected_checksum: bench.expected(params),
@@ -123,6 +126,7 @@ impl Record {
         r.per_op_ns = Some(med * 1e9 / bench.ops(params).max(1) as f64);
         r.peak_rss_mb = ok.iter().map(|m| m.peak_rss_mb).reduce(f64::max);
         r.cpu_s = Some(median(&ok.iter().map(|m| m.cpu_s).collect::<Vec<_>>()));
+        r.wall_s = Some(median(&ok.iter().map(|m| m.wall_s).collect::<Vec<_>>()));
         r
     }
 
@@ -433,6 +437,7 @@ mod tests {
             checksum,
             peak_rss_mb: 3.0,
             cpu_s: secs,
+            wall_s: secs,
         })
     }
 

@@ -1,6 +1,7 @@
-//! `actorium-bench resize`: live resizing (seed 003, "Manual Resizing") while the `executor`
-//! workload runs: how long adding and removing a worker takes (median and p99), and how much
-//! throughput continuous resizing costs.
+//! `actorium-bench resize`: live resizing, as in the Cforall runtime (Thierry Delisle, PhD
+//! thesis, Waterloo 2022, chapter "Scheduling in practice", "Manual Resizing"), while the
+//! `executor` workload runs: how long adding and removing a worker takes (median and p99), and
+//! how much throughput continuous resizing costs.
 
 use crate::actorium_impl::executor;
 use crate::suite::{Params, BENCHES};

@@ -65,9 +65,10 @@ pub struct Bench {
 /// The two groups of workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
-    /// Message passing between actors (the Cforall thesis and Savina).
+    /// Message passing between actors (the Cforall actor system: Colby Parsons, MMath thesis,
+    /// Waterloo 2023; and Savina).
     Actors,
-    /// Divide-and-conquer tasks (seed 004): `join` and scopes.
+    /// Divide-and-conquer tasks, as Java's fork/join: `join` and scopes.
     ForkJoin,
 }
 

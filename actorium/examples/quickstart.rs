@@ -1,4 +1,5 @@
-//! The seed's hello-world program (seed 002, Figure "CFA Actor Syntax") in actorium.
+//! The hello-world program of the Cforall actor system (Colby Parsons, MMath thesis, Waterloo
+//! 2023, Figure "CFA Actor Syntax") in actorium.
 //!
 //! Run: `cargo run --release --example quickstart`
 

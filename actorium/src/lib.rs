@@ -140,11 +140,11 @@ pub mod policy {
         pub use crate::executor::actor_centric::stealing::{Coordinator, Local, Shared};
     }
 }
+pub use crate::core::stats::Stats;
 pub use crate::core::{Event, ExitReason};
 pub use executor::forkjoin::{join, scope, Forked, Scope};
 pub use executor::message_centric::QueueStealing;
 pub use runtime::pool::ResizeError;
-pub use runtime::stats::Stats;
 pub use system::{
     ActorSystem, ActorSystemBuilder, ConfigError, ShutdownTimeout, DEFAULT_MAX_WORKERS, MAX_WORKERS,
 };

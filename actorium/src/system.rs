@@ -4,6 +4,7 @@
 use crate::actor::{
     Actor, Addr, Context, ExtraWorkers, JoinHandle, Recipient, SendError, SystemHandle, Timer,
 };
+use crate::core::Stats;
 use crate::core::{ExecRef, Header, Shared, Status};
 use crate::executor::actor_centric::policy::Policy;
 use crate::executor::actor_centric::{self, PolicyStarter, StartError, Starter};
@@ -11,7 +12,6 @@ use crate::executor::forkjoin::Scope;
 use crate::executor::mailbox::detached::Detached;
 use crate::executor::message_centric::{self, QueueStealing};
 use crate::runtime::pool::ResizeError;
-use crate::runtime::stats::Stats;
 use crate::runtime::worker::runs_for;
 use std::collections::HashSet;
 use std::fmt;
@@ -673,7 +673,7 @@ impl ActorSystem {
         }
         let mut s = Stats::default();
         self.exec().add_stats(&mut s);
-        shared.external.add_to(&mut s);
+        s.add(shared.external.values());
         Some(s)
     }
 

@@ -1,6 +1,6 @@
-//! Fork/join on the actors' workers (seed 004): results equal their sequential values on every
-//! executor and 1..=4 workers, deep nesting, big scopes, panics, tasks beside actors, and the
-//! rayon #592 deadlock scenario. Every test runs under a watchdog.
+//! Fork/join on the actors' workers (as Java's fork/join): results equal their sequential
+//! values on every executor and 1..=4 workers, deep nesting, big scopes, panics, tasks beside
+//! actors, and the rayon #592 deadlock scenario. Every test runs under a watchdog.
 
 mod common;
 
@@ -654,8 +654,8 @@ impl Drop for LateBump<'_> {
 }
 
 /// A forked task whose handle is dropped unjoined, run by a thief: its result is dropped
-/// before the scope returns (it may borrow from the scope's caller: dropped after, it wrote
-/// into a frame that was gone), and a panic in such a task is resumed when the scope ends.
+/// before the scope returns (it may borrow from the scope's caller: dropped after, it would
+/// write into a frame that is gone), and a panic in such a task is resumed when the scope ends.
 #[test]
 fn a_dropped_fork_handle_s_task_ends_inside_its_scope() {
     watchdog(60, || {
@@ -802,7 +802,7 @@ fn a_detached_actor_s_join_during_the_drop_runs_on_its_thread() {
 
 /// Tasks spawned into a scope from a thread that is no worker of its pool run once each, also
 /// when no idle worker takes tasks (one worker, busy with the scope; work sharing): the scope's
-/// waiter runs them (it used to wait for them forever).
+/// waiter runs them (else it would wait for them forever).
 #[test]
 fn scope_tasks_spawned_from_outside_the_pool_run_once_each() {
     watchdog(60, || {

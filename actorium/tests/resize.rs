@@ -1,4 +1,5 @@
-//! Live resizing (seed 003, "Manual Resizing"): add and remove workers while actors and tasks
+//! Live resizing, as in the Cforall runtime (Thierry Delisle, PhD thesis, Waterloo 2022, chapter
+//! "Scheduling in practice", "Manual Resizing"): add and remove workers while actors and tasks
 //! run, on every executor; the RAII guard; bad input refused.
 
 mod common;
@@ -246,10 +247,10 @@ fn remove_worker_1_behind(
 
 /// A worker removed while its batch holds thousands of envelopes leaves within a few of them:
 /// the rest goes back to the front of its queue, and the queue's new owner runs it, in order.
-/// (The removal used to wait for the whole batch, and under a flood of sends a batch grew to
-/// millions while the resize waited: the stress test below hung so.) Deterministic: the
-/// batch's behaviours run freely on the removed worker's thread and wait at a gate on any
-/// other, so without the hand-back all of them have run when the removal returns.
+/// (Were the removal to wait for the whole batch, under a flood of sends a batch would grow
+/// to millions while the resize waited.) Deterministic: the batch's behaviours run freely on
+/// the removed worker's thread and wait at a gate on any other, so without the hand-back all
+/// of them have run when the removal returns.
 #[test]
 fn a_removed_worker_hands_back_the_rest_of_its_batch() {
     for stealing in [QueueStealing::None, QueueStealing::LongestVictim] {
@@ -657,7 +658,7 @@ fn statistics_survive_removed_workers() {
     assert_eq!(s.messages_processed, 1600 + 16, "{s}");
 }
 
-// ---- Races a review found -----------------------------------------------------------------------
+// ---- Resizes racing stop, tasks and idle workers ------------------------------------------------
 
 /// A removal from another thread while `stop()` waits for live actors: the removed workers
 /// may end on the shutdown (not by leaving); the removal must return, and so must `stop`.
@@ -806,11 +807,11 @@ fn removing_idle_workers_never_hangs() {
     }
 }
 
-/// Found by the random programs' soak (`random_programs.rs`): on the actor-centric executor,
-/// dropping a system while another thread removed and added workers could hang the drop.
-/// A worker that left for the shutdown (its row still active) was then marked leaving by a
-/// removal and kept by an add, which counted the row as running again with no thread; the
-/// shutdown waited for that worker for ever. Resizes are now refused once the system stops.
+/// On the actor-centric executor, dropping a system while another thread removes and adds
+/// workers must not hang the drop: a worker that left for the shutdown (its row still
+/// active), marked leaving by a removal and kept by an add, would count as running again with
+/// no thread, and the shutdown would wait for it for ever. Resizes are refused once the
+/// system stops.
 #[test]
 fn dropping_a_system_while_another_thread_resizes_it_never_hangs() {
     type Make = fn() -> ActorSystem;

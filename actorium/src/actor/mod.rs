@@ -9,6 +9,7 @@
 mod addr;
 mod ask;
 pub(crate) mod cell;
+mod dispatch;
 mod handle;
 mod monitor;
 mod poison;

@@ -71,9 +71,10 @@ const ONE_INCARNATION: u8 = 8;
 
 /// `flags`: the actor's system counts statistics.
 const STATS: u8 = 1;
-/// `flags`: the actor's executor is the one whose sends the actor layer calls directly
-/// (`actor/cell.rs`, `send`), so that a send reads no more than the first [`HOT_END`] bytes.
-const DIRECT: u8 = 2;
+/// `flags` above [`STATS`]: the dispatch tag, an opaque byte the actor layer chooses at spawn
+/// to pick its code for the cell's executor (`actor/dispatch.rs`) without reading the
+/// executor's table, which lies past the hot bytes. The core gives it no meaning.
+const DISPATCH_SHIFT: u8 = 1;
 
 /// The executor's part of a cell, the first field of a `repr(C)` cell (so a header pointer is
 /// a cell pointer). The fields a send to the default executor reads (`ticket`, `status`,
@@ -96,8 +97,8 @@ pub(crate) struct Header {
     /// Whether the state is present so behaviours may run. Written only by the thread that holds
     /// the actor's queue (or before the cell is published).
     installed: Cell<bool>,
-    /// [`STATS`] and [`DIRECT`], fixed at construction (read on the send path, where the
-    /// system's own settings are one indirection further).
+    /// [`STATS`] and the dispatch tag, fixed at construction (read on the send path, where
+    /// the system's own settings are one indirection further).
     flags: u8,
     /// [`HANDLE`], [`KEPT`] and [`MONITORED`]: who drops a `Finished` actor's final state, and
     /// whether monitors wait for its end. Written at most a few times per actor.
@@ -150,13 +151,13 @@ unsafe impl Send for Header {}
 
 impl Header {
     /// A header for a cell of `exec`, whose system keeps statistics if `stats_on`; `alive`
-    /// false makes a terminal (refused) one. `direct`: the actor layer calls `exec`'s sends
-    /// directly (see [`Self::direct`]).
+    /// false makes a terminal (refused) one. `dispatch`: the actor layer's tag (see
+    /// [`Self::dispatch`]; below 128).
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         exec: ExecRef,
-        direct: bool,
+        dispatch: u8,
         stats_on: bool,
         queue: usize,
         mbox: Option<Box<Mailbox>>,
@@ -164,7 +165,8 @@ impl Header {
         joinable: bool,
         vtable: &'static CellVTable,
     ) -> Self {
-        let flags = if alive && stats_on { STATS } else { 0 } | if direct { DIRECT } else { 0 };
+        debug_assert!(dispatch < 1 << (8 - DISPATCH_SHIFT));
+        let flags = if alive && stats_on { STATS } else { 0 } | dispatch << DISPATCH_SHIFT;
         Self {
             link: Link::new(),
             exec,
@@ -200,12 +202,11 @@ impl Header {
         self.flags & STATS != 0
     }
 
-    /// Whether the header was made with `direct` set: the actor layer's mark for the executor
-    /// whose sends it calls directly. Read from the first [`HOT_END`] bytes, unlike `exec`'s
-    /// table.
+    /// The dispatch tag the header was made with (the actor layer's: `actor/dispatch.rs`).
+    /// Read from the first [`HOT_END`] bytes, unlike `exec`'s table.
     #[inline]
-    pub(crate) fn direct(&self) -> bool {
-        self.flags & DIRECT != 0
+    pub(crate) fn dispatch(&self) -> u8 {
+        self.flags >> DISPATCH_SHIFT
     }
 
     #[inline]

@@ -37,7 +37,7 @@
 
 use super::idle::{Benaphore, IdleSleep};
 use super::resize::{ReadGuard, ResizeLock};
-use super::stats::{Counters, Stats};
+use super::stats::{CounterValues, Counters};
 use super::tasks::{JobRef, TaskRow};
 use super::worker::Unit;
 use crate::runtime::loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -703,13 +703,11 @@ impl Crew {
         self.stats_on
     }
 
-    /// Adds every worker's counters into `s`.
-    pub(crate) fn add_stats(&self, s: &mut Stats) {
-        // Every row ever used: a removed worker's counts stay in the totals.
-        for slot in self.created() {
-            slot.counters.add_to(s);
-        }
-        s.workers += self.len();
+    /// Every worker's counters (every row ever used: a removed worker's counts stay in the
+    /// totals), and the number of workers now.
+    pub(crate) fn counter_values(&self) -> (Vec<CounterValues>, usize) {
+        let rows = self.created().iter().map(|s| s.counters.values()).collect();
+        (rows, self.len())
     }
 
     // --- Idle sleep (see `runtime/idle/README.md` for the handshake) ---

@@ -72,8 +72,8 @@ pub(crate) enum Turn {
     /// `dequeue`): the loop looks for tasks, then calls again at once.
     Nothing,
     /// It found no work to run now, but holds some back that will be ready within
-    /// microseconds (the message-centric executor's rule 7): idle for the unit's own
-    /// decisions ([`Idleness`]), but the loop spins instead of searching and sleeping.
+    /// microseconds: idle for the unit's own decisions ([`Idleness`]), but the loop spins
+    /// instead of searching and sleeping.
     Holding,
     /// The worker must end.
     Exit,

@@ -19,11 +19,12 @@ pub(crate) mod worker;
 use super::mailbox::{self, Job, JobScheduler};
 use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
+use crate::core::Stats;
 use crate::core::{
     DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
 };
 use crate::runtime::pool::{Pool, ResizeError};
-use crate::runtime::stats::{Counters, Stats};
+use crate::runtime::stats::Counters;
 use crossbeam_utils::CachePadded;
 use policy::{Policy, Scheduler, WorkerCtx};
 use std::cell::UnsafeCell;
@@ -377,7 +378,7 @@ impl<P: Policy> Exec for Executor<P> {
     }
 
     fn add_stats(&self, s: &mut Stats) {
-        self.pool.add_stats(s);
+        s.add_pool(self.pool.counter_values());
     }
 }
 

@@ -10,11 +10,11 @@ use super::work_queue::WorkQueue;
 use super::Executor;
 use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
+use crate::core::Stats;
 use crate::core::{
     ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status, Undelivered,
 };
 use crate::runtime::pool::{join_all, ResizeError};
-use crate::runtime::stats::Stats;
 use std::sync::atomic::Ordering;
 
 /// Where [`Executor::retire`] put an actor's reclaim envelope.
@@ -41,16 +41,17 @@ impl Exec for Executor {
         self.detached.attach(d);
     }
 
-    /// The queue of a new actor. Spawned from outside the workers: the seed's round-robin
-    /// ticket (`fetch_add(next_ticket) % nrqueues`) for the first spawns, one per queue, then
-    /// runs of [`SPAWN_RUN`] consecutive spawns per queue, queue after queue, or dealt to the
-    /// workers' ranges in turn without queue stealing ([`spawn_queue`]). Spawned on a worker
-    /// (from a behaviour or a task) with queue stealing on: round-robin over that worker's own
-    /// range, so that a child starts where its parent runs and their first messages cross no
-    /// cores; idle workers take whole queues from there as work piles up (stealing), or when
-    /// it waits behind a long behaviour (the rescue of `worker.rs`). See `README.md`,
-    /// "Placement". (Inline always, inside `spawn_parts`: as a call of its own, a spawn on one
-    /// worker ran 11 instructions to learn that its one queue is queue 0.)
+    /// The queue of a new actor. Spawned from outside the workers: the round-robin ticket of
+    /// the Cforall actor system (Colby Parsons, MMath thesis, Waterloo 2023),
+    /// `fetch_add(next_ticket) % nrqueues`, for the first spawns, one per queue, then runs of
+    /// `spawn_run` consecutive spawns per queue, queue after queue, or dealt to the workers'
+    /// ranges in turn without queue stealing ([`spawn_queue`]). Spawned on a worker (from a
+    /// behaviour or a task) with queue stealing on: round-robin over that worker's own range,
+    /// so that a child starts where its parent runs and their first messages cross no cores;
+    /// idle workers take whole queues from there as work piles up (stealing), or when it waits
+    /// behind a long behaviour (the rescue, `placement/balance.rs`). See `README.md`,
+    /// "Placement". (Inline always, inside `spawn_parts`: as a call of its own, it costs every
+    /// spawn on one worker a call only to learn that its one queue is queue 0.)
     #[inline(always)]
     fn next_ticket(&self) -> usize {
         let m = self.queues.len();
@@ -58,7 +59,7 @@ impl Exec for Executor {
             // One queue (one worker's default): nothing to choose.
             return 0;
         }
-        // (Without queue stealing nothing could move the children elsewhere: the seed's
+        // (Without queue stealing nothing could move the children elsewhere: the thesis's
         // round-robin then.)
         // SAFETY: used during this call only.
         let me = unsafe { current_of(self) };
@@ -304,7 +305,7 @@ impl Exec for Executor {
     }
 
     fn add_stats(&self, s: &mut Stats) {
-        self.pool.add_stats(s);
+        s.add_pool(self.pool.counter_values());
         for w in 0..self.pool.capacity() {
             if let Some(d) = self.pool.data_if_made(w) {
                 s.rescues += d.busy.rescues.get();

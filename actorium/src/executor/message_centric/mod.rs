@@ -62,7 +62,8 @@ use work_queue::WorkQueue;
 /// that a cell belongs to this executor, whose send it then calls directly, inlined.
 pub(crate) static OPS: ExecOps = ops_of::<Executor>();
 
-/// Queue stealing (seed 002, "Work Stealing"): which victim an idle worker steals a queue from.
+/// Queue stealing (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo 2023, "Work
+/// Stealing"): which victim an idle worker steals a queue from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum QueueStealing {
@@ -94,10 +95,11 @@ pub(crate) struct Executor {
     pub(crate) slots: Box<[AtomicPtr<WorkQueue>]>,
     pub(crate) pool: Pool<WorkerSlot>,
     pub(crate) ticket: CachePadded<AtomicUsize>,
-    /// The ranges that [`spawn_queue`] deals runs of spawns to: the workers the queues were
-    /// first split among without queue stealing, else one (queue after queue).
+    /// The ranges [`spawn_queue`](placement::affinity::spawn_queue) deals runs of spawns to:
+    /// the workers the queues were first split among without queue stealing, else one (queue
+    /// after queue).
     pub(crate) spawn_ranges: usize,
-    /// Workers in a rescue watch (a time-limited sleep, see `worker.rs`).
+    /// Workers in a rescue watch (a time-limited sleep, see `unit.rs`, `sleep_limit`).
     pub(crate) watching: CachePadded<AtomicUsize>,
     pub(crate) shared: Arc<Shared>,
     pub(crate) stealing: QueueStealing,
@@ -204,7 +206,7 @@ impl Executor {
 
     /// Worker `w`'s range of slots. Written by a resize in its write section; read without a
     /// lock by the worker's passes and searches (a range read while a resize runs may be
-    /// stale, or mixed, which costs at most a wasted look: see `worker.rs`), and inside read
+    /// stale, or mixed, which costs at most a wasted look: see `unit.rs`), and inside read
     /// sections by thieves.
     #[inline]
     pub(crate) fn range(&self, w: usize) -> Range<usize> {

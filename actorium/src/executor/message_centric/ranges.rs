@@ -1,6 +1,7 @@
 //! How the queue-pointer array is divided among the workers: worker `i` owns a contiguous range
-//! of slots, as the seed prescribes (`M / N` each, and the first `M % N` workers one more). The
-//! ranges are kept in the worker table (each worker's slot holds its own).
+//! of slots, as the Cforall actor system prescribes (Colby Parsons, MMath thesis, Waterloo
+//! 2023): `M / N` each, and the first `M % N` workers one more. The ranges are kept in the
+//! worker table (each worker's slot holds its own).
 
 use std::ops::Range;
 

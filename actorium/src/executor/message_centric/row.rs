@@ -29,39 +29,40 @@ pub(crate) struct Busy {
     /// Twice the visits the worker began, plus one while it is in a visit (odd: visiting).
     /// Written by its own worker at the start and end of each visit while placement is on
     /// (with stealing off nobody reads it); read by thieves, which take a queue stuck behind
-    /// a long behaviour or a very long visit (`worker.rs`, `stuck`).
+    /// a long behaviour or a very long visit (`placement/balance.rs`, `stuck`).
     pub(crate) visits: AtomicU64,
-    /// [`Stats::rescues`] and [`Stats::moves`] of this worker (with statistics on). Here
-    /// rather than in the runtime's per-worker counters, which every executor shares: two
-    /// more counters there moved the rest of the worker table's row, and the `big` workload
-    /// ran 7 % slower.
+    /// `Stats::rescues` and `Stats::moves` of this worker (with statistics on). Here rather
+    /// than in the runtime's per-worker counters, which every executor shares: two more
+    /// counters there would move the rest of the worker table's row, which slows
+    /// message-heavy workloads.
     pub(crate) rescues: Counter,
     pub(crate) moves: Counter,
-    /// [`Stats::holds`] of this worker (placement rule 7), here for the same reason.
+    /// `Stats::holds` of this worker (placement rule 7), here for the same reason.
     pub(crate) holds: Counter,
-    /// [`Stats::deferred`] of this worker (its outbox), here for the same reason.
+    /// `Stats::deferred` of this worker (its outbox), here for the same reason.
     pub(crate) deferred: Counter,
     /// Envelopes this worker has run (taken from its batch), written by the worker as it
     /// takes each one while placement is on; read by thieves, which see from it one long
-    /// behaviour (`worker.rs`, `stuck` and `ask_split`), only when this worker has been in
-    /// one visit for `STUCK_AFTER`, and by an idle worker deciding whether to watch. On a
-    /// cache line of its own: on the line of `visits`, which thieves read at every steal
-    /// attempt, the store made for every envelope missed the cache (`chameneos` 1.3x slower).
+    /// behaviour (`placement/balance.rs`, `stuck` and `ask_split`), only when this worker has
+    /// been in one visit for `stuck_after`, and by an idle worker deciding whether to watch.
+    /// On a cache line of its own: on the line of `visits`, which thieves read at every steal
+    /// attempt, the store made for every envelope would miss the cache.
     pub(crate) ran: CachePadded<AtomicU64>,
     /// The value of `ran` at which the batch this worker last gulped ends (envelopes a
     /// behaviour appends to it not counted), written at each gulp while placement is on: an
     /// idle worker that sees `ran` below it knows mail waits behind the running behaviour,
-    /// where no steal can reach it, and keeps a rescue watch (`worker.rs`, `mail_elsewhere`).
+    /// where no steal can reach it, and keeps a rescue watch (`placement/balance.rs`,
+    /// `mail_elsewhere`).
     pub(crate) behind: AtomicU64,
-    /// Set by a thief that found this worker in one behaviour for [`worker::STUCK_AFTER`]: `ran`
-    /// as the thief saw it, plus one (0: no request). It cannot see what the held queue
-    /// holds; this worker splits it at its next spawn or out-of-line send in that behaviour,
-    /// or right after it (`worker.rs`, `ask_split` and `split_current`).
+    /// Set by a thief that found this worker in one behaviour for `stuck_after`: `ran` as the
+    /// thief saw it, plus one (0: no request). It cannot see what the held queue holds; this
+    /// worker splits it at its next spawn or out-of-line send in that behaviour, or right
+    /// after it (`placement/balance.rs`, `ask_split` and `split_current`).
     pub(crate) split: AtomicU64,
 }
 
 impl WorkerSlot {
-    /// The worker's range of slots (see [`Executor::range`]).
+    /// The worker's range of slots (see [`Executor::range`](super::Executor::range)).
     #[inline]
     pub(crate) fn range(&self) -> Range<usize> {
         self.start.load(Ordering::Relaxed)..self.end.load(Ordering::Relaxed)

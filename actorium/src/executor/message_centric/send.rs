@@ -1,9 +1,9 @@
-//! The send path (the Cforall actor thesis, "Envelopes"): a behaviour's send to an actor of
-//! the queue its worker holds appends to the held batch (the local fast path, `visit.rs`);
-//! a send into a backlog on another worker may wait in the worker's outbox
-//! (`placement/batching.rs`); every other send takes the queue's lock, follows the actor if
-//! it moved, and wakes the queue's owner. Placement looks only at sends into an empty queue
-//! and at actors that moved (`push_placing`), out of the common path.
+//! The send path (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo 2023,
+//! "Envelopes"): a behaviour's send to an actor of the queue its worker holds appends to the
+//! held batch (the local fast path, `visit.rs`); a send into a backlog on another worker may
+//! wait in the worker's outbox (`placement/batching.rs`); every other send takes the queue's
+//! lock, follows the actor if it moved, and wakes the queue's owner. Placement looks only at
+//! sends into an empty queue and at actors that moved (`push_placing`), out of the common path.
 
 use super::placement::affinity::{follows, note_fed, Moved};
 use super::visit::{current_of, InvWorker};
@@ -20,7 +20,7 @@ impl Executor {
     /// actor no longer accepts messages.
     ///
     /// The fast path: a behaviour sending to an actor of the queue its worker is processing
-    /// appends to the worker's local batch with no lock (bounded per visit, see `worker`).
+    /// appends to the worker's local batch with no lock (bounded per visit, see `visit.rs`).
     /// Otherwise: lock the queue, check the actor is alive (under the lock, so a send can never
     /// slip in behind the actor's reclaim envelope), append, unlock, and notify the queue's owner
     /// unless it is the calling worker (idle-sleep handshake, step two for the notifier).
@@ -30,16 +30,16 @@ impl Executor {
     }
 
     /// Whether spawns from outside that feed each actor as they spawn it are spread one per
-    /// queue ([`LAST_SPAWN`]): runs are dealt to several ranges (no queue stealing, more than
-    /// one worker). Read on the send path of outside threads.
+    /// queue (`LAST_SPAWN` in `placement/affinity.rs`): runs are dealt to several ranges (no
+    /// queue stealing, more than one worker). Read on the send path of outside threads.
     #[inline(always)]
     pub(crate) fn spreads_fed(&self) -> bool {
         self.spawn_ranges > 1
     }
 
     /// [`Self::push_envelope`] with the envelope made by `make` only once the path is chosen,
-    /// so the local path builds it where it stores it (built first, it went through the stack,
-    /// and a self-send took 15.7 ns instead of 10.8: a stalled store forwarding on its copy).
+    /// so the local path builds it where it stores it (built first, it goes through the stack,
+    /// and its copy stalls on store forwarding).
     #[inline(always)]
     pub(crate) fn push_envelope_with(
         &self,
@@ -81,10 +81,10 @@ impl Executor {
     }
 
     /// The send path through the queue's lock (every send but a local one). The envelope is
-    /// made where it goes, as on the local path (made first, it went through the stack before
-    /// each path took it). Placement (`README.md`, "Placement") looks only at sends into an
-    /// empty queue, and at actors that moved: out of line, so that a send into a backlog (a
-    /// saturated workload) costs two loads more than without placement.
+    /// made where it goes, as on the local path (made first, it would go through the stack
+    /// before each path took it). Placement (`README.md`, "Placement") looks only at sends
+    /// into an empty queue, and at actors that moved: out of line, so that a send into a
+    /// backlog (a saturated workload) costs two loads more than without placement.
     #[inline(always)]
     pub(crate) fn push_shared(
         &self,
@@ -223,10 +223,10 @@ impl Executor {
     /// spawn into one of its own queues but the one it processes), or a worker the
     /// notification found awake. The mail waits behind whatever the owner runs now, which may
     /// be a long behaviour: if some worker is idle and none is watching for that (a rescue
-    /// watch, `worker.rs`), wake one so that it does. Two loads when no worker is idle. No mail is missed: an idle
-    /// worker's look before a watch takes every queue's lock; if it took `q`'s after this
-    /// push it saw the mail, and if before, this push (its lock acquired after that release)
-    /// sees the worker announced idle and its watch count.
+    /// watch, `unit.rs`, `sleep_limit`), wake one so that it does. Two loads when no worker is
+    /// idle. No mail is missed: an idle worker's look before a watch takes every queue's lock;
+    /// if it took `q`'s after this push it saw the mail, and if before, this push (its lock
+    /// acquired after that release) sees the worker announced idle and its watch count.
     #[inline]
     pub(crate) fn pushed_own(&self) {
         if self.pool.has_idle() && self.watching.load(Ordering::Relaxed) == 0 {

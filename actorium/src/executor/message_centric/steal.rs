@@ -1,7 +1,8 @@
-//! Queue stealing (the Cforall actor thesis, "Work Stealing"): an idle worker takes a whole
-//! queue from a victim by a wait-free swap of two slots of the queue-pointer array
-//! ([`super::swap`]), choosing the victim by the longest-victim or random heuristic. Which
-//! queue it takes, and when, is policy (`placement/balance.rs`: candidates, rescues).
+//! Queue stealing (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo 2023, "Work
+//! Stealing"): an idle worker takes a whole queue from a victim by a wait-free swap of two
+//! slots of the queue-pointer array ([`super::swap`]), choosing the victim by the
+//! longest-victim or random heuristic. Which queue it takes, and when, is policy
+//! (`placement/balance.rs`: candidates, rescues).
 
 use super::swap::{try_swap, Moves};
 use super::visit::InvWorker;
@@ -23,10 +24,9 @@ impl Executor {
     /// Records that worker `w` is going to sleep, returning its steal timestamp (to restore
     /// with [`Self::stamp_awake`]). A sleeping worker has no queue worth stealing (it just
     /// searched its range under the locks and found nothing), so until it wakes it counts as
-    /// the most recent thief. Without this the seed's heuristic, made for workers that never
+    /// the most recent thief. Without this the thesis's heuristic, made for workers that never
     /// sleep, picks sleepers (their timestamp ages) over the busy worker whose queues hold the
-    /// backlog (seen in `stolen_queues_keep_every_guarantee`: 81 attempts with 3 workers, none
-    /// finding a candidate).
+    /// backlog, and its attempts find no candidate.
     pub(crate) fn stamp_asleep(&self, w: usize) -> u64 {
         if self.stealing != QueueStealing::LongestVictim {
             return 0;
@@ -56,9 +56,9 @@ impl Executor {
         )
     }
 
-    /// One steal attempt (seed 002, "Stealing Mechanism"): choose a victim by the heuristic,
+    /// One steal attempt (the thesis, "Stealing Mechanism"): choose a victim by the heuristic,
     /// scan its range once from a random index for a candidate queue (non-null, not being
-    /// processed, holding at least [`MIN_STEAL`] envelopes, not held off by its owner; or, in a
+    /// processed, holding at least `min_steal` envelopes, not held off by its owner; or, in a
     /// rescue, any with mail: see [`Self::candidate`]), and try one wait-free swap with a random
     /// slot of our own range. With `rescue_only` (this worker holds a queue off, rule 7), only a
     /// rescue is tried. Returns whether a queue was stolen.
@@ -76,9 +76,9 @@ impl Executor {
             QueueStealing::LongestVictim => self.longest_victim(thief),
             _ => l.random(|r| r.other_than(thief, workers)),
         };
-        // A stuck victim (one behaviour for STUCK_AFTER, or one visit for STUCK_VISIT) gives
-        // up any queue with mail (rescue).
-        // Without balance, the seed's rule: any queue with mail (and no rescue, below).
+        // A stuck victim (one behaviour for `stuck_after`, or one visit for `stuck_visit`)
+        // gives up any queue with mail (rescue).
+        // Without balance, the thesis's rule: any queue with mail (and no rescue, below).
         let rescue = self.balance && self.stuck(l, victim);
         let min = if rescue || !self.balance {
             1
@@ -184,8 +184,8 @@ impl Moves<WorkQueue> for Owners {
 
 #[cfg(test)]
 thread_local! {
-    /// Test hook: runs right after a successful swap, before the thief's bookkeeping (where an
-    /// owner update used to be made, after the swap).
+    /// Test hook: runs right after a successful swap, before the thief's bookkeeping (where a
+    /// late owner update, made after the swap, would land).
     pub(crate) static AFTER_SWAP: std::cell::RefCell<Option<Box<dyn FnMut()>>> =
         const { std::cell::RefCell::new(None) };
 }

@@ -1,4 +1,5 @@
-//! The wait-free queue swap (seed 002, "Stealing Mechanism", "Queue Swap Correctness").
+//! The wait-free queue swap of the Cforall actor system (Colby Parsons, MMath thesis, Waterloo
+//! 2023, "Stealing Mechanism", "Queue Swap Correctness").
 //!
 //! Workers reach their queues through `slots`, an array of queue pointers; a thief exchanges
 //! one of its own slots with one of a victim's. Senders never use `slots` (they index the
@@ -23,11 +24,12 @@
 //! thief publishes it (step 3, step 4 or the restore), and in that window no other thief can
 //! reach it; the thief writes the owner exactly then ([`Moves`]). So every owner write is made
 //! by the one thread that holds the queue out of every slot, before the queue is published in
-//! its new slot: there is no late write (an owner stored after the swap, as the seed's
+//! its new slot: there is no late write (an owner stored after the swap, as the thesis's
 //! description suggests, can land after a second thief stole the same queue again and leave the
-//! queue in one range with another worker as its owner — a lost wake-up). Hence no queue is ever lost or duplicated: after every swap has finished, every queue
-//! is in exactly one slot. Guarantees (seed, "Stealing Guarantees"): among thieves all targeting
-//! one victim, or forming a chain, at least one succeeds; in a cycle all may fail, losing nothing.
+//! queue in one range with another worker as its owner — a lost wake-up). Hence no queue is
+//! ever lost or duplicated: after every swap has finished, every queue is in exactly one slot.
+//! Guarantees (the thesis, "Stealing Guarantees"): among thieves all targeting one victim, or
+//! forming a chain, at least one succeeds; in a cycle all may fail, losing nothing.
 //! Checked by the loom models below.
 
 use crate::runtime::loom::sync::atomic::{AtomicPtr, Ordering};

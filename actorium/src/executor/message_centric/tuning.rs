@@ -2,8 +2,8 @@
 //! place, with one line of rationale each. The defaults are what the executor runs with; a
 //! test or an A/B run changes one with [`Tuning::set`] (reached from
 //! `ActorSystemBuilder::tune`, a hidden option, and from the benchmark binary's `--tune`), so
-//! that comparing two settings needs one build. What each rule is for, and what measured each
-//! value: `README.md` here, "Placement", and `docs/DESIGN.md`.
+//! that comparing two settings needs one build. What each rule is for: `README.md` here,
+//! "Placement"; what each value was measured against: `docs/DESIGN.md`.
 //!
 //! The three switches turn a part of placement off alone; each part's hooks read its own.
 
@@ -14,9 +14,10 @@ use std::time::Duration;
 pub(crate) struct Tuning {
     // --- Switches ---
     /// Affinity (rules 1, 2, 5): children next to their parent, moves of actors that talk,
-    /// runs of spawns from outside. Off: the seed's round-robin tickets, and no move.
+    /// runs of spawns from outside. Off: the round-robin tickets of the Cforall actor system
+    /// (Colby Parsons, MMath thesis, Waterloo 2023), and no move.
     pub(crate) affinity: bool,
-    /// Balance beyond the seed's stealing (rules 3, 4, 6, and the thresholds below). Off: a
+    /// Balance beyond the thesis's stealing (rules 3, 4, 6, and the thresholds below). Off: a
     /// thief takes any queue with mail, and nothing is rescued or split.
     pub(crate) balance: bool,
     /// Batching (rule 7 and the outbox). Off: no queue is held off and every send takes its
@@ -25,7 +26,7 @@ pub(crate) struct Tuning {
 
     // --- Stealing ---
     /// A worker idle this long (and two passes) tries to steal: on a 2-vCPU VM two passes
-    /// take under a microsecond, and steals in such gaps bounced queues between cores.
+    /// take under a microsecond, and steals in such gaps bounce queues between cores.
     pub(crate) steal_after: Duration,
     /// Fewest envelopes that make a queue worth stealing: one in-flight message of a
     /// conversation is better left where its partner runs.
@@ -38,7 +39,7 @@ pub(crate) struct Tuning {
     /// One behaviour this long makes its worker stuck (a few wake-ups' worth, ~12 µs each).
     pub(crate) stuck_after: Duration,
     /// One visit of short behaviours this long makes its worker stuck all the same (1,024 of a
-    /// talking group's behaviours take ~50 µs; rescuing from those scattered the group).
+    /// talking group's behaviours take ~50 µs; rescuing from those scatters the group).
     pub(crate) stuck_visit: Duration,
     /// Envelopes a split looks at to choose its movers (bounds the hashing under the lock).
     pub(crate) split_scan: usize,
@@ -50,7 +51,7 @@ pub(crate) struct Tuning {
 
     // --- Affinity: children (rule 1), moves (rule 2), runs of spawns (rule 5) ---
     /// Counted sends (one per visit, into an empty queue) after which the receiver moves to
-    /// its sender; 4 made a pipeline's stages follow each other into fewer queues.
+    /// its sender; with 4, a pipeline's stages follow each other into fewer queues.
     pub(crate) follow_after: u32,
     /// Spawns in one visit after which further children go to the other workers: a fan-out
     /// keeps its worker busy, and children behind it would each wait for a rescue.

@@ -69,7 +69,7 @@ impl Unit for Executor {
 
     /// A pass over the worker's range; then, if it found nothing, maybe a steal. Inlined into
     /// the runtime's loop: the time of an empty pass is the latency of a hand-off to an idle
-    /// worker, and a call per pass measurably lengthened it.
+    /// worker, and a call per pass lengthens it.
     #[inline(always)]
     fn turn(&self, me: &InvWorker<'_>, idle: &Idleness) -> Turn {
         if self.aborting() {
@@ -80,11 +80,11 @@ impl Unit for Executor {
         let mut holding = false;
         let maybe_holding = me.local.holding.replace(false);
         // No read section of the resize lock here (one would lengthen every idle pass, the
-        // latency of a hand-off: ping-pong 1.35x slower): a pass only reads the range and
-        // gulps, and a queue a resize moved meanwhile is at worst visited once more by its old
-        // owner, which its `being_processed` flag makes harmless, as after a steal. (What a
-        // resize must exclude is a steal's swap: see `steal`; a message is never stranded by a
-        // stale range: see `after_resize`.)
+        // latency of a hand-off): a pass only reads the range and gulps, and a queue a resize
+        // moved meanwhile is at worst visited once more by its old owner, which its
+        // `being_processed` flag makes harmless, as after a steal. (What a resize must exclude
+        // is a steal's swap: see `steal`; a message is never stranded by a stale range: see
+        // `after_resize`.)
         for s in me.local.row().range() {
             // The "test" of test-and-gulp, inline: an idle worker polls its queues this way,
             // and the time of an empty pass is the latency of a hand-off to it.
@@ -104,15 +104,16 @@ impl Unit for Executor {
         }
         if busy_queues > 0 {
             // Backlog in more than one queue while another worker is idle: wake it, so it can
-            // steal (the seed's general notification; one load when none is idle).
+            // steal (the general notification of the Cforall actor system: Colby Parsons,
+            // MMath thesis, Waterloo 2023; one load when none is idle).
             if backlogged > 1 && self.stealing != QueueStealing::None {
                 self.pool.notify_any();
             }
             me.local.rescue_wait.set(self.tuning.rescue_wait_first);
             return Turn::Worked;
         }
-        // Two consecutive passes over the range without work (the seed's 2 × range empty
-        // queues), idle for at least STEAL_AFTER (or, for a worker that learned not to spin
+        // Two consecutive passes over the range without work (the thesis's 2 × range empty
+        // queues), idle for at least `steal_after` (or, for a worker that learned not to spin
         // and was woken with nothing to do, right away: its last chance): try to steal.
         // (A worker holding a queue off, rule 7, has work: it steals nothing meanwhile, but
         // still rescues mail stuck behind another worker's long behaviour, rule 3.)
@@ -208,7 +209,7 @@ impl Unit for Executor {
         // which it decides by a second look after leaving the count (so a sender that comes
         // after that look sees no watcher). Each time-out thus leaves it counted: a watcher
         // that left the count on waking would be woken by every sender to its own queues
-        // until it is back (measured: `dynamic-send` 0.33 s instead of 0.12).
+        // until it is back.
         if !l.watching.replace(true) {
             self.watching.fetch_add(1, Ordering::SeqCst);
         }
@@ -264,7 +265,7 @@ impl Unit for Executor {
         )
     }
 
-    /// Re-divides the queue-pointer array over the `new` workers (the seed's contiguous
+    /// Re-divides the queue-pointer array over the `new` workers (the thesis's contiguous
     /// ranges), and gives every queue the owner whose range now holds its slot: whole queues
     /// move, as in a steal. No thief is swapping (thieves swap inside read sections), so every
     /// slot holds a queue.

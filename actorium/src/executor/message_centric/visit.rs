@@ -1,8 +1,9 @@
-//! A worker's visit of a queue (the Cforall actor thesis, "Queue Gulping"): gulp the whole
-//! queue, run the batch, re-gulp while it has mail and the visit's budget lasts; and the
-//! local fast path, a behaviour's send to an actor of the held queue appended to the batch
-//! with no lock. `README.md` here says why order and mutual exclusion hold. Also the worker's
-//! own state ([`Local`]), including what the placement rules keep per worker.
+//! A worker's visit of a queue (the Cforall actor system: Colby Parsons, MMath thesis, Waterloo
+//! 2023, "Queue Gulping"): gulp the whole queue, run the batch, re-gulp while it has mail and
+//! the visit's budget lasts; and the local fast path, a behaviour's send to an actor of the
+//! held queue appended to the batch with no lock. `README.md` here says why order and mutual
+//! exclusion hold. Also the worker's own state ([`Local`]), including what the placement rules
+//! keep per worker.
 //!
 //! Exactly what a visit runs: every batch it takes, each to its end (the first gulp, the
 //! local sends appended meanwhile, at most [`VISIT_BUDGET`], and re-gulps), as long as fewer
@@ -50,16 +51,16 @@ pub(crate) struct Local {
     pub(crate) stamp: Cell<u64>,
     /// Spawns made on this worker, for the round-robin over its own range.
     pub(crate) spawns: Cell<usize>,
-    /// Spawns made in the current visit (see [`SPREAD_AFTER`]).
+    /// Spawns made in the current visit (see `spread_after`).
     pub(crate) visit_spawns: Cell<u32>,
     /// This worker's visit count as published in its slot (odd: in a visit).
     pub(crate) visits: Cell<u64>,
     /// Per other worker: its visit count when this worker last saw it change, and when.
     pub(crate) seen: Box<[Cell<(u64, Instant)>]>,
-    /// The time limit of the next rescue watch (see [`RESCUE_WAIT_FIRST`]).
+    /// The time limit of the next rescue watch (see `rescue_wait_first`).
     pub(crate) rescue_wait: Cell<Duration>,
-    /// Runs of counted sends to one actor (see `follows` in `mod.rs`, [`RunEntry`]), indexed
-    /// by the receiver's address.
+    /// Runs of counted sends to one actor (see `follows` in `placement/affinity.rs`,
+    /// [`RunEntry`]), indexed by the receiver's address.
     pub(crate) follow: Box<[Cell<RunEntry>]>,
     /// Envelopes this worker has run (mirrored in its slot's `busy.ran` while placement is on).
     pub(crate) ran: Cell<u64>,
@@ -75,12 +76,12 @@ pub(crate) struct Local {
     pub(crate) holds: Box<[Cell<Option<Hold>>]>,
     /// Whether a hold may be under way: set when one starts, cleared by a pass over the
     /// range that found none (so a pass looks at the holds only while there may be one: the
-    /// look, for each queue of the range, was 11 % of `ping-pong`'s instructions).
+    /// look, for each queue of the range, would weigh on every idle pass).
     pub(crate) holding: Cell<bool>,
     /// This worker's row of the pool (`Pool::data`), looked up once: rows, once made, live
     /// as long as the pool, which outlives its workers.
     pub(crate) row: *const WorkerSlot,
-    /// Per queue, its visits in a row (up to [`SINK_VISITS`]) that handed nothing off.
+    /// Per queue, its visits in a row (up to `sink_visits`) that handed nothing off.
     pub(crate) unwaited_visits: Box<[Cell<u8>]>,
     /// The outbox (`README.md`, "Sends into a backlog"): per queue, the envelopes this
     /// worker's behaviours sent to its actors since the last flush, once the queue held a
@@ -246,13 +247,13 @@ impl Executor {
     /// nothing was done).
     ///
     /// Placement rule 7: while the visit hands nothing off (no message into another queue, no
-    /// reply that wakes a waiter) and every send to `q` took the local path, mail in
-    /// `q`'s shared part came from other threads that do not wait for this visit. A re-gulp
-    /// of fewer than [`HOLD_BATCH`] envelopes then ends the visit instead, and the worker
-    /// holds `q` off (see [`Self::holds`]) so that its next batch is larger. So does a visit
-    /// of a sink (a queue whose last [`SINK_VISITS`] visits handed nothing off) that found
-    /// mail gathered ([`hold_after`]). Each queue has its own hold; a held queue is marked
-    /// for thieves, who leave it to its owner (rescues aside).
+    /// reply that wakes a waiter) and every send to `q` took the local path, mail in `q`'s
+    /// shared part came from other threads that do not wait for this visit. A re-gulp of
+    /// fewer than `hold_batch` envelopes then ends the visit instead, and the worker holds `q`
+    /// off (see [`Self::holds`]) so that its next batch is larger. So does a visit of a sink
+    /// (a queue whose last `sink_visits` visits handed nothing off) that found mail gathered
+    /// ([`hold_after`](super::placement::batching::hold_after)). Each queue has its own hold;
+    /// a held queue is marked for thieves, who leave it to its owner (rescues aside).
     pub(crate) fn visit(&self, me: &InvWorker<'_>, q: &WorkQueue) -> usize {
         let l = &me.local;
         // SAFETY: no behaviour is running, so nothing else borrows the batch; each borrow

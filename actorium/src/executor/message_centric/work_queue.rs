@@ -1,4 +1,5 @@
-//! A work queue (seed 002, "CFA Executor"): one of the M over-sharded message queues.
+//! A work queue of the Cforall actor system (Colby Parsons, MMath thesis, Waterloo 2023, "CFA
+//! Executor"): one of the M over-sharded message queues.
 //!
 //! A spinlock, a [`CopyQueue`] of envelopes, and a `being_processed` flag. Senders append under
 //! the lock. A worker *gulps* the queue: a plain emptiness test first (no lock when empty), then,
@@ -45,8 +46,8 @@ pub(crate) enum Gulp {
 }
 
 /// `repr(C)`, two cache lines: what an idle worker polls (the length hint) and what a send
-/// writes (the copy queue) on the first, the lock on the second (measured: with the lock on
-/// the polled line, ping-pong between two workers took 3-4 % longer).
+/// writes (the copy queue) on the first, the lock on the second (with the lock on the polled
+/// line too, a hand-off between two workers takes longer).
 #[repr(C)]
 pub(crate) struct WorkQueue {
     count: AtomicUsize,

@@ -13,11 +13,10 @@ use crate::core::Header;
 /// `FOLLOW_SLOTS / FOLLOW_WAYS` sets, a receiver's set chosen by a hash of its address.
 pub(crate) const FOLLOW_SLOTS: usize = 256;
 
-/// Entries a receiver may take in its set. With one (a direct-mapped table, as first built),
-/// two receivers whose addresses mapped to one entry restarted each other's runs forever,
-/// and neither ever moved: `dictionary`, whose 20 clients each follow the dictionary, had one
-/// or two clients left behind in most runs of some builds (the allocator's addresses decide),
-/// at 30,000-40,000 gulps against 550, and ran 1.6x slower.
+/// Entries a receiver may take in its set. With one (a direct-mapped table), two receivers
+/// whose addresses map to one entry restart each other's runs forever, and neither ever moves
+/// (in `dictionary`, whose clients each follow the dictionary, the allocator's addresses then
+/// decide which clients are left behind).
 pub(crate) const FOLLOW_WAYS: usize = 4;
 
 /// The first entry of the set of the receiver at address `to` (Fibonacci hashing: cells are
@@ -47,14 +46,14 @@ pub(crate) struct RunEntry {
 ///
 /// One send per visit counts: sends within one visit are a flood from one long behaviour (a
 /// producer, a factory), not a conversation, and a receiver moved into that visit's queue
-/// would wait behind it (measured: `sleeping-barber`'s room followed its factory into the
-/// queue of the factory's one long behaviour).
+/// would wait behind it (`sleeping-barber`'s room would follow its factory into the queue of
+/// the factory's one long behaviour).
 ///
 /// Sends from different queues of the worker continue one run: an actor handed messages one
 /// at a time by two partners in turn (`logistic-map`'s series, by its master and its computer)
 /// follows one of them, and then, every move being downwards, ends with both in one queue.
-/// (Until session 34 a send from another queue started a new run, and such an actor never
-/// moved.) It follows only a queue that also made one of the two counted sends before:
+/// (Were a send from another queue to start a new run, such an actor would never move.) It
+/// follows only a queue that also made one of the two counted sends before:
 /// a partner, not a queue whose one long visit sent once after a partner's run (the flood
 /// above, by another route).
 #[inline]
@@ -93,7 +92,7 @@ impl Local {
     /// lower queue this worker processes (the caller passes no other send: sends into a
     /// backlog, or from a higher queue, are neither counted nor end a run), at most one per
     /// visit, whichever of its queues they came from ([`extend_run`]). Returns whether the
-    /// actor should move into `from` now: the run reached [`FOLLOW_AFTER`], and `from` made
+    /// actor should move into `from` now: the run reached `follow_after`, and `from` made
     /// one of the two counted sends before this one. The run is then forgotten (the actor
     /// moves, or, if a lock it needs is taken, needs another run). A run ends when the
     /// receiver's entry is evicted from its set by another receiver's.
@@ -153,25 +152,24 @@ impl Local {
 }
 
 /// The queue of the `k`-th spawn from outside the workers, among `m` queues split into the
-/// ranges of `w` workers (`ranges::partition`): the seed's round-robin (`k mod m`) while
-/// `k < m`, so that the first actors of a program, often few and independent, each get a queue
-/// of their own that idle workers can take; after that, runs of [`SPAWN_RUN`] consecutive
-/// spawns per queue, the runs dealt to the `w` ranges in turn (run `r` to range `r mod w`,
-/// the next queue of that range each time it comes round). With `w = 1`, queue after queue.
+/// ranges of `w` workers (`ranges::partition`): the round-robin of the Cforall actor system
+/// (Colby Parsons, MMath thesis, Waterloo 2023), `k mod m`, while `k < m`, so that the first
+/// actors of a program, often few and independent, each get a queue of their own that idle
+/// workers can take; after that, runs of `spawn_run` consecutive spawns per queue, the runs
+/// dealt to the `w` ranges in turn (run `r` to range `r mod w`, the next queue of that range
+/// each time it comes round). With `w = 1`, queue after queue.
 ///
 /// Why runs: actors spawned one after the other are usually built to talk to each other (a
 /// group, a ring, a pipeline, a server's clients), and those that share a queue exchange
 /// messages on the local path of a visit, with no lock, in one batch. Spread one per queue,
-/// every message between them took a queue lock and a separate gulp, and consecutive
-/// receivers sat in different batches, far apart in memory (measurements: `README.md`,
-/// "Placement", rule 5). The executor deals runs to the workers in turn only without queue
-/// stealing: filled queue after queue, the runs go to worker 0's range first (1,008 of
-/// `matrix`'s 1,024 rows on 2 workers), which stealing evens out as work piles up, but which
-/// without it left the other workers idle. With stealing, queue after queue keeps more of a
-/// group that spans two runs on one worker (dealt in turn, hub workloads were 1.09–1.15×
-/// slower). Independent actors that share a queue are still parallel: queue stealing takes
-/// queues whole, and an actor stuck behind a long behaviour in its queue is split off
-/// (placement rule 4).
+/// every message between them takes a queue lock and a separate gulp, and consecutive
+/// receivers sit in different batches, far apart in memory (`docs/DESIGN.md`, rule 5). The
+/// executor deals runs to the workers in turn only without queue stealing: filled queue
+/// after queue, the runs go to worker 0's range first, which stealing evens out as work piles
+/// up, but which without it leaves the other workers idle. With stealing, queue after queue
+/// keeps more of a group that spans two runs on one worker. Independent actors that share a
+/// queue are still parallel: queue stealing takes queues whole, and an actor stuck behind a
+/// long behaviour in its queue is split off (placement rule 4).
 #[inline]
 pub(crate) fn spawn_queue(k: usize, m: usize, w: usize, run_len: usize) -> usize {
     if k < m {
@@ -193,24 +191,22 @@ std::thread_local! {
     /// through: an actor freed and another allocated at its address, or the same thread
     /// spawning on two systems, can only mistake one placement. An actor fed as soon as it is
     /// spawned, before the next spawn, is most often an independent job (a row of `matrix`, a
-    /// worker of `fork-join-creation`), not a member of a group that will talk: the next spawn then
-    /// takes the seed's round-robin, one queue after the other across the workers' ranges,
-    /// instead of [`spawn_queue`]'s runs. (In a run, the spawning thread pushed into the queue
-    /// that its worker was draining and retiring actors from, under the same lock, actor after
-    /// actor: `fork-join-creation`, 2 workers, 1.07-1.19x the round-robin's time. And runs of
-    /// 64 split `matrix`'s 1,024 rows 528/496 between two workers.) Groups are spawned first
-    /// and wired or started after (`executor`, `repeat`, `balance-*`): they keep their runs.
-    /// A group whose members are each sent a message as they are spawned is spread like jobs
-    /// (as the seed places every actor); spawn the group first, then send. Any send counts,
-    /// an `ask` or a monitor's request too.
+    /// worker of `fork-join-creation`), not a member of a group that will talk: the next spawn
+    /// then takes the thesis's round-robin, one queue after the other across the workers'
+    /// ranges, instead of [`spawn_queue`]'s runs. (In a run, the spawning thread pushes into
+    /// the queue that its worker is draining and retiring actors from, under the same lock,
+    /// actor after actor; and runs deal independent jobs unevenly to the workers.) Groups are
+    /// spawned first and wired or started after (`executor`, `repeat`, `balance-*`): they keep
+    /// their runs. A group whose members are each sent a message as they are spawned is spread
+    /// like jobs (as the thesis places every actor); spawn the group first, then send. Any send
+    /// counts, an `ask` or a monitor's request too.
     static LAST_SPAWN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// A send from outside the workers to `hdr` (queue stealing off): marks the thread's last
 /// spawn fed if `hdr` is that actor. Inline, in the branch of outside sends: made a call
-/// (out of line, cold or not), it made the send sites it is inlined into slower for every
-/// sender, `chameneos` 1.12-1.14x with or without stealing (15 alternating runs), though no
-/// worker's send takes the branch. (`try_with`: a send from another thread-local's
+/// (out of line, cold or not), it slows the send sites it is inlined into for every sender,
+/// though no worker's send takes the branch. (`try_with`: a send from another thread-local's
 /// destructor may come after this one is gone; it then counts for nothing.)
 #[inline]
 pub(crate) fn note_fed(hdr: &Header) {
@@ -246,12 +242,12 @@ pub(crate) enum Moved<'q> {
 
 /// Notes a send from worker `w` to the actor of `hdr`, whose queue is locked as `g`, before
 /// its message is queued. Returns true when the actor should move to where the sender runs:
-/// this worker made it [`FOLLOW_AFTER`](worker::FOLLOW_AFTER) counted sends, at most one per visit, each from a
-/// queue it was processing with a lower index than the actor's, while the actor's queue was
-/// empty and not being processed (sends into a backlog, or from a higher queue, are not
-/// counted: a busy receiver is parallel work; and they do not end the run, which ends only when
-/// another receiver's entry evicts this one from its set), and the queue of this send made one
-/// of the two counted sends before it. The actor was then waiting for the sender's actors,
+/// this worker made it `follow_after` counted sends, at most one per visit, each from a queue
+/// it was processing with a lower index than the actor's, while the actor's queue was empty
+/// and not being processed (sends into a backlog, or from a higher queue, are not counted: a
+/// busy receiver is parallel work; and they do not end the run, which ends only when another
+/// receiver's entry evicts this one from its set), and the queue of this send made one of the
+/// two counted sends before it. The actor was then waiting for the sender's actors,
 /// message by message: each message crossed from one queue (and often one core) to another, a
 /// hand-off (0.03 to 12 µs here) for work that could run where it was sent, through the local
 /// fast path. The sends may come from different queues (an actor with two partners, handed
@@ -259,12 +255,11 @@ pub(crate) enum Moved<'q> {
 ///
 /// Only sends from a queue with a lower index count: actors move only down, so moves end. (If
 /// every actor could follow its sender, the actors of a ring would each take their
-/// predecessor's queue, round after round, forever: measured, one move every 14 hops.)
+/// predecessor's queue, round after round, forever.)
 ///
 /// The runs are kept by the sending worker, in a small table of its own indexed by the
 /// receiver's address (a collision only restarts a run): kept in the receiver's header, the
-/// count was written by every sender into the cache line every sender reads (measured: `big`,
-/// all-to-all pings, 9 % slower).
+/// count would be written by every sender into the cache line every sender reads.
 ///
 /// The caller checked that `w` processes queue `from`, whose index is lower, and that the
 /// actor's queue is empty.
@@ -300,7 +295,7 @@ impl Executor {
     /// (`Moved::No`) when the held queue's lock is taken (no waiting with `old` held: two
     /// movers could wait for each other). `c` is the queue `me` processes.
     ///
-    /// The other actors of `old` come along when there are at most [`MERGE_MAX`] of them
+    /// The other actors of `old` come along when there are at most `merge_max` of them
     /// (`README.md`, "Placement", rule 2's merge): they are in the same state (nothing queued
     /// for them, no behaviour running, no outbox holding mail for them, both lists locked), so
     /// moving each is the move above, and a sender that read an old ticket follows it the

@@ -2,8 +2,9 @@
 //! "Placement"). A thief takes a queue worth taking from a victim that keeps other work; mail
 //! stuck behind a long behaviour is rescued (any queue with mail) or split off (the held
 //! queue's other actors move to a queue nobody processes); an idle worker keeps a rescue watch
-//! while mail waits elsewhere. Each beyond the seed's stealing is off with
-//! [`super::super::tuning::Tuning`]'s `balance` switch.
+//! while mail waits elsewhere. Each beyond the stealing of the Cforall actor system (Colby
+//! Parsons, MMath thesis, Waterloo 2023) is off with [`super::super::tuning::Tuning`]'s
+//! `balance` switch.
 
 use super::super::visit::{InvWorker, Local, NO_QUEUE};
 use super::super::work_queue::{self, WorkQueue};
@@ -30,8 +31,8 @@ pub(crate) fn note_unchanged(seen: &Cell<(u64, Instant)>, now: u64) -> (u64, Ins
 /// Whether a split request that finds this worker at `ran` envelopes run, at `now`, is about
 /// long behaviours, by this worker's own clock, given the last request it took (`seen`: its
 /// `ran` then, and when): the one running now, if it was running at that request at least
-/// [`STUCK_AFTER`] ago; or, `between` two behaviours, the behaviours run since that request,
-/// if they took [`STUCK_AFTER`] each on average (so a worker the OS preempted once in a run
+/// `stuck_after` ago; or, `between` two behaviours, the behaviours run since that request,
+/// if they took `stuck_after` each on average (so a worker the OS preempted once in a run
 /// of short behaviours is not split).
 pub(crate) fn behaviours_long(
     seen: Option<(u64, Instant)>,
@@ -52,14 +53,12 @@ pub(crate) fn behaviours_long(
 impl Executor {
     /// The slot of the queue a thief takes from a victim whose range is `vr`, scanning it
     /// once from position `start`: the first one that is not being processed and holds at
-    /// least `min` envelopes, and, unless this is a rescue (`min` below [`MIN_STEAL`]), that
-    /// its owner does not hold off (rule 7) or that holds a full batch already. Unless this is
-    /// a rescue, the victim must keep
-    /// other work: a visit under way, or another queue with mail (placement rule 6). Taking a
-    /// victim's only work gains no parallelism: it would idle while the thief runs what it
-    /// would have run, after the queue's actors moved caches (a hub and its clients in one
-    /// queue went back and forth between the workers: `chameneos` made 800-900 steals a run,
-    /// 1 with the rule).
+    /// least `min` envelopes, and, unless this is a rescue (`min` below `min_steal`), that its
+    /// owner does not hold off (rule 7) or that holds a full batch already. Unless this is a
+    /// rescue, the victim must keep other work: a visit under way, or another queue with mail
+    /// (placement rule 6). Taking a victim's only work gains no parallelism: it would idle
+    /// while the thief runs what it would have run, after the queue's actors moved caches (a
+    /// hub and its clients in one queue would go back and forth between the workers).
     pub(crate) fn candidate(
         &self,
         vr: Range<usize>,
@@ -87,12 +86,11 @@ impl Executor {
             .filter(|&c| any || vr.clone().any(|s| s != c && busy(s)))
     }
 
-    /// At each steal attempt: if the `victim` has been in one behaviour for [`STUCK_AFTER`]
+    /// At each steal attempt: if the `victim` has been in one behaviour for `stuck_after`
     /// (its count of envelopes run unchanged), ask it to split the queue it holds (see
     /// [`Executor::split_current`]). The thief cannot see the victim's batch; a long visit
-    /// of many short behaviours progresses by itself, and splitting it scattered groups that
-    /// talk (measured: `dictionary` 2.5x, `logistic-map` 3x slower when any visit stuck for
-    /// 50 µs was split).
+    /// of many short behaviours progresses by itself, and splitting it scatters groups that
+    /// talk.
     pub(crate) fn ask_split(&self, l: &Local, victim: usize) {
         let busy = &self.pool.data(victim).busy;
         let (ran, since) = self.note_ran(l, victim);
@@ -112,11 +110,11 @@ impl Executor {
     }
 
     /// Splits the queue this worker holds, asked by a thief that found this worker in one
-    /// behaviour for [`STUCK_AFTER`] (README, "Placement", rule 4), if that behaviour is the
+    /// behaviour for `stuck_after` (README, "Placement", rule 4), if that behaviour is the
     /// one running now or the one that just ended (the request names the envelope count the
     /// thief saw). Called at a spawn or an out-of-line send (`Executor::push_placing`) of the
     /// running behaviour, or between two behaviours (`drain`), with no lock held: the actors
-    /// of the held queue with mail among the first [`SPLIT_SCAN`] envelopes waiting there (in
+    /// of the held queue with mail among the first `split_scan` envelopes waiting there (in
     /// the batch this worker holds, behind the running behaviour, then in the queue's shared
     /// part) of other actors than the one running now (or that just ran) — between two
     /// behaviours, the later half of them — move with all their mail, in order (the batch's
@@ -147,11 +145,11 @@ impl Executor {
             // that has ended, with others run since: a visit of short behaviours.
             return;
         }
-        // The thief saw no envelope run for STUCK_AFTER; this worker checks with its own
+        // The thief saw no envelope run for `stuck_after`; this worker checks with its own
         // clock that behaviours take that long (the thief cannot tell a long behaviour from
         // a worker the OS preempted): the one running now, seen at two requests at least
-        // STUCK_AFTER apart; or, between two behaviours, those run since the last request
-        // it took, STUCK_AFTER each on average.
+        // `stuck_after` apart; or, between two behaviours, those run since the last request
+        // it took, `stuck_after` each on average.
         let now = Instant::now();
         if !behaviours_long(
             l.split_seen.get(),
@@ -183,11 +181,11 @@ impl Executor {
             // split now (a later request may find the queue unpinned).
             return;
         }
-        // The actors with mail among the first SPLIT_SCAN envelopes (batch first) not for the
-        // running actor, in the order of their first one: the choice hashes a bounded number
-        // of envelopes whatever the queue holds (sorting every envelope's target, as this once
-        // did, held the lock for seconds over a backlog of millions, and a resize and every
-        // sender waited on it).
+        // The actors with mail among the first `split_scan` envelopes (batch first) not for
+        // the running actor, in the order of their first one: the choice hashes a bounded
+        // number of envelopes whatever the queue holds (sorting every envelope's target would
+        // hold the lock for seconds over a backlog of millions, with a resize and every sender
+        // waiting on it).
         let mut seen = std::collections::HashSet::new();
         let mut order: Vec<*const ()> = batch
             .targets()
@@ -259,7 +257,7 @@ impl Executor {
         g2.take_picked(batch, moving);
         // What is left behind the running behaviour, for idle workers' watch (`behind`), and
         // the split recorded as a request taken: the next one in this behaviour waits
-        // STUCK_AFTER again (a thief asks at every steal attempt).
+        // `stuck_after` again (a thief asks at every steal attempt).
         self.pool
             .data(me.index)
             .busy
@@ -323,15 +321,15 @@ impl Executor {
 
     /// Whether `victim` is stuck, as far as this worker has watched it (it notes when the
     /// victim's visit count and its count of envelopes run last changed): in one visit for at
-    /// least [`STUCK_AFTER`] with one behaviour running all that time, or in one visit for
-    /// [`STUCK_VISIT`] whatever its behaviours.
+    /// least `stuck_after` with one behaviour running all that time, or in one visit for
+    /// `stuck_visit` whatever its behaviours.
     pub(crate) fn stuck(&self, l: &Local, victim: usize) -> bool {
         let (v, since) = self.note_visits(l, victim);
         let in_visit = since.elapsed();
         if v % 2 == 0 || in_visit < self.tuning.stuck_after {
             // (The count of envelopes run, which the victim writes for every envelope, is
-            // read only past STUCK_AFTER: polled at every steal attempt, it made those writes
-            // miss the cache; see `Busy::ran`.)
+            // read only past `stuck_after`: polled at every steal attempt, it would make those
+            // writes miss the cache; see `Busy::ran`.)
             return false;
         }
         let (_, ran_since) = self.note_ran(l, victim);

@@ -34,10 +34,10 @@ impl Hold {
     }
 
     /// The hold at `now`: itself until the next look is due (the interval since the last one
-    /// doubles, from [`HOLD_LOOK`] up to [`HOLD_LOOK_MAX`], and the last look is at
-    /// [`HOLD_MAX`]); at a look, `len()` is read and the hold ends (`None`) once the queue
-    /// holds [`HOLD_BATCH`] envelopes, has not grown for [`HOLD_STALL`] (its sender stopped,
-    /// or waits after all), or was held for [`HOLD_MAX`].
+    /// doubles, from `hold_look` up to `hold_look_max`, and the last look is at `hold_max`);
+    /// at a look, `len()` is read and the hold ends (`None`) once the queue holds `hold_batch`
+    /// envelopes, has not grown for `hold_stall` (its sender stopped, or waits after all), or
+    /// was held for `hold_max`.
     pub(crate) fn next(
         self,
         now: Instant,
@@ -71,7 +71,7 @@ impl Hold {
 
 /// Rule 7's choice at the end of a visit that handed nothing off: hold the queue off if mail
 /// kept arriving during the visit (`streamed`), or if the queue is a sink (its last
-/// [`SINK_VISITS`] visits, this one included, handed nothing off: `unwaited_visits`) and
+/// `sink_visits` visits, this one included, handed nothing off: `unwaited_visits`) and
 /// mail had gathered for this one (a first gulp of `first >= 2` envelopes).
 pub(crate) fn hold_after(
     streamed: bool,
@@ -140,8 +140,9 @@ impl Executor {
     }
 
     /// Queues what the outbox holds, queue by queue (one lock each), and takes this worker's
-    /// pins. Every [`ABORT_CHECK`] envelopes of a drain and at its end, so before the visit
-    /// ends (and with it, the senders' queue stops being processed: they may move after).
+    /// pins. Every [`ABORT_CHECK`](super::super::visit::ABORT_CHECK) envelopes of a drain and
+    /// at its end, so before the visit ends (and with it, the senders' queue stops being
+    /// processed: they may move after).
     #[inline]
     pub(crate) fn flush_outbox(&self, me: &InvWorker<'_>) {
         let l = &me.local;
@@ -183,7 +184,7 @@ impl Executor {
 
     /// An envelope went to the outbox, for queue `t` (`README.md`, "Sends into a backlog"):
     /// a hand-off (placement rule 7), and the outbox's envelopes for `t` are queued now if
-    /// they are [`DEFER_FLUSH`] ([`Self::flush_full`]).
+    /// they are `outbox_flush` ([`Self::flush_full`]).
     #[inline(always)]
     pub(crate) fn deferred(&self, w: &InvWorker<'_>, t: usize) {
         rt::note_handoff();
@@ -192,7 +193,7 @@ impl Executor {
         }
     }
 
-    /// A behaviour's send left a backlog of [`DEFER_BACKLOG`] envelopes or more in queue `q`:
+    /// A behaviour's send left a backlog of `outbox_backlog` envelopes or more in queue `q`:
     /// `q` is another worker's: if this worker is in a visit of another queue, pins it
     /// (`README.md`, "Sends into a backlog"), so that this worker's next sends to its actors
     /// go to the outbox until the flush. Under the lock, while the backlog is there. After
@@ -214,7 +215,7 @@ impl Executor {
         w.local.note_pinned(q.id);
     }
 
-    /// The outbox holds [`DEFER_FLUSH`] envelopes for queue `t`: they are queued now, in the
+    /// The outbox holds `outbox_flush` envelopes for queue `t`: they are queued now, in the
     /// middle of the behaviour (a long behaviour that floods a queue feeds it as it goes, and
     /// the outbox stays small). The pin stays. Also a point where this worker may split the
     /// queue it holds, if asked, as at a send into an empty queue.
@@ -242,9 +243,8 @@ impl Local {
     #[inline(always)]
     pub(crate) fn deferring(&self, ticket: usize) -> bool {
         // (No index that can panic: on the send path, a bounds check's panic path, taken
-        // while the message was live, had the compiler keep the message on the stack on every
-        // path of the send, and a local send stalled on its store forwarding, `chameneos`
-        // 1.17x on 1 worker.)
+        // while the message is live, has the compiler keep the message on the stack on every
+        // path of the send, and a local send stalls on its store forwarding.)
         self.pinned.get(ticket).is_some_and(Cell::get)
     }
 

@@ -32,9 +32,8 @@ fn overlapping_steals_strand_no_message() {
     // Building an executor takes many atomic steps (worker table, queues): allow them.
     model.max_branches = 100_000;
     // Three threads of some 20 steps each: one preemption explores the interleavings
-    // that matter here in a second (with the owner written after the swap, as before
-    // the fix, it fails at once: "queue 0 in worker 2's range"); two take over ten
-    // minutes, too long for CI.
+    // that matter here in a second (with the owner written after the swap, it fails at
+    // once: "queue 0 in worker 2's range"); two take over ten minutes, too long for CI.
     model.preemption_bound = Some(1);
     model.check(|| {
         let cfg = Config {

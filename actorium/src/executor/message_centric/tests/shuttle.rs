@@ -1,6 +1,7 @@
 //! The message-centric executor's queues under shuttle's PCT scheduler
 //! (`RUSTFLAGS="--cfg shuttle"`): several thieves, a sender and a resizer at once, which loom
-//! (`worker.rs`, `work_queue.rs`, `swap.rs`) can only check two or three steps at a time.
+//! (`loom_worker.rs`, `loom_work_queue.rs`, `loom_swap.rs`) can only check two or three steps
+//! at a time.
 //!
 //! Three workers with two queues each run a reduced worker loop on the executor's own parts:
 //! a pass over their range that gulps and drains (the visit, re-gulping until empty), a steal

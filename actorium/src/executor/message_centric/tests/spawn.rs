@@ -1,6 +1,6 @@
 use super::prelude::*;
 
-/// The first `m` spawns get a queue each; then runs of [`SPAWN_RUN`] consecutive spawns
+/// The first `m` spawns get a queue each; then runs of `spawn_run` consecutive spawns
 /// share one queue, run `r` in range `r mod w`, and a range's runs take its queues in
 /// turn (with one range, queue after queue).
 #[test]

@@ -28,7 +28,7 @@ fn a_run_counts_one_send_per_visit_to_one_actor() {
         entry = next;
     }
     assert_eq!(entry.run, 1);
-    // A conversation with one partner: the FOLLOW_AFTER-th send.
+    // A conversation with one partner: the `follow_after`-th send.
     assert_eq!(run_of(&vec![3; 2 * n]), Some(n));
     // Two partners in turn: the same.
     let turns: Vec<u32> = (0..2 * n as u32).map(|k| k % 2).collect();
@@ -67,7 +67,7 @@ fn receivers_that_share_a_set_of_the_run_table_both_complete_their_runs() {
     let l = e.local(0);
     // FOLLOW_WAYS receivers in one set (each at a 64-byte-aligned address, as cells are),
     // each sent one message per visit from queue 0, in turns: every run reaches
-    // FOLLOW_AFTER. (A direct-mapped table restarted them all at each turn.)
+    // `follow_after`. (A direct-mapped table would restart them all at each turn.)
     let first = 0x10_0000usize;
     let mut to = vec![first];
     let mut a = first;
@@ -77,7 +77,7 @@ fn receivers_that_share_a_set_of_the_run_table_both_complete_their_runs() {
             to.push(a);
         }
     }
-    // And two receivers 256 x 64 bytes apart, which shared the direct-mapped entry.
+    // And two receivers 256 x 64 bytes apart, which would share a direct-mapped entry.
     let l2 = e.local(0);
     let pair = [first, first + FOLLOW_SLOTS * 64];
     for (l, to) in [(&l, &to[..]), (&l2, &pair[..])] {
@@ -116,7 +116,7 @@ fn a_split_needs_long_behaviours_by_the_worker_s_own_clock() {
         true,
         t().stuck_after
     ));
-    // The same behaviour at two requests: long once STUCK_AFTER passed.
+    // The same behaviour at two requests: long once `stuck_after` passed.
     assert!(!behaviours_long(
         Some((7, t0)),
         7,
@@ -146,7 +146,7 @@ fn a_split_needs_long_behaviours_by_the_worker_s_own_clock() {
         false,
         t().stuck_after
     ));
-    // Between behaviours: those run since the request, STUCK_AFTER each on average.
+    // Between behaviours: those run since the request, `stuck_after` each on average.
     assert!(behaviours_long(
         Some((5, t0)),
         7,
@@ -161,7 +161,7 @@ fn a_split_needs_long_behaviours_by_the_worker_s_own_clock() {
         true,
         t().stuck_after
     ));
-    // A thousand short behaviours and one preemption of 10 x STUCK_AFTER: not long.
+    // A thousand short behaviours and one preemption of 10 x `stuck_after`: not long.
     assert!(!behaviours_long(
         Some((0, t0)),
         1_000,
@@ -217,7 +217,7 @@ fn a_hold_ends_at_a_full_batch_a_stalled_queue_or_its_time_limit() {
     let h2 = h1.next(at(2 * look), || 40, &t()).expect("still growing");
     assert_eq!(h2.next(at(4 * look - 1), unread, &t()), Some(h2));
     // No new mail at a look: held on while the last growth is recent, ended once it is
-    // HOLD_STALL old (the sender stopped, or waits).
+    // `hold_stall` old (the sender stopped, or waits).
     let h3 = h2
         .next(at(4 * look), || 40, &t())
         .expect("stalled only briefly");
@@ -238,7 +238,7 @@ fn a_hold_ends_at_a_full_batch_a_stalled_queue_or_its_time_limit() {
         None,
         "a full batch"
     );
-    // However long the hold, looks come at least every HOLD_LOOK_MAX.
+    // However long the hold, looks come at least every `hold_look_max`.
     let mut h4 = Hold::new(t0, 0);
     let mut now = 0;
     let mut len = 0;
@@ -255,7 +255,7 @@ fn a_hold_ends_at_a_full_batch_a_stalled_queue_or_its_time_limit() {
         );
         h4 = next;
     }
-    // The time limit ends it, growing or not, at a look due at HOLD_MAX even when the
+    // The time limit ends it, growing or not, at a look due at `hold_max` even when the
     // interval since the last look would put it later.
     let late = at(ns(t().hold_max));
     let off = late - Duration::from_nanos(ns(t().hold_look_max) * 7 / 10);
@@ -312,17 +312,17 @@ fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
     // Between visits: never stuck.
     seen(4, t().stuck_visit * 2, 9, t().stuck_visit * 2);
     assert!(!e.stuck(&thief, 0));
-    // In one visit past STUCK_AFTER, its behaviours moving on: not stuck...
+    // In one visit past `stuck_after`, its behaviours moving on: not stuck...
     seen(5, beyond, 9, Duration::ZERO);
     assert!(!e.stuck(&thief, 0), "a visit of short behaviours");
     // ... and the count moving since the thief last looked restarts the behaviour's time.
     seen(5, beyond, 9, beyond);
     busy.ran.store(10, Ordering::Relaxed);
     assert!(!e.stuck(&thief, 0), "the count moved");
-    // One behaviour running past STUCK_AFTER within the visit: stuck.
+    // One behaviour running past `stuck_after` within the visit: stuck.
     seen(5, beyond, 9, beyond);
     assert!(e.stuck(&thief, 0), "one long behaviour");
-    // A visit past STUCK_VISIT: stuck, whatever its behaviours.
+    // A visit past `stuck_visit`: stuck, whatever its behaviours.
     seen(
         5,
         t().stuck_visit + Duration::from_micros(10),
@@ -444,7 +444,7 @@ fn a_pass_leaves_a_held_queue_alone_until_the_hold_ends() {
         assert_eq!(RAN.load(Ordering::Relaxed), 0, "pass {pass}: its mail ran");
         assert!(me.local.holding.get(), "pass {pass}: the flag was dropped");
     }
-    // A look that is due, on a hold that is over (begun a second ago, past `HOLD_MAX`):
+    // A look that is due, on a hold that is over (begun a second ago, past `hold_max`):
     // the hold ends, and the same pass visits the queue and runs its batch.
     push(q, t().hold_batch);
     let earlier = Instant::now()
@@ -466,10 +466,10 @@ fn a_pass_leaves_a_held_queue_alone_until_the_hold_ends() {
     assert!(e.turn(&me, &idle) == Turn::Idle);
 }
 
-/// Bug fixed: thief A swaps a queue into its range; before A's bookkeeping, thief B steals
-/// the same queue from A's range. The owner must end up B's (it used to be overwritten with
-/// A's by A's late owner update, leaving the queue in B's range owned by A: senders then
-/// woke A, and B could sleep on a message).
+/// Thief A swaps a queue into its range; before A's bookkeeping, thief B steals the same
+/// queue from A's range. The owner must end up B's (a late owner update by A would overwrite
+/// it with A's, leaving the queue in B's range owned by A: senders would then wake A, and B
+/// could sleep on a message).
 #[test]
 fn overlapping_steals_leave_owner_and_range_in_agreement() {
     let cfg = Config {
