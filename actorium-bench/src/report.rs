@@ -505,7 +505,7 @@ mod tests {
     fn json_has_the_documented_fields() {
         let b = bench("static-send").unwrap();
         let p = b.params(true);
-        let r = Record::from_runs(b, "actorium-inverted", 2, &p, &[ok(0.01, p.get("n"))]);
+        let r = Record::from_runs(b, "actorium", 2, &p, &[ok(0.01, p.get("n"))]);
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();
         for field in [
             "benchmark",
@@ -556,14 +556,14 @@ mod tests {
         let b = bench("static-send").unwrap();
         let p = b.params(true);
         let n = p.get("n");
-        let at2 = Record::from_runs(b, "actorium-inverted", 2, &p, &[ok(0.3, n)]);
-        let at1 = Record::from_runs(b, "actorium-inverted", 1, &p, &[ok(0.2, n)]);
+        let at2 = Record::from_runs(b, "actorium", 2, &p, &[ok(0.3, n)]);
+        let at1 = Record::from_runs(b, "actorium", 1, &p, &[ok(0.2, n)]);
         let peer = Record::from_runs(b, "actix", 2, &p, &[ok(0.1, n)]);
         let table = markdown_scaling(
             &[at2, peer],
             &[at1],
             &["static-send".into()],
-            &["actorium-inverted".into(), "actix".into()],
+            &["actorium".into(), "actix".into()],
             2,
         )
         .expect("an actorium system and a 1-thread record");
@@ -577,13 +577,13 @@ mod tests {
         let p = b.params(true);
         let n = p.get("n");
         let recs = vec![
-            Record::from_runs(b, "actorium-inverted", 2, &p, &[ok(0.010, n)]),
+            Record::from_runs(b, "actorium", 2, &p, &[ok(0.010, n)]),
             Record::from_runs(b, "actix", 2, &p, &[ok(0.025, n)]),
         ];
         let t = markdown(
             &recs,
             &["counting".into()],
-            &["actorium-inverted".into(), "actix".into()],
+            &["actorium".into(), "actix".into()],
         );
         assert!(t.contains("25.0 ms (2.50×)"), "{t}");
         let dir = std::env::temp_dir().join(format!("actorium-bench-test-{}", std::process::id()));
@@ -592,7 +592,7 @@ mod tests {
         chart(
             &recs,
             &["counting".into()],
-            &["actorium-inverted".into(), "actix".into()],
+            &["actorium".into(), "actix".into()],
             &svg,
         )
         .unwrap();

@@ -459,7 +459,7 @@ fn idle_workers_sleep_and_wake() {
             let drops = Arc::new(AtomicUsize::new(0));
             let a = system.spawn(tracked(&drops));
             let centric = system.handle().is_actor_centric();
-            // The inverted executor also counts the system calls that woke a worker.
+            // The message-centric executor also counts the system calls that woke a worker.
             let seen = |s: &actorium::Stats| s.sleeps > 0 && (centric || s.wakeups > 0);
             // Gaps long enough for the workers to sleep between sends (usually the first few
             // do it; a loaded machine may need more).

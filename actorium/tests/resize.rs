@@ -22,9 +22,9 @@ fn builders(workers: usize) -> Vec<(&'static str, ActorSystemBuilder)> {
     // (The message-centric executor needs a queue per worker: 16 for up to 8 workers.)
     let inv = |h| b().queues(16).queue_stealing(h);
     vec![
-        ("inverted-longest", inv(QueueStealing::LongestVictim)),
-        ("inverted-random", inv(QueueStealing::Random)),
-        ("inverted-none", inv(QueueStealing::None)),
+        ("message-centric-longest", inv(QueueStealing::LongestVictim)),
+        ("message-centric-random", inv(QueueStealing::Random)),
+        ("message-centric-none", inv(QueueStealing::None)),
         ("centric-stealing", b().policy(WorkStealing::default())),
         ("centric-sharing", b().policy(WorkSharing)),
     ]

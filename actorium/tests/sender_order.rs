@@ -173,8 +173,8 @@ fn run(system: ActorSystem, actors: usize, messages: u64, seed: u64) -> u64 {
         "no actor moved: the test checks nothing it is meant to"
     );
     eprintln!(
-        "{due} messages, {} moves, {} steals, {} deferred",
-        stats.moves, stats.steals, stats.deferred
+        "{due} messages, {} moves, {} steals, {} outboxed",
+        stats.moves, stats.steals, stats.outboxed
     );
     due
 }

@@ -21,8 +21,8 @@
 
 use super::addr::SendError;
 use crate::core::ExecRef;
+use crate::runtime::context::{detached_actor_of, own_system_aborting, runs_for};
 use crate::runtime::oneshot::{Slot, Taken, Waiter};
-use crate::runtime::worker::{detached_actor_of, own_system_aborting, runs_for};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;

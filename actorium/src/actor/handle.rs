@@ -73,9 +73,11 @@ impl SystemHandle {
     /// Runs `f` on one of this system's workers, blocking the calling thread, when the calling
     /// thread is none of them and the workers take tasks; otherwise on the calling thread.
     fn on_workers<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        match self.exec.crew() {
-            Some(crew) if crew.has_thieves() && !crew.is_closed() && !forkjoin::on_crew(crew) => {
-                forkjoin::run_on(crew, f)
+        match self.exec.table() {
+            Some(table)
+                if table.has_thieves() && !table.is_closed() && !forkjoin::on_table(table) =>
+            {
+                forkjoin::run_on(table, f)
             }
             _ => f(),
         }

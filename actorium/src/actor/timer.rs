@@ -1,13 +1,13 @@
 //! Timers: messages sent after a delay ([`SystemHandle::send_after`]) or periodically
 //! ([`SystemHandle::send_interval`]), cancellable with their [`Timer`] handle. Every timer of a
 //! system runs on one thread of its own, started with the first timer, sleeping until the
-//! earliest deadline (`runtime/timer.rs`): no thread per timer, no CPU while none is due.
+//! earliest deadline (`runtime/timer_thread.rs`): no thread per timer, no CPU while none is due.
 
 use super::addr::{Recipient, SendError};
 use super::handle::SystemHandle;
 use super::{Actor, Context};
 use crate::core::{report_panic, Shared};
-use crate::runtime::timer::{Fire, TimerRef};
+use crate::runtime::timer_thread::{Fire, TimerRef};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};

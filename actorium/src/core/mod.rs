@@ -26,10 +26,10 @@ pub(crate) mod mailbox;
 pub(crate) mod monitors;
 pub(crate) mod stats;
 
+use crate::runtime::counters::{Counter, Counters};
 use crate::runtime::life::Life;
 use crate::runtime::pool::ResizeError;
-use crate::runtime::stats::{Counter, Counters};
-use crate::runtime::timer::Timers;
+use crate::runtime::timer_thread::Timers;
 use actor_list::Registry;
 use crossbeam_utils::CachePadded;
 use envelope::Envelope;
@@ -400,7 +400,7 @@ pub(crate) trait Executor: Send + Sync + 'static {
     }
 
     /// The worker pool's runtime half, where fork/join tasks run (none: no pool).
-    fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
+    fn table(&self) -> Option<&crate::runtime::worker_table::WorkerTable> {
         None
     }
 

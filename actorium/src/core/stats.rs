@@ -1,9 +1,9 @@
 //! The system's statistics, as users read them ([`Stats`]): summed from every worker's
-//! counters (`runtime/stats.rs`) and from what each executor counts of its own (the
+//! counters (`runtime/counters.rs`) and from what each executor counts of its own (the
 //! message-centric executor's placement). Counted only when the builder enables statistics
 //! (the Cforall actor thesis's "Safety and Productivity" features).
 
-use crate::runtime::stats::CounterValues;
+use crate::runtime::counters::CounterValues;
 use std::fmt;
 
 /// Summed statistics of an actor system.
@@ -69,7 +69,7 @@ pub struct Stats {
     /// Messages that behaviours sent into another worker's backlog and that waited in their
     /// worker's outbox, to be queued in bulk with one lock for many (message-centric
     /// executor, "Sends into a backlog" in its README).
-    pub deferred: u64,
+    pub outboxed: u64,
 }
 
 impl Stats {
@@ -123,7 +123,7 @@ impl fmt::Display for Stats {
         writeln!(f, "  rescues              {}", self.rescues)?;
         writeln!(f, "  actors moved         {}", self.moves)?;
         writeln!(f, "  held queues          {}", self.holds)?;
-        write!(f, "  deferred sends       {}", self.deferred)
+        write!(f, "  outboxed sends       {}", self.outboxed)
     }
 }
 

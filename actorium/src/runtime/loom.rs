@@ -22,21 +22,21 @@
 //!     cargo test --release --lib -p actorium --target-dir target/shuttle -- shuttle
 //! ```
 //!
-//! | protocol | loom model (module `loom_tests` of) | shuttle model |
+//! | protocol | loom model | shuttle model |
 //! |---|---|---|
-//! | idle-sleep handshake, benaphore, parker | `runtime/idle/mod.rs` | `executor/message_centric/shuttle_tests.rs` |
-//! | resize lock | `runtime/resize.rs` | `executor/message_centric/shuttle_tests.rs` |
-//! | task deque (THE protocol, split) | `runtime/tasks/deque.rs` | `runtime/tasks/shuttle_tests.rs` |
-//! | join latch | `executor/forkjoin/latch.rs` | — |
-//! | ask reply slot (one-shot) | `runtime/oneshot.rs` | — |
-//! | a monitor set while its actor ends | `core/monitors.rs` | — |
-//! | gulp vs send, moving an actor | `executor/message_centric/work_queue.rs` | `executor/message_centric/shuttle_tests.rs` |
-//! | queue swap | `executor/message_centric/swap.rs` | `executor/message_centric/shuttle_tests.rs` |
-//! | queue ownership under steals and resizes | `executor/message_centric/worker.rs` | `executor/message_centric/shuttle_tests.rs` |
+//! | idle-sleep handshake, benaphore, parker | `runtime/idle/loom_tests.rs` | `executor/message_centric/tests/shuttle.rs` |
+//! | resize lock | `runtime/resize_loom.rs` | `executor/message_centric/tests/shuttle.rs` |
+//! | task deque (THE protocol, split) | `runtime/tasks/deque_loom.rs` | `runtime/tasks/shuttle_tests.rs` |
+//! | join latch | `executor/forkjoin/latch_loom.rs` | — |
+//! | ask reply slot (one-shot) | `runtime/oneshot_loom.rs` | — |
+//! | a monitor set while its actor ends | `core/monitors_loom.rs` | — |
+//! | gulp vs send, moving an actor | `executor/message_centric/tests/loom_work_queue.rs` | `executor/message_centric/tests/shuttle.rs` |
+//! | queue swap | `executor/message_centric/tests/loom_swap.rs` | `executor/message_centric/tests/shuttle.rs` |
+//! | queue ownership under steals and resizes | `executor/message_centric/tests/loom_ownership.rs` | `executor/message_centric/tests/shuttle.rs` |
 //!
-//! The loom models sit beside the code they check (they reach its private items); the table
-//! above is their index, and every one of them has `loom` in its path, so the one command runs
-//! them all.
+//! The models sit in sibling files of the code they check (they reach its private items); the
+//! table above is their index, and every one of them has `loom` (or `shuttle`) in its module
+//! path, so the one command runs them all.
 
 #[cfg(not(any(loom, shuttle)))]
 #[allow(unused_imports)]

@@ -1,8 +1,8 @@
 //! The runtime: the lowest layer, which knows nothing of actors or messages.
 //!
-//! - [`pool`]: the worker pool: the *worker table* (one slot per worker holding everything
-//!   kept per worker: its idle-sleep flag, its statistics, and the executor's per-worker data),
-//!   the worker threads, and the idle sleep that connects them;
+//! - [`pool`]: the worker pool: the worker threads, live resizing, and the executor's column of
+//!   the worker table; [`worker_table`]: the runtime's columns (one row per worker: its
+//!   idle-sleep flag, its counters, its task deque, its life-cycle state);
 //! - [`worker`]: the loop every worker thread runs, and the one interface through which it
 //!   runs work ([`worker::Unit`]): an executor is a kind of unit, so a new kind of work can be
 //!   added to the same threads without touching the existing ones;
@@ -12,15 +12,19 @@
 //! - [`idle`]: idle sleep (Delisle's thesis: event fds, benaphores, the sleepers list);
 //! - [`life`]: run state and waits shared by the executors of one system;
 //! - [`signal`]: a thread's wake-up flag (a detached actor's thread blocks on one);
-//! - [`stats`]: per-worker counters and the public [`stats::Stats`];
+//! - [`context`]: which pool, worker and system the calling thread runs work for;
+//! - [`counters`]: per-worker counters (summed into the public statistics by the core);
 //! - [`tasks`]: fork/join task deques (split, stolen from under a lock; after Java's fork/join
 //!   work stealing: Doug Lea, "A Java Fork/Join Framework", 2000), run by the same loop after
 //!   the unit's work;
 //! - [`oneshot`]: the one-shot reply slot under request/reply (a thread or a future waits);
-//! - [`timer`]: a system's timers (one thread, a heap of deadlines; no CPU while none is due);
-//! - [`spin`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
+//! - [`timer_thread`]: a system's timers (one thread, a heap of deadlines; no CPU while none
+//!   is due);
+//! - [`spinlock`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
 //! - [`loom`]: the loom shims for the model-checked protocols.
 
+pub(crate) mod context;
+pub(crate) mod counters;
 pub(crate) mod idle;
 pub(crate) mod life;
 pub(crate) mod loom;
@@ -29,8 +33,8 @@ pub(crate) mod pool;
 pub(crate) mod resize;
 pub(crate) mod rng;
 pub(crate) mod signal;
-pub(crate) mod spin;
-pub(crate) mod stats;
+pub(crate) mod spinlock;
 pub(crate) mod tasks;
-pub(crate) mod timer;
+pub(crate) mod timer_thread;
 pub(crate) mod worker;
+pub(crate) mod worker_table;

@@ -16,7 +16,7 @@
 //! (AcqRel) publishes `waiter` and, if it finds `VALUE`/`CLOSED`, acquires `value`. A wake-up is
 //! never lost: either the sender's `fetch_or` sees `WAITING` (and wakes the waiter), or the
 //! receiver's `fetch_or(WAITING)` sees the completion (and does not wait). Checked by the loom
-//! models at the bottom of this file.
+//! models in `oneshot_loom.rs`.
 
 use super::loom::sync::atomic::{AtomicU8, Ordering};
 use super::loom::thread::{self, Thread};
@@ -102,7 +102,7 @@ impl<T> Slot<T> {
             return Err(v.expect("the value stored above"));
         }
         if prev & WAITING != 0 {
-            super::worker::note_handoff();
+            super::context::note_handoff();
             self.wake();
         }
         Ok(())
@@ -231,13 +231,13 @@ impl<T> Slot<T> {
         self.block(None, || false)
     }
 
-    /// Receiver: [`Self::wait`] until `deadline`; `Taken::Empty` if it passed first. (Under
-    /// loom, which has no timed park, it waits as [`Self::wait`].)
+    /// Receiver: `wait` until `deadline`; `Taken::Empty` if it passed first. (Under
+    /// loom, which has no timed park, it waits as `wait`.)
     pub(crate) fn wait_until(&self, deadline: std::time::Instant) -> Taken<T> {
         self.block(Some(deadline), || false)
     }
 
-    /// Receiver: [`Self::wait`], or until `deadline` if any, giving up (`Taken::Closed`, as if
+    /// Receiver: `wait`, or until `deadline` if any, giving up (`Taken::Closed`, as if
     /// no value will come) once `give_up` holds: it is checked before each park, and after
     /// each wake-up, so whoever makes it hold then unparks the waiting thread.
     pub(crate) fn wait_or_give_up(
@@ -299,100 +299,9 @@ impl<T> Slot<T> {
 }
 
 #[cfg(all(test, loom))]
-mod loom_tests {
-    use super::*;
-    use crate::runtime::loom::sync::Arc;
-
-    /// A value sent while the receiver waits is received: no lost wake-up (a lost one shows as
-    /// loom's "deadlock"), no double access to a cell (loom's cell checks).
-    #[test]
-    fn loom_oneshot_send_reaches_a_waiting_receiver() {
-        loom::model(|| {
-            let slot = Arc::new(Slot::<u32>::default());
-            let s = slot.clone();
-            let t = loom::thread::spawn(move || s.send(7).unwrap());
-            assert_eq!(slot.wait(), Taken::Value(7));
-            t.join().unwrap();
-        });
-    }
-
-    /// A receiver that replaces its waiter (a future polled with a new waker: the
-    /// compare-exchange that clears WAITING) while the value is sent neither misses the
-    /// wake-up nor writes the waiter while the sender reads it.
-    #[test]
-    fn loom_oneshot_reregistering_races_the_send() {
-        loom::model(|| {
-            let slot = Arc::new(Slot::<u32>::default());
-            let s = slot.clone();
-            let t = loom::thread::spawn(move || s.send(9).unwrap());
-            let me = thread::current();
-            if slot.register(|| Waiter::Thread(me.clone()), |_| false) {
-                slot.register(|| Waiter::Thread(me.clone()), |_| false);
-            }
-            assert_eq!(slot.wait(), Taken::Value(9));
-            t.join().unwrap();
-        });
-    }
-
-    /// A sender that goes away without a value wakes the waiting receiver.
-    #[test]
-    fn loom_oneshot_close_wakes_the_receiver() {
-        loom::model(|| {
-            let slot = Arc::new(Slot::<u32>::default());
-            let s = slot.clone();
-            let t = loom::thread::spawn(move || s.close());
-            assert_eq!(slot.wait(), Taken::Closed);
-            t.join().unwrap();
-        });
-    }
-
-    /// A receiver that goes away races the send: the value is dropped exactly once, by one of
-    /// them (the sender gets it back, or the receiver drops it).
-    #[test]
-    fn loom_oneshot_receiver_gone_races_the_send() {
-        loom::model(|| {
-            let slot = Arc::new(Slot::<std::sync::Arc<()>>::default());
-            let token = std::sync::Arc::new(());
-            let (s, v) = (slot.clone(), token.clone());
-            let t = loom::thread::spawn(move || s.send(v).is_err());
-            slot.drop_receiver();
-            t.join().unwrap();
-            drop(slot);
-            assert_eq!(
-                std::sync::Arc::strong_count(&token),
-                1,
-                "the value was dropped once"
-            );
-        });
-    }
-}
+#[path = "oneshot_loom.rs"]
+mod loom_tests;
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-    use std::time::{Duration, Instant};
-
-    #[test]
-    fn a_timed_wait_returns_empty_at_its_deadline_and_a_late_send_is_given_back() {
-        let slot = Arc::new(Slot::<u32>::default());
-        assert_eq!(
-            slot.wait_until(Instant::now() + Duration::from_millis(1)),
-            Taken::Empty
-        );
-        slot.drop_receiver();
-        assert!(slot.receiver_gone());
-        assert_eq!(slot.send(3), Err(3));
-    }
-
-    #[test]
-    fn a_value_sent_from_another_thread_is_received() {
-        for _ in 0..1000 {
-            let slot = Arc::new(Slot::<u64>::default());
-            let s = slot.clone();
-            let t = std::thread::spawn(move || s.send(42).unwrap());
-            assert_eq!(slot.wait(), Taken::Value(42));
-            t.join().unwrap();
-        }
-    }
-}
+#[path = "oneshot_tests.rs"]
+mod tests;

@@ -2,15 +2,10 @@
 //! and live resizing ("Manual Resizing" in the Cforall runtime: Thierry Delisle, PhD thesis,
 //! Waterloo 2022, chapter "Scheduling in practice").
 //!
-//! The *worker table* is the one place where per-worker state lives: one row per worker, whose
-//! runtime columns (a [`Slot`]: its idle-sleep [`Benaphore`], its statistics [`Counters`], its
-//! fork/join [`TaskRow`] (its task deque), its life-cycle state) live in the [`Crew`], the pool's
-//! executor-independent half, and whose executor column `T` is what the executor running on
-//! the pool keeps for it (a queue range and a steal timestamp for the message-centric executor,
-//! a policy's worker data for the actor-centric one). (What is merely sized from the number of
-//! workers at start stays with its owner: the message queues, whose count is the
-//! message-centric executor's policy, and the sharding of the live-actor registry.) Threads are
-//! spawned and joined here too; what they run is [`super::worker`]'s loop.
+//! The pool owns the *worker table* (`worker_table.rs`: the runtime's columns, the same for
+//! every executor) and, beside it, the executor's column `T` (what the executor running on
+//! the pool keeps per worker). Threads are spawned and joined here; what they run is
+//! [`super::worker`]'s loop.
 //!
 //! **Resizing.** The table has a row for the most workers the pool may ever have (its
 //! *capacity*, [`crate::ActorSystemBuilder::max_workers`]); workers `0..len` run. Delisle's
@@ -35,11 +30,14 @@
 //! - executor rows `0..created` exist (made before `len` first covered them, published by the
 //!   Release store of `len`); nothing indexes a row that never was active.
 
+use super::counters::Counters;
 use super::idle::{Benaphore, IdleSleep};
-use super::resize::{ReadGuard, ResizeLock};
-use super::stats::{CounterValues, Counters};
-use super::tasks::{JobRef, TaskRow};
+use super::resize::ResizeLock;
+use super::tasks::TaskRow;
 use super::worker::Unit;
+use super::worker_table::{
+    Slot, WorkerTable, ACTIVE, CANCELLED, EXITED, LEAVING, STARTING, UNUSED,
+};
 use crate::runtime::loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crossbeam_deque::Injector;
 use crossbeam_utils::CachePadded;
@@ -52,35 +50,6 @@ use std::time::Duration;
 /// The most workers a pool may have ([`crate::ActorSystemBuilder::max_workers`] is refused
 /// above it).
 pub const MAX_WORKERS: usize = 1024;
-
-/// Row state: never used, or its thread joined.
-const UNUSED: u8 = 0;
-/// Row state: a thread was started for it and waits at its start gate.
-const STARTING: u8 = 1;
-/// Row state: counted in `len`; its worker runs.
-const ACTIVE: u8 = 2;
-/// Row state: removed; its worker has not yet seen it.
-const LEAVING: u8 = 3;
-/// Row state: its worker saw it was removed, handed over what it held, and ended its loop.
-const EXITED: u8 = 4;
-/// Row state: its thread was started for an add that failed: it ends at the gate.
-const CANCELLED: u8 = 5;
-
-/// The runtime's columns of one worker's row in the worker table.
-#[derive(Debug)]
-pub(crate) struct Slot {
-    /// The worker's idle-sleep flag and event fd (read by every sender to the worker).
-    sleep: CachePadded<Benaphore>,
-    /// The row's life-cycle state (`ACTIVE`...), read by its worker at every turn.
-    state: AtomicU8,
-    /// The worker's statistics (written by the worker alone; a line of their own, so counting
-    /// does not slow the senders reading `sleep`).
-    counters: CachePadded<Counters>,
-    /// The worker's fork/join row: its task deque, whether it shows tasks, its thread (after
-    /// Java's fork/join work stealing: Doug Lea, "A Java Fork/Join Framework", 2000;
-    /// `runtime/tasks`).
-    pub(crate) row: TaskRow,
-}
 
 /// Why the number of workers cannot change as asked. Nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,32 +115,6 @@ impl fmt::Display for ResizeError {
 
 impl std::error::Error for ResizeError {}
 
-/// The runtime's half of a worker pool, the same for every executor (so code that is not
-/// generic over the executor, such as fork/join, can reach it): the runtime's columns of the
-/// worker table, the sleepers list, the resize lock, and the fork/join tasks' common queue.
-#[derive(Debug)]
-pub(crate) struct Crew {
-    table: Box<[CachePadded<Slot>]>,
-    /// Workers running: rows `0..len` (see the module invariants).
-    len: CachePadded<AtomicUsize>,
-    /// Rows ever active (their executor data and event fds exist).
-    created: AtomicUsize,
-    /// Delisle's readers-writer lock (see `resize.rs`).
-    pub(crate) lock: ResizeLock,
-    idle: IdleSleep,
-    stats_on: bool,
-    /// Fork/join tasks submitted from outside the pool (Java's fork/join's common queue).
-    pub(crate) injector: Injector<JobRef>,
-    /// How many workers show tasks in their deques, plus how many tasks the common queue
-    /// holds (a hint for the worker loop: one load).
-    shown: CachePadded<AtomicUsize>,
-    /// Whether idle workers look for fork/join tasks (not under a scheduling policy that
-    /// blocks in its own queue: see `Policy::helps_with_tasks`).
-    thieves: AtomicBool,
-    /// Every worker thread has exited ([`Crew::close`]): nobody takes tasks any more.
-    closed: AtomicBool,
-}
-
 /// What a resize holds: the threads by row, and whether resizing has ended (shutdown).
 struct Threads {
     rows: Vec<Option<JoinHandle<()>>>,
@@ -180,10 +123,10 @@ struct Threads {
     body: Option<Arc<dyn Fn(usize) + Send + Sync>>,
 }
 
-/// A pool of worker threads and its worker table: the runtime's columns ([`Crew`], reached
+/// A pool of worker threads and its worker table: the runtime's columns ([`WorkerTable`], reached
 /// through `Deref`) and the executor's (`T`), one row per worker.
 pub(crate) struct Pool<T> {
-    crew: Crew,
+    table: WorkerTable,
     /// (The once-flag on the same line as its row: one line per access.)
     data: Box<[CachePadded<OnceLock<T>>]>,
     /// The resize mutex (resizes and shutdown one at a time) and the threads.
@@ -198,16 +141,16 @@ pub(crate) struct Pool<T> {
 
 impl<T: fmt::Debug> fmt::Debug for Pool<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pool").field("crew", &self.crew).finish()
+        f.debug_struct("Pool").field("table", &self.table).finish()
     }
 }
 
 impl<T> std::ops::Deref for Pool<T> {
-    type Target = Crew;
+    type Target = WorkerTable;
 
     #[inline]
-    fn deref(&self) -> &Crew {
-        &self.crew
+    fn deref(&self) -> &WorkerTable {
+        &self.table
     }
 }
 
@@ -221,7 +164,7 @@ impl<T> Pool<T> {
         mut data: impl FnMut(usize) -> T,
     ) -> io::Result<Self> {
         assert!(workers <= capacity);
-        let table: Box<[_]> = (0..capacity)
+        let slots: Box<[_]> = (0..capacity)
             .map(|i| {
                 CachePadded::new(Slot {
                     sleep: CachePadded::new(Benaphore::unopened()),
@@ -231,7 +174,7 @@ impl<T> Pool<T> {
                 })
             })
             .collect();
-        for slot in &table[..workers] {
+        for slot in &slots[..workers] {
             slot.sleep.open()?;
         }
         let rows: Box<[CachePadded<OnceLock<T>>]> = (0..capacity)
@@ -241,8 +184,8 @@ impl<T> Pool<T> {
             let _ = row.set(data(i));
         }
         Ok(Self {
-            crew: Crew {
-                table,
+            table: WorkerTable {
+                slots,
                 len: CachePadded::new(AtomicUsize::new(workers)),
                 created: AtomicUsize::new(workers),
                 lock: ResizeLock::new(capacity),
@@ -286,8 +229,8 @@ impl<T> Pool<T> {
 
     /// The runtime's half of the pool.
     #[inline]
-    pub(crate) fn crew(&self) -> &Crew {
-        &self.crew
+    pub(crate) fn table(&self) -> &WorkerTable {
+        &self.table
     }
 
     // --- Threads ---
@@ -347,7 +290,7 @@ impl<T> Pool<T> {
         }
         let n = self.len();
         let (unit_max, unit_why) = unit.max_workers();
-        let cap = self.table.len();
+        let cap = self.slots.len();
         let (max, why) = if cap <= unit_max {
             (
                 cap,
@@ -376,14 +319,14 @@ impl<T> Pool<T> {
                 let row = make(i)?;
                 let _ = self.data[i].set(row);
             }
-            self.table[i]
+            self.slots[i]
                 .sleep
                 .open()
                 .map_err(|e| ResizeError::Os(e.to_string()))?;
         }
         // Threads whose workers exited are joined first (they only return now).
         for i in n..n + k {
-            if self.table[i].state.load(Ordering::Acquire) == EXITED {
+            if self.slots[i].state.load(Ordering::Acquire) == EXITED {
                 if let Some(h) = t.rows[i].take() {
                     join_one(h);
                 }
@@ -398,7 +341,7 @@ impl<T> Pool<T> {
             // shutdown may free).
             let gate = Arc::new(AtomicU8::new(STARTING));
             for i in n..n + k {
-                let state = self.table[i].state.load(Ordering::Relaxed);
+                let state = self.slots[i].state.load(Ordering::Relaxed);
                 if state == LEAVING {
                     continue; // its worker has not left yet: it stays
                 }
@@ -406,11 +349,11 @@ impl<T> Pool<T> {
                     // It exited after the joins above, inside its read section before ours.
                     join_one(h);
                 }
-                self.table[i].state.store(STARTING, Ordering::Relaxed);
+                self.slots[i].state.store(STARTING, Ordering::Relaxed);
                 match start_thread(i, body.clone(), Some(gate.clone())) {
                     Ok(h) => started.push((i, h)),
                     Err(e) => {
-                        self.table[i].state.store(UNUSED, Ordering::Relaxed);
+                        self.slots[i].state.store(UNUSED, Ordering::Relaxed);
                         failed = Some(e);
                         break;
                     }
@@ -421,12 +364,12 @@ impl<T> Pool<T> {
                 gate.store(CANCELLED, Ordering::Release);
                 for (i, h) in started {
                     join_one(h);
-                    self.table[i].state.store(UNUSED, Ordering::Relaxed);
+                    self.slots[i].state.store(UNUSED, Ordering::Relaxed);
                 }
                 return Err(ResizeError::Os(e.to_string()));
             }
             for i in n..n + k {
-                self.table[i].state.store(ACTIVE, Ordering::Release);
+                self.slots[i].state.store(ACTIVE, Ordering::Release);
             }
             for (i, h) in started {
                 t.rows[i] = Some(h);
@@ -454,7 +397,7 @@ impl<T> Pool<T> {
         unit: &U,
         k: usize,
     ) -> Result<usize, ResizeError> {
-        self.remove_and(unit, k, !super::worker::runs_for(unit.owner()))
+        self.remove_and(unit, k, !super::context::runs_for(unit.owner()))
     }
 
     /// [`Self::remove`], waiting for the removed threads only if `wait` (a model runs no worker
@@ -482,7 +425,7 @@ impl<T> Pool<T> {
         {
             let _w = self.lock.write();
             for i in n - k..n {
-                self.table[i].state.store(LEAVING, Ordering::Relaxed);
+                self.slots[i].state.store(LEAVING, Ordering::Relaxed);
             }
             self.len.store(n - k, Ordering::Release);
             unit.resized(n, n - k);
@@ -505,7 +448,7 @@ impl<T> Pool<T> {
     /// still leaving becomes exited (inside the row's read section, as every leaving → exited
     /// change), and a resize waiting for it is told.
     pub(crate) fn ended(&self, row: usize) {
-        let slot = &self.table[row];
+        let slot = &self.slots[row];
         if slot.state.load(Ordering::Acquire) == LEAVING {
             let _section = self.lock.read(row);
             if slot.state.load(Ordering::Relaxed) == LEAVING {
@@ -531,7 +474,7 @@ impl<T> Pool<T> {
         loop {
             let pending = rows
                 .clone()
-                .any(|i| self.table[i].state.load(Ordering::Acquire) == LEAVING);
+                .any(|i| self.slots[i].state.load(Ordering::Acquire) == LEAVING);
             if !pending || self.shutting_down() {
                 // (Shutdown joins the threads itself.)
                 break;
@@ -554,7 +497,7 @@ impl<T> Pool<T> {
         drop(g);
         let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
         let handles: Vec<_> = rows
-            .filter(|&i| self.table[i].state.load(Ordering::Acquire) == EXITED)
+            .filter(|&i| self.slots[i].state.load(Ordering::Acquire) == EXITED)
             .filter_map(|i| t.rows[i].take())
             .collect();
         drop(t);
@@ -588,223 +531,6 @@ fn start_thread(
 fn join_one(h: JoinHandle<()>) {
     if h.join().is_err() {
         eprintln!("actorium: a worker thread panicked (an actorium bug; please report it)");
-    }
-}
-
-/// A worker of `pool` at the top of its loop, whose row is no longer active: if it is leaving,
-/// hands over what it holds (`hand_over`, inside its read section, where no resize can run)
-/// and marks its row exited; returns whether it must end. A row added back meanwhile is
-/// active again: the worker goes on.
-pub(crate) fn leave_if_removed(crew: &Crew, row: usize, hand_over: impl FnOnce()) -> bool {
-    let slot = &crew.table[row];
-    if slot.state.load(Ordering::Relaxed) == ACTIVE {
-        return false;
-    }
-    let guard: ReadGuard<'_> = crew.lock.read(row);
-    if slot.state.load(Ordering::Relaxed) != LEAVING {
-        return false;
-    }
-    hand_over();
-    slot.state.store(EXITED, Ordering::Release);
-    drop(guard);
-    true
-}
-
-impl Crew {
-    /// Workers running (rows `0..len`).
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.len.load(Ordering::Acquire)
-    }
-
-    /// The most workers the pool may have (rows in the table).
-    pub(crate) fn capacity(&self) -> usize {
-        self.table.len()
-    }
-
-    /// How many rows were ever active (workers `0..rows()` may run, or have run, tasks).
-    #[inline]
-    pub(crate) fn rows(&self) -> usize {
-        self.created.load(Ordering::Relaxed)
-    }
-
-    /// Rows ever active.
-    fn created(&self) -> &[CachePadded<Slot>] {
-        &self.table[..self.created.load(Ordering::Relaxed)]
-    }
-
-    /// Whether row `i` is active (its worker runs and is counted in `len`).
-    #[inline]
-    pub(crate) fn is_active(&self, i: usize) -> bool {
-        self.table[i].state.load(Ordering::Relaxed) == ACTIVE
-    }
-
-    /// Rows whose worker was removed and has not yet left.
-    pub(crate) fn leaving(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.created.load(Ordering::Relaxed))
-            .filter(|&i| self.table[i].state.load(Ordering::Relaxed) == LEAVING)
-    }
-
-    /// Fork/join: a worker starts (`true`) or stops showing tasks, or a task enters (`true`) or
-    /// leaves the common queue.
-    #[inline]
-    pub(crate) fn show_tasks(&self, yes: bool) {
-        if yes {
-            self.shown.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.shown.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Fork/join: whether some worker shows tasks or the common queue holds one (a hint).
-    #[inline]
-    pub(crate) fn tasks_hint(&self) -> bool {
-        self.shown.load(Ordering::Relaxed) != 0
-    }
-
-    /// Fork/join: how many workers show tasks, plus the tasks in the common queue (a hint).
-    #[inline]
-    pub(crate) fn shown_count(&self) -> usize {
-        self.shown.load(Ordering::Relaxed)
-    }
-
-    /// Whether idle workers look for fork/join tasks.
-    #[inline]
-    pub(crate) fn has_thieves(&self) -> bool {
-        self.len() > 0 && self.thieves.load(Ordering::Relaxed)
-    }
-
-    /// Idle workers of this pool never look for fork/join tasks (they wait in a policy's own
-    /// queue): tasks run where they are forked, and from outside on the caller.
-    pub(crate) fn no_thieves(&self) {
-        self.thieves.store(false, Ordering::Relaxed);
-    }
-
-    /// Whether every worker thread has exited (nobody takes tasks from the common queue).
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed.load(Ordering::SeqCst)
-    }
-
-    /// Worker `i`'s runtime row.
-    #[inline]
-    pub(crate) fn slot(&self, i: usize) -> &Slot {
-        &self.table[i]
-    }
-
-    /// Worker `i`'s counters, if statistics are on.
-    #[inline]
-    pub(crate) fn counters(&self, i: usize) -> Option<&Counters> {
-        self.stats_on.then(|| &*self.table[i].counters)
-    }
-
-    /// Whether statistics are counted.
-    #[inline]
-    pub(crate) fn stats_on(&self) -> bool {
-        self.stats_on
-    }
-
-    /// Every worker's counters (every row ever used: a removed worker's counts stay in the
-    /// totals), and the number of workers now.
-    pub(crate) fn counter_values(&self) -> (Vec<CounterValues>, usize) {
-        let rows = self.created().iter().map(|s| s.counters.values()).collect();
-        (rows, self.len())
-    }
-
-    // --- Idle sleep (see `runtime/idle/README.md` for the handshake) ---
-
-    /// Idle side, step one: worker `i` announces itself idle.
-    pub(crate) fn announce(&self, i: usize) {
-        self.idle.announce(i, &self.table[i].sleep);
-    }
-
-    /// Idle side, step two: nothing found, block until notified (at once if a notifier came
-    /// by since [`Self::announce`]), or until `limit` has passed if one is given. Returns
-    /// whether it was notified (false: the time ran out).
-    pub(crate) fn sleep(&self, i: usize, limit: Option<Duration>) -> bool {
-        if let Some(c) = self.counters(i) {
-            c.sleeps.bump(1);
-        }
-        match limit {
-            None => {
-                self.table[i].sleep.sleep();
-                true
-            }
-            Some(limit) => self.table[i].sleep.sleep_timeout(limit),
-        }
-    }
-
-    /// Idle side, last step: worker `i` runs again.
-    pub(crate) fn retire(&self, i: usize) {
-        self.idle.retire(i, &self.table[i].sleep);
-    }
-
-    /// Targeted notification: worker `i` must look for work (one relaxed load when it is
-    /// running). Returns whether a system call was made.
-    #[inline]
-    pub(crate) fn notify(&self, i: usize) -> bool {
-        IdleSleep::notify(&self.table[i].sleep)
-    }
-
-    /// General notification: wake the first idle worker, if any.
-    pub(crate) fn notify_any(&self) -> bool {
-        self.idle.notify_any(|i| &self.table[i].sleep)
-    }
-
-    /// Whether some worker is published as idle (a hint: one load).
-    #[inline]
-    pub(crate) fn has_idle(&self) -> bool {
-        self.idle.has_idle()
-    }
-
-    /// Whether some worker is published as idle, ordered after the caller's preceding SeqCst
-    /// store (the notifier's half of the idle-sleep handshake for fork/join tasks).
-    #[inline]
-    pub(crate) fn has_idle_seqcst(&self) -> bool {
-        self.idle.has_idle_seqcst()
-    }
-
-    /// Whether worker `i` is running or was told to (its benaphore is `AWAKE`): what a model
-    /// checks to see that a notification reached it.
-    #[cfg(all(test, loom))]
-    pub(crate) fn is_awake(&self, i: usize) -> bool {
-        self.table[i].sleep.is_awake()
-    }
-
-    /// Wakes every worker (shutdown).
-    pub(crate) fn wake_all(&self) {
-        for slot in self.created() {
-            slot.sleep.wake();
-        }
-    }
-
-    /// Unparks every worker thread (the system is being dropped): one blocked in a wait gives
-    /// up (`runtime::worker::own_system_aborting`) and goes back to its loop, which ends.
-    pub(crate) fn unpark_all(&self) {
-        for slot in self.created() {
-            slot.row.unpark();
-        }
-    }
-
-    /// Every worker thread has been joined: from now on nobody takes tasks from the common
-    /// queue, so a thread that waits for a task it put there runs it itself
-    /// (`executor/forkjoin`'s `run_on`; else a detached actor's `join` while the system is
-    /// dropped would wait for the cleanup, which waits for that thread). Set by the shutdown as
-    /// soon as the threads are joined, before it waits for the detached actors' threads, and
-    /// again by [`Self::close`].
-    pub(crate) fn workers_exited(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-    }
-
-    /// After every worker thread has exited: releases the kernel resources (event fds) now,
-    /// rather than when the last reference to the pool goes.
-    pub(crate) fn close(&self) {
-        self.workers_exited();
-        for slot in self.table.iter() {
-            slot.sleep.close();
-        }
-        for slot in self.table.iter() {
-            slot.row.forget_thread();
-        }
     }
 }
 

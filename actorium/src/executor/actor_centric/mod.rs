@@ -5,16 +5,16 @@
 //! wait and who runs them is a [`Policy`]'s business: [`stealing`], [`sharing`] and [`testing`] are
 //! built in, and users can write their own.
 //!
-//! Files: [`policy`] (the public trait and the handles it gets), [`worker`] (the executor's
+//! Files: [`policy`] (the public trait and the handles it gets), [`policy_unit`] (the executor's
 //! unit of work on the runtime's worker loop, policy calls and their panics, the shutdown
 //! handshake, driving by the caller), one file per built-in policy. This executor uses the
 //! mailbox protocol, the core and the runtime.
 
 pub(crate) mod policy;
+pub(crate) mod policy_unit;
 pub(crate) mod sharing;
 pub(crate) mod stealing;
 pub(crate) mod testing;
-pub(crate) mod worker;
 
 use super::mailbox::{self, Job, JobScheduler};
 use crate::core::envelope::Envelope;
@@ -23,8 +23,8 @@ use crate::core::Stats;
 use crate::core::{
     DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
 };
+use crate::runtime::counters::Counters;
 use crate::runtime::pool::{Pool, ResizeError};
-use crate::runtime::stats::Counters;
 use crossbeam_utils::CachePadded;
 use policy::{Policy, Scheduler, WorkerCtx};
 use std::cell::UnsafeCell;
@@ -196,7 +196,7 @@ impl<P: Policy> Executor<P> {
     #[inline]
     pub(crate) fn current_worker(&self) -> Option<usize> {
         // SAFETY: only the index is kept.
-        unsafe { crate::runtime::worker::current::<Self>(&self.pool) }.map(|w| w.index)
+        unsafe { crate::runtime::context::current::<Self>(&self.pool) }.map(|w| w.index)
     }
 
     /// Caller-driven: runs jobs until `done()` holds, waiting for outside threads when no job
@@ -293,8 +293,8 @@ impl<P: Policy> Exec for Executor<P> {
         self.pool.len()
     }
 
-    fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
-        Some(self.pool.crew())
+    fn table(&self) -> Option<&crate::runtime::worker_table::WorkerTable> {
+        Some(self.pool.table())
     }
 
     fn add_workers(&self, k: usize) -> Result<usize, ResizeError> {

@@ -3,8 +3,8 @@
 
 use super::Executor as Inner;
 use crate::executor::mailbox::{Job, Resumable};
+use crate::runtime::counters::Counters;
 use crate::runtime::loom::sync::atomic::{fence, Ordering};
-use crate::runtime::stats::Counters;
 
 pub(crate) mod sealed {
     /// How the runtime calls a policy's code ([`super::Policy::CALLED`]): a public type in a

@@ -123,7 +123,7 @@ impl WorkStealing {
     }
 
     /// Whether each worker learns how much of the moderate tier to poll (default `true`),
-    /// as the message-centric executor learns its spin (`runtime/idle/spin.rs`): every sleep
+    /// as the message-centric executor learns its spin (`runtime/idle/spin_budget.rs`): every sleep
     /// longer than the tier lasts (100 µs, or its polls times its sleep if longer) halves the
     /// tier's polls, down to none; a shorter sleep, or a moderate poll that finds a job,
     /// restores them. (The aggressive tier, a few µs of polls, is kept.) A worker woken only

@@ -3,8 +3,8 @@
 //! ([`StackJob`] with a [`LockLatch`]).
 
 use super::latch::{LockLatch, SpinLatch};
+use crate::runtime::context::publish_kept;
 use crate::runtime::tasks::{JobHeader, JobRef, TaskWorker};
-use crate::runtime::worker::publish_kept;
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::panic::{self, AssertUnwindSafe};
@@ -57,7 +57,9 @@ impl Latch for SpinLatch {
         // SAFETY: used during this call only.
         match unsafe { TaskWorker::current() } {
             // SAFETY: the caller's contract; the unpark goes through the worker table.
-            Some(tw) => unsafe { SpinLatch::set(this, |owner| tw.crew().slot(owner).row.unpark()) },
+            Some(tw) => unsafe {
+                SpinLatch::set(this, |owner| tw.table().slot(owner).row.unpark())
+            },
             // Run on a thread outside the pool (the common queue drained by a caller after
             // the workers exited): the joiner wakes at its next nap's end.
             // SAFETY: the caller's contract.

@@ -14,9 +14,9 @@ use crate::core::DETACHED;
 use crate::core::{
     ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status, WorkerRef,
 };
+use crate::runtime::context::Enter;
+use crate::runtime::counters::Counters;
 use crate::runtime::signal::{Signal, ABORT, FINISH, PENDING};
-use crate::runtime::stats::Counters;
-use crate::runtime::worker::Enter;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;

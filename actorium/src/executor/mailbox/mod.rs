@@ -26,8 +26,8 @@ use crate::core::copy_queue::CopyQueue;
 use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
 use crate::core::{run_batch, ExecRef, Header, Shared, Status, Undelivered, WorkerRef};
-use crate::runtime::stats::Counters;
-use crate::runtime::worker::{local_sink, set_local_sink, LocalSink};
+use crate::runtime::context::{local_sink, set_local_sink, LocalSink};
+use crate::runtime::counters::Counters;
 use std::fmt;
 use std::ptr;
 
@@ -211,7 +211,7 @@ fn mailbox_of(hdr: &Header) -> &Mailbox {
 fn count(
     exec: &impl JobScheduler,
     hdr: &Header,
-    pick: fn(&Counters) -> &crate::runtime::stats::Counter,
+    pick: fn(&Counters) -> &crate::runtime::counters::Counter,
 ) {
     if hdr.stats() {
         exec.shared().count(exec.my_counters(), pick);

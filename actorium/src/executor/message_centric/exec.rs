@@ -234,8 +234,8 @@ impl Exec for Executor {
         self.pool.len()
     }
 
-    fn crew(&self) -> Option<&crate::runtime::pool::Crew> {
-        Some(self.pool.crew())
+    fn table(&self) -> Option<&crate::runtime::worker_table::WorkerTable> {
+        Some(self.pool.table())
     }
 
     fn queues(&self) -> usize {
@@ -311,7 +311,7 @@ impl Exec for Executor {
                 s.rescues += d.busy.rescues.get();
                 s.moves += d.busy.moves.get();
                 s.holds += d.busy.holds.get();
-                s.deferred += d.busy.deferred.get();
+                s.outboxed += d.busy.outboxed.get();
             }
         }
     }

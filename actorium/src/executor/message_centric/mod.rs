@@ -19,7 +19,7 @@
 //! - [`steal`] and [`swap`]: queue stealing by a wait-free swap of two slots;
 //! - [`ranges`]: how the slots are divided among the workers; [`row`]: what each worker
 //!   publishes in the worker table;
-//! - [`unit`]: the executor as a unit of work of the runtime's worker loop; [`exec`]: the
+//! - [`unit`](mod@unit): the executor as a unit of work of the runtime's worker loop; [`exec`]: the
 //!   executor interface the actor layer calls.
 //!
 //! Policy, behind the hooks those call ([`placement`]): affinity (where an actor lives),

@@ -2,7 +2,7 @@
 //! worker's range of queue slots, its steal timestamp, and what it publishes as it runs (for
 //! thieves and for the statistics).
 
-use crate::runtime::stats::Counter;
+use crate::runtime::counters::Counter;
 use crossbeam_utils::CachePadded;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -39,8 +39,8 @@ pub(crate) struct Busy {
     pub(crate) moves: Counter,
     /// `Stats::holds` of this worker (placement rule 7), here for the same reason.
     pub(crate) holds: Counter,
-    /// `Stats::deferred` of this worker (its outbox), here for the same reason.
-    pub(crate) deferred: Counter,
+    /// `Stats::outboxed` of this worker (its outbox), here for the same reason.
+    pub(crate) outboxed: Counter,
     /// Envelopes this worker has run (taken from its batch), written by the worker as it
     /// takes each one while placement is on; read by thieves, which see from it one long
     /// behaviour (`placement/balance.rs`, `stuck` and `ask_split`), only when this worker has

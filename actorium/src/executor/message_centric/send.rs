@@ -6,13 +6,13 @@
 //! sends into an empty queue and at actors that moved (`push_placing`), out of the common path.
 
 use super::placement::affinity::{follows, note_fed, Moved};
-use super::visit::{current_of, InvWorker};
+use super::visit::{current_of, McWorker};
 use super::work_queue::{self, WorkQueue};
 use super::Executor;
 use crate::core::envelope::Envelope;
 use crate::core::{Header, Status};
-use crate::runtime::stats::{Counter, Counters};
-use crate::runtime::worker as rt;
+use crate::runtime::context;
+use crate::runtime::counters::{Counter, Counters};
 use std::sync::atomic::Ordering;
 
 impl Executor {
@@ -56,7 +56,7 @@ impl Executor {
                 return Ok(());
             }
             let t = hdr.queue();
-            if w.local.deferring(t) {
+            if w.local.outboxes(t) {
                 // Into the outbox (`README.md`, "Sends into a backlog"). The actor's ticket
                 // names `t` (none leaves a pinned queue, and it was read after the pin), and
                 // its cell stays allocated until the flush (its reclaim envelope is parked
@@ -64,9 +64,9 @@ impl Executor {
                 if hdr.status() != Status::Alive {
                     return Err(make());
                 }
-                // SAFETY: on this thread, and `deferring(t)` returned true.
-                unsafe { w.local.defer(t, make()) };
-                self.deferred(w, t);
+                // SAFETY: on this thread, and `outboxes(t)` returned true.
+                unsafe { w.local.push_outbox(t, make()) };
+                self.outboxed(w, t);
                 self.count(me, |c| &c.messages_sent);
                 return Ok(());
             }
@@ -90,7 +90,7 @@ impl Executor {
         &self,
         hdr: &Header,
         make: impl FnOnce() -> Envelope,
-        me: Option<&InvWorker<'_>>,
+        me: Option<&McWorker<'_>>,
     ) -> Result<(), Envelope> {
         let q = &self.queues[hdr.queue()];
         let g = q.lock();
@@ -103,7 +103,7 @@ impl Executor {
         }
         let n = g.push_counted(make());
         drop(g);
-        rt::note_handoff();
+        context::note_handoff();
         let owner = q.owner();
         if me.is_none_or(|w| w.index != owner) {
             // Into another worker's backlog, from a behaviour: maybe pin the queue.
@@ -130,7 +130,7 @@ impl Executor {
         mut g: work_queue::Locked<'q>,
         hdr: &Header,
         env: Envelope,
-        me: Option<&InvWorker<'_>>,
+        me: Option<&McWorker<'_>>,
     ) -> Result<(), Envelope> {
         // A point where this worker may split the queue it holds, if asked (out of the common
         // send path: a send into an empty queue, or to an actor that moved). The lock taken
@@ -186,7 +186,7 @@ impl Executor {
     /// Counts one event, if statistics are on, in the calling worker's counters (`me`) or the
     /// shared outside block.
     #[inline]
-    pub(crate) fn count(&self, me: Option<&InvWorker<'_>>, pick: fn(&Counters) -> &Counter) {
+    pub(crate) fn count(&self, me: Option<&McWorker<'_>>, pick: fn(&Counters) -> &Counter) {
         if self.pool.stats_on() {
             self.shared.count(me.and_then(|w| w.counters()), pick);
         }
@@ -200,8 +200,8 @@ impl Executor {
     /// owner awake and does nothing; either way the owner may be in a long behaviour: see
     /// [`Self::pushed_own`].
     #[inline(always)]
-    pub(crate) fn notify_owner(&self, q: &WorkQueue, me: Option<&InvWorker<'_>>) {
-        rt::note_handoff();
+    pub(crate) fn notify_owner(&self, q: &WorkQueue, me: Option<&McWorker<'_>>) {
+        context::note_handoff();
         let owner = q.owner();
         match me {
             Some(w) if w.index == owner => {

@@ -5,7 +5,7 @@
 //! (`placement/balance.rs`: candidates, rescues).
 
 use super::swap::{try_swap, Moves};
-use super::visit::InvWorker;
+use super::visit::McWorker;
 use super::work_queue::WorkQueue;
 use super::{Executor, QueueStealing};
 use std::sync::atomic::Ordering;
@@ -62,7 +62,7 @@ impl Executor {
     /// rescue, any with mail: see [`Self::candidate`]), and try one wait-free swap with a random
     /// slot of our own range. With `rescue_only` (this worker holds a queue off, rule 7), only a
     /// rescue is tried. Returns whether a queue was stolen.
-    pub(crate) fn steal(&self, me: &InvWorker<'_>, rescue_only: bool) -> bool {
+    pub(crate) fn steal(&self, me: &McWorker<'_>, rescue_only: bool) -> bool {
         // Ranges, victims and the swap inside one read section: a resize never sees a queue
         // out of every slot.
         let _section = self.pool.lock.read(me.index);

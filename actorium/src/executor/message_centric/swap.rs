@@ -30,7 +30,7 @@
 //! ever lost or duplicated: after every swap has finished, every queue is in exactly one slot.
 //! Guarantees (the thesis, "Stealing Guarantees"): among thieves all targeting one victim, or
 //! forming a chain, at least one succeeds; in a cycle all may fail, losing nothing.
-//! Checked by the loom models below.
+//! Checked by the loom models in `tests/loom_swap.rs`.
 
 use crate::runtime::loom::sync::atomic::{AtomicPtr, Ordering};
 use std::ptr;
@@ -52,7 +52,7 @@ pub(crate) trait Moves<T> {
     fn to_thief(&self, q: *mut T);
 }
 
-/// No owners to keep (the models below).
+/// No owners to keep (the loom models in `tests/loom_swap.rs`).
 impl<T> Moves<T> for () {
     fn to_victim(&self, _: *mut T) {}
     fn to_thief(&self, _: *mut T) {}

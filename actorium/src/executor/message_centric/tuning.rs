@@ -90,7 +90,7 @@ pub(crate) struct Tuning {
     /// usually comes back sooner); `ActorSystemBuilder::spin_before_sleep` sets it.
     pub(crate) spin: Duration,
     /// Whether that window is learned from what spinning bought lately, down to none
-    /// (`runtime/idle/spin.rs`); `ActorSystemBuilder::adaptive_spin` sets it.
+    /// (`runtime/idle/spin_budget.rs`); `ActorSystemBuilder::adaptive_spin` sets it.
     pub(crate) adaptive_spin: bool,
 }
 

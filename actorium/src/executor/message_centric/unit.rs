@@ -7,7 +7,7 @@ use super::placement::affinity::RunEntry;
 use super::placement::affinity::FOLLOW_SLOTS;
 use super::ranges;
 use super::row::WorkerSlot;
-use super::visit::{InvWorker, Local, NO_QUEUE};
+use super::visit::{Local, McWorker, NO_QUEUE};
 use super::{Executor, QueueStealing};
 use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
 use crate::runtime::idle::SpinBudget;
@@ -71,7 +71,7 @@ impl Unit for Executor {
     /// the runtime's loop: the time of an empty pass is the latency of a hand-off to an idle
     /// worker, and a call per pass lengthens it.
     #[inline(always)]
-    fn turn(&self, me: &InvWorker<'_>, idle: &Idleness) -> Turn {
+    fn turn(&self, me: &McWorker<'_>, idle: &Idleness) -> Turn {
         if self.aborting() {
             return Turn::Exit;
         }
@@ -139,7 +139,7 @@ impl Unit for Executor {
     /// (No read section: a search with a range a resize is changing may miss a queue that
     /// moved here, but the resize then notifies this worker, its owner, if that queue holds
     /// envelopes: see `after_resize`.)
-    fn search(&self, me: &InvWorker<'_>) -> bool {
+    fn search(&self, me: &McWorker<'_>) -> bool {
         // Ordered after the announcement, as `after_resize`'s notification after its range
         // stores (Dekker, both sides fenced).
         fence(Ordering::SeqCst);
@@ -166,21 +166,21 @@ impl Unit for Executor {
     /// `README.md`): what was sent before is queued before anything the other tasks send
     /// after, and a thief's respawn does not wait for a pin of this worker while it waits in
     /// the join or scope.
-    fn publish_kept(&self, me: &InvWorker<'_>) {
+    fn publish_kept(&self, me: &McWorker<'_>) {
         self.flush_outbox(me);
     }
 
     const RELEASES_MEMORY: bool = true;
 
     /// About to sleep: the worker stops being a steal victim.
-    fn sleeping(&self, me: &InvWorker<'_>) {
+    fn sleeping(&self, me: &McWorker<'_>) {
         me.local.stamp.set(self.stamp_asleep(me.index));
     }
 
     /// Idle for a while (`runtime::worker::RELEASE_AFTER`): the system is quiet here, so the
     /// arrays a burst left behind (in this worker's batch and in its empty queues) go back to
     /// the allocator.
-    fn release_memory(&self, me: &InvWorker<'_>) {
+    fn release_memory(&self, me: &McWorker<'_>) {
         // SAFETY: no behaviour runs: nothing else borrows the batch.
         unsafe { (*me.local.batch.get()).release_if_larger(INITIAL_CAPACITY) };
         for s in self.range(me.index) {
@@ -198,7 +198,7 @@ impl Unit for Executor {
     /// looked at under their locks, so a send or spawn published before is seen; one
     /// published after sees this worker announced idle and no watch up, and wakes it
     /// (`Executor::pushed_own`).
-    fn sleep_limit(&self, me: &InvWorker<'_>) -> Option<Duration> {
+    fn sleep_limit(&self, me: &McWorker<'_>) -> Option<Duration> {
         if !self.balance {
             return None;
         }
@@ -227,18 +227,18 @@ impl Unit for Executor {
         Some(wait)
     }
 
-    fn woke(&self, me: &InvWorker<'_>) {
+    fn woke(&self, me: &McWorker<'_>) {
         self.stamp_awake(me.index, me.local.stamp.get());
     }
 
     /// A removed worker no longer watches.
-    fn leave(&self, me: &InvWorker<'_>) {
+    fn leave(&self, me: &McWorker<'_>) {
         self.stop_watching(&me.local);
     }
 
     /// A worker about to run a fork/join task (which may be long) no longer watches, as at the
     /// start of a visit (`begin_visit`).
-    fn before_tasks(&self, me: &InvWorker<'_>) {
+    fn before_tasks(&self, me: &McWorker<'_>) {
         self.stop_watching(&me.local);
         // A held queue (rule 7) waits for the tasks like any other queue of this worker;
         // after them, it is gulped at once.

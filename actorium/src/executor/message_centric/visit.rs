@@ -19,8 +19,9 @@ use super::Executor;
 use crate::core::copy_queue::{CopyQueue, QUIET_GULPS_CIRCULATING};
 use crate::core::envelope::Envelope;
 use crate::core::{run_batch, Header, Status, WorkerRef};
+use crate::runtime::context;
 use crate::runtime::rng::XorShift;
-use crate::runtime::worker::{self as rt, Worker};
+use crate::runtime::worker::Worker;
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -35,7 +36,7 @@ pub(crate) const ABORT_CHECK: usize = 64;
 pub(crate) const NO_QUEUE: usize = usize::MAX;
 
 /// A worker of this executor, as the runtime runs it.
-pub(crate) type InvWorker<'a> = Worker<'a, Executor>;
+pub(crate) type McWorker<'a> = Worker<'a, Executor>;
 
 /// The worker's own state, on its thread.
 pub(crate) struct Local {
@@ -96,11 +97,11 @@ pub(crate) struct Local {
 /// The worker of `exec` running on this thread, if any.
 ///
 /// # Safety
-/// As [`rt::current`]: the reference is used only during the caller's call.
+/// As [`context::current`]: the reference is used only during the caller's call.
 #[inline]
-pub(crate) unsafe fn current_of(exec: &Executor) -> Option<&InvWorker<'_>> {
+pub(crate) unsafe fn current_of(exec: &Executor) -> Option<&McWorker<'_>> {
     // SAFETY: forwarded contract.
-    unsafe { rt::current::<Executor>(&exec.pool) }
+    unsafe { context::current::<Executor>(&exec.pool) }
 }
 
 impl Local {
@@ -185,7 +186,7 @@ impl Local {
 
 /// The messages in the batch just gulped, for the statistics (0 when they are off: the count
 /// costs a pass over the batch, so it is made only when asked for).
-pub(crate) fn messages_in(l: &Local, me: &InvWorker<'_>) -> u64 {
+pub(crate) fn messages_in(l: &Local, me: &McWorker<'_>) -> u64 {
     if me.counters().is_none() {
         return 0;
     }
@@ -199,7 +200,7 @@ impl Executor {
     /// would keep itself from waking anyone for the mail its behaviours queue in its own
     /// queues: `Executor::pushed_own`).
     #[inline]
-    pub(crate) fn begin_visit(&self, me: &InvWorker<'_>) {
+    pub(crate) fn begin_visit(&self, me: &McWorker<'_>) {
         self.stop_watching(&me.local);
         me.local.visit_spawns.set(0);
         if !self.balance {
@@ -213,7 +214,7 @@ impl Executor {
 
     /// A visit ended: published for thieves watching for stuck visits.
     #[inline]
-    pub(crate) fn end_visit(&self, me: &InvWorker<'_>) {
+    pub(crate) fn end_visit(&self, me: &McWorker<'_>) {
         if !self.balance {
             return;
         }
@@ -233,7 +234,7 @@ impl Executor {
 
     /// A gulp of `n` envelopes: publishes where the batch ends (`Busy::behind`).
     #[inline]
-    pub(crate) fn note_behind(&self, me: &InvWorker<'_>, n: usize) {
+    pub(crate) fn note_behind(&self, me: &McWorker<'_>, n: usize) {
         if self.balance {
             let busy = &me.local.row().busy;
             busy.behind
@@ -254,7 +255,7 @@ impl Executor {
     /// (a queue whose last `sink_visits` visits handed nothing off) that found mail gathered
     /// ([`hold_after`](super::placement::batching::hold_after)). Each queue has its own hold;
     /// a held queue is marked for thieves, who leave it to its owner (rescues aside).
-    pub(crate) fn visit(&self, me: &InvWorker<'_>, q: &WorkQueue) -> usize {
+    pub(crate) fn visit(&self, me: &McWorker<'_>, q: &WorkQueue) -> usize {
         let l = &me.local;
         // SAFETY: no behaviour is running, so nothing else borrows the batch; each borrow
         // ends before the next behaviour runs (this holds for every `batch` borrow below).
@@ -274,9 +275,9 @@ impl Executor {
         self.begin_visit(me);
         l.current.set(q.id);
         l.budget.set(VISIT_BUDGET);
-        let handoffs = rt::handoffs();
+        let handoffs = context::handoffs();
         // Nobody waits for this visit, and mail in `q`'s shared part came from elsewhere.
-        let unwaited = || self.holds && l.budget.get() > 0 && rt::handoffs() == handoffs;
+        let unwaited = || self.holds && l.budget.get() > 0 && context::handoffs() == handoffs;
         let mut streamed = false;
         let mut gave_back = false;
         let mut gulps = u64::from(messages > 0);
@@ -340,7 +341,7 @@ impl Executor {
     /// Runs envelopes of the batch (including those appended while it runs) until it is empty,
     /// the system is being dropped or this worker was removed (both checked every
     /// [`ABORT_CHECK`]). Returns how many ran.
-    pub(crate) fn drain(&self, me: &InvWorker<'_>) -> usize {
+    pub(crate) fn drain(&self, me: &McWorker<'_>) -> usize {
         let l = &me.local;
         let busy = &l.row().busy;
         let mut pop = || {

@@ -31,7 +31,7 @@ use crate::core::copy_queue::CopyQueue;
 use crate::core::envelope::Envelope;
 use crate::runtime::loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::runtime::loom::UnsafeCell;
-use crate::runtime::spin::{SpinGuard, SpinLock};
+use crate::runtime::spinlock::{SpinGuard, SpinLock};
 use std::ptr;
 
 /// Outcome of a gulp attempt.
@@ -64,13 +64,13 @@ pub(crate) struct WorkQueue {
     held: AtomicBool,
     /// The live-actor list; guarded by `lock`.
     actors: ActorList,
-    /// Workers holding envelopes for this queue's actors in their outboxes (deferred sends,
+    /// Workers holding envelopes for this queue's actors in their outboxes (outboxed sends,
     /// `README.md`, "Sends into a backlog"); guarded by `lock`. While it is above zero no
-    /// actor leaves the queue (its ticket stays, so a deferred envelope reaches the queue its
+    /// actor leaves the queue (its ticket stays, so an outboxed envelope reaches the queue its
     /// actor is in) and no reclaim envelope is queued (`parked` keeps them).
     pins: UnsafeCell<u32>,
     /// Reclaim envelopes of actors that ended while the queue was pinned: queued by the
-    /// flush that takes the last pin, behind every deferred envelope. Guarded by `lock`.
+    /// flush that takes the last pin, behind every outboxed envelope. Guarded by `lock`.
     parked: UnsafeCell<Vec<Envelope>>,
 }
 

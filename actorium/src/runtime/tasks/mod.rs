@@ -7,7 +7,7 @@
 //! It pushes and pops at one end (LIFO: the latest forked subtask runs first); thieves get the
 //! task at the other end (FIFO: the oldest, the largest piece of a divide-and-conquer tree) of a
 //! randomly chosen victim that shows tasks; tasks submitted from outside the pool wait in the
-//! pool's common queue (`Crew::injector`), which idle workers check after stealing, as in
+//! pool's common queue (`WorkerTable::injector`), which idle workers check after stealing, as in
 //! Java's fork/join.
 //!
 //! The owner's end takes no lock and the thieves' end a spinlock (Java's fork/join: "two ends
@@ -16,22 +16,22 @@
 //! with no fence (`deque.rs`). A thief takes a public task at once, even while its owner runs a
 //! long leaf.
 //!
-//! Pieces: [`job`] (what a task is to the runtime: a type-erased pointer), `deque` (the deque
-//! and its protocol), [`row`] (a worker's row of fork/join state: its deque, whether it
+//! Pieces: [`job_ref`] (what a task is to the runtime: a type-erased pointer), `deque` (the deque
+//! and its protocol), [`task_row`] (a worker's row of fork/join state: its deque, whether it
 //! shows tasks, its thread), this module (the owner's and the thief's operations, idle-sleep
 //! integration).
 
 mod deque;
-pub(crate) mod job;
-pub(crate) mod row;
+pub(crate) mod job_ref;
 #[cfg(all(test, shuttle))]
 mod shuttle_tests;
+pub(crate) mod task_row;
 
-pub(crate) use job::{JobHeader, JobRef};
-pub(crate) use row::TaskRow;
+pub(crate) use job_ref::{JobHeader, JobRef};
+pub(crate) use task_row::TaskRow;
 
-use super::pool::Crew;
 use super::rng::XorShift;
+use super::worker_table::WorkerTable;
 use crate::runtime::loom::sync::atomic::{fence, Ordering};
 use deque::Deque;
 use std::cell::Cell;
@@ -52,7 +52,7 @@ const MAX_BACKOFF: Duration = Duration::from_micros(50);
 
 /// A worker's fork/join state, on its own thread (reached through [`TaskWorker::current`]).
 pub(crate) struct TaskWorker<'c> {
-    crew: &'c Crew,
+    table: &'c WorkerTable,
     index: usize,
     /// This worker's row (its deque, in the worker table), used on every fork.
     row: &'c TaskRow,
@@ -83,12 +83,12 @@ impl Drop for EnterTasks {
 }
 
 impl<'c> TaskWorker<'c> {
-    /// Worker `index` of `crew`'s fork/join state.
-    pub(crate) fn new(crew: &'c Crew, index: usize) -> Self {
+    /// Worker `index` of `table`'s fork/join state.
+    pub(crate) fn new(table: &'c WorkerTable, index: usize) -> Self {
         Self {
-            crew,
+            table,
             index,
-            row: &crew.slot(index).row,
+            row: &table.slot(index).row,
             showing: Cell::new(false),
             settled_end: Cell::new(usize::MAX),
             backoff: Cell::new(Duration::ZERO),
@@ -100,7 +100,7 @@ impl<'c> TaskWorker<'c> {
     /// Makes `self` the calling thread's task worker until the guard drops (and records the
     /// thread, so that a latch can wake it).
     pub(crate) fn enter(&self) -> EnterTasks {
-        self.crew.slot(self.index).row.register_thread();
+        self.table.slot(self.index).row.register_thread();
         EnterTasks(TASKS.with(|t| t.replace((self as *const Self).cast())))
     }
 
@@ -119,8 +119,8 @@ impl<'c> TaskWorker<'c> {
 
     /// The pool this worker belongs to.
     #[inline]
-    pub(crate) fn crew(&self) -> &'c Crew {
-        self.crew
+    pub(crate) fn table(&self) -> &'c WorkerTable {
+        self.table
     }
 
     /// This worker's index.
@@ -161,7 +161,7 @@ impl<'c> TaskWorker<'c> {
     /// runtime: Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice").
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        self.push_wanting(job, self.crew.len().saturating_sub(1));
+        self.push_wanting(job, self.table.len().saturating_sub(1));
     }
 
     /// [`Self::push`], making every task of the deque public (a scope's tasks: they come in
@@ -176,7 +176,7 @@ impl<'c> TaskWorker<'c> {
         let more = self.deque().push(job, want_public);
         if !self.showing.get() {
             self.published();
-        } else if more && self.crew.len() > 2 {
+        } else if more && self.table.len() > 2 {
             // Tasks made public while showing already: a sleeper may be wanted for them (the
             // owner woke one when it began to show). On 2 workers nobody else sleeps.
             self.wake_one();
@@ -186,8 +186,8 @@ impl<'c> TaskWorker<'c> {
     #[cold]
     #[inline(never)]
     fn wake_one(&self) {
-        if self.crew.has_idle() {
-            self.crew.notify_any();
+        if self.table.has_idle() {
+            self.table.notify_any();
         }
     }
 
@@ -213,11 +213,11 @@ impl<'c> TaskWorker<'c> {
     fn published(&self) {
         self.showing.set(true);
         self.row().set_has_tasks(true);
-        self.crew.show_tasks(true);
+        self.table.show_tasks(true);
         // Ordered after the SeqCst store above, as an idle worker's search is ordered after its
         // announcement: one of the two sees the other (runtime/idle/README.md).
-        if self.crew.has_idle_seqcst() {
-            self.crew.notify_any();
+        if self.table.has_idle_seqcst() {
+            self.table.notify_any();
         }
     }
 
@@ -254,7 +254,7 @@ impl<'c> TaskWorker<'c> {
         }
         self.showing.set(false);
         self.row().set_has_tasks(false);
-        self.crew.show_tasks(false);
+        self.table.show_tasks(false);
     }
 
     /// The worker is leaving the pool (a resize removed it): the tasks left in its deque (a
@@ -262,7 +262,7 @@ impl<'c> TaskWorker<'c> {
     /// a thief would have taken them, and it stops showing tasks.
     pub(crate) fn evacuate(&self) {
         while let Some(job) = self.deque().take_oldest() {
-            inject(self.crew, job);
+            inject(self.table, job);
         }
         self.unshow();
     }
@@ -327,18 +327,18 @@ impl<'c> TaskWorker<'c> {
     /// else only while `victim` runs a stolen job with that tag: the helping rule).
     pub(crate) fn steal_from(&self, victim: usize, wants: usize) -> Option<JobRef> {
         debug_assert!(self.surely_empty(), "a thief's deque is empty");
-        if let Some(c) = self.crew.counters(self.index) {
+        if let Some(c) = self.table.counters(self.index) {
             c.steal_attempts.bump(1);
         }
-        let deque = &self.crew.slot(victim).row.deque;
+        let deque = &self.table.slot(victim).row.deque;
         let job = deque.steal(self.index, wants)?;
-        if let Some(c) = self.crew.counters(self.index) {
+        if let Some(c) = self.table.counters(self.index) {
             c.steals.bump(1);
         }
         // More public tasks and workers asleep: wake one for them (see `wake_for_more`). On 2
         // workers nobody else can sleep. Out of line: inlined here, even behind that check, it
         // slowed fine-grained fork/join through code layout alone.
-        if self.crew.len() > 2 {
+        if self.table.len() > 2 {
             self.wake_for_more(Some(deque));
         }
         Some(job)
@@ -354,11 +354,11 @@ impl<'c> TaskWorker<'c> {
     #[cold]
     #[inline(never)]
     fn wake_for_more(&self, victim: Option<&Deque>) {
-        if !self.crew.has_idle() {
+        if !self.table.has_idle() {
             return;
         }
         if victim.is_some_and(Deque::has_public) || self.public_elsewhere() {
-            self.crew.notify_any();
+            self.table.notify_any();
         }
     }
 
@@ -372,8 +372,8 @@ impl<'c> TaskWorker<'c> {
     #[inline]
     fn elsewhere(&self, shows: impl Fn(&TaskRow) -> bool) -> bool {
         fence(Ordering::SeqCst);
-        (0..self.crew.rows()).any(|v| v != self.index && shows(&self.crew.slot(v).row))
-            || !self.crew.injector.is_empty()
+        (0..self.table.rows()).any(|v| v != self.index && shows(&self.table.slot(v).row))
+            || !self.table.injector.is_empty()
     }
 
     /// Whether another worker shows tasks or the common queue holds one (a hint: the count
@@ -381,35 +381,35 @@ impl<'c> TaskWorker<'c> {
     /// deque is momentarily empty).
     #[inline]
     pub(crate) fn others_show_tasks(&self) -> bool {
-        self.crew.shown_count() > usize::from(self.showing.get())
+        self.table.shown_count() > usize::from(self.showing.get())
     }
 
     /// Whether a task may be waiting for this worker to find (a hint: a load or two).
     #[inline]
     pub(crate) fn hinted(&self) -> bool {
-        self.crew.tasks_hint()
+        self.table.tasks_hint()
     }
 
     /// An idle worker's search for a task: a random victim that shows tasks first, then every
     /// other in turn, then the common queue.
     pub(crate) fn find(&self) -> Option<JobRef> {
         // Every row ever used: a removed worker may still run a stolen job and fork.
-        let n = self.crew.rows();
+        let n = self.table.rows();
         if n > 1 {
             let mut rng = self.rng.get();
             let start = rng.below(n);
             self.rng.set(rng);
             for k in 0..n {
                 let v = (start + k) % n;
-                if v != self.index && self.crew.slot(v).row.shows_tasks() {
+                if v != self.index && self.table.slot(v).row.shows_tasks() {
                     if let Some(job) = self.steal_from(v, 0) {
                         return Some(job);
                     }
                 }
             }
         }
-        let job = take_injected(self.crew)?;
-        if self.crew.len() > 2 {
+        let job = take_injected(self.table)?;
+        if self.table.len() > 2 {
             self.wake_for_more(None);
         }
         Some(job)
@@ -430,12 +430,12 @@ fn drain(w: &TaskWorker<'_>) {
     }
 }
 
-/// Takes a task from `crew`'s common queue.
-pub(crate) fn take_injected(crew: &Crew) -> Option<JobRef> {
+/// Takes a task from `table`'s common queue.
+pub(crate) fn take_injected(table: &WorkerTable) -> Option<JobRef> {
     loop {
-        match crew.injector.steal() {
+        match table.injector.steal() {
             crossbeam_deque::Steal::Success(j) => {
-                crew.show_tasks(false);
+                table.show_tasks(false);
                 return Some(j);
             }
             crossbeam_deque::Steal::Empty => return None,
@@ -444,14 +444,14 @@ pub(crate) fn take_injected(crew: &Crew) -> Option<JobRef> {
     }
 }
 
-/// Submits `job` to `crew`'s common queue from outside the pool, and wakes an idle worker.
-pub(crate) fn inject(crew: &Crew, job: JobRef) {
-    crew.show_tasks(true);
-    crew.injector.push(job);
+/// Submits `job` to `table`'s common queue from outside the pool, and wakes an idle worker.
+pub(crate) fn inject(table: &WorkerTable, job: JobRef) {
+    table.show_tasks(true);
+    table.injector.push(job);
     // The injector's push is a SeqCst-ordered publication followed by this SeqCst load, as in
     // `TaskWorker::published`.
     fence(Ordering::SeqCst);
-    if crew.has_idle_seqcst() {
-        crew.notify_any();
+    if table.has_idle_seqcst() {
+        table.notify_any();
     }
 }

@@ -4,7 +4,7 @@
 //! (with the few actors of its old queue). Each is off with [`super::super::tuning::Tuning`]'s
 //! `affinity` switch, and every move keeps the invariants of the executor's README.
 
-use super::super::visit::{InvWorker, Local};
+use super::super::visit::{Local, McWorker};
 use super::super::work_queue;
 use super::super::{ranges, Executor};
 use crate::core::Header;
@@ -267,7 +267,7 @@ pub(crate) enum Moved<'q> {
 pub(crate) fn follows(
     g: &work_queue::Locked<'_>,
     hdr: &Header,
-    w: &InvWorker<'_>,
+    w: &McWorker<'_>,
     from: usize,
 ) -> bool {
     // (Acquire: if the actor moves, everything its last behaviour did happens before the
@@ -304,7 +304,7 @@ impl Executor {
     #[inline(never)]
     pub(crate) fn move_here<'q>(
         &'q self,
-        me: &InvWorker<'_>,
+        me: &McWorker<'_>,
         c: usize,
         hdr: &Header,
         old: &work_queue::Locked<'_>,

@@ -6,7 +6,7 @@
 //! Parsons, MMath thesis, Waterloo 2023) is off with [`super::super::tuning::Tuning`]'s
 //! `balance` switch.
 
-use super::super::visit::{InvWorker, Local, NO_QUEUE};
+use super::super::visit::{Local, McWorker, NO_QUEUE};
 use super::super::work_queue::{self, WorkQueue};
 use super::super::Executor;
 use crate::core::{Header, Status};
@@ -105,7 +105,7 @@ impl Executor {
     /// Whether a thief asked worker `w` to split the queue it holds (one relaxed load of its
     /// own row; see [`Executor::split_current`]).
     #[inline]
-    pub(crate) fn split_asked(&self, w: &InvWorker<'_>) -> bool {
+    pub(crate) fn split_asked(&self, w: &McWorker<'_>) -> bool {
         w.local.row().busy.split.load(Ordering::Relaxed) != 0
     }
 
@@ -130,7 +130,7 @@ impl Executor {
     /// the new ticket (a sender re-reads it under the lock). This worker's own later sends to
     /// it take the shared path: its ticket no longer names the held queue.
     #[inline(never)]
-    pub(crate) fn split_current(&self, me: &InvWorker<'_>, between: bool) {
+    pub(crate) fn split_current(&self, me: &McWorker<'_>, between: bool) {
         let asked = self
             .pool
             .data(me.index)
@@ -285,7 +285,7 @@ impl Executor {
     /// under each queue's lock (also those of a worker between visits: the look must
     /// synchronize with any send made after it, see `Executor::pushed_own`). Notes, for each
     /// such worker, when its visit count last changed (for `stuck`).
-    pub(crate) fn mail_elsewhere(&self, me: &InvWorker<'_>) -> bool {
+    pub(crate) fn mail_elsewhere(&self, me: &McWorker<'_>) -> bool {
         let l = &me.local;
         let mut pending = false;
         for w in (0..self.pool.len()).filter(|&w| w != me.index) {

@@ -5,11 +5,11 @@
 //! [`super::super::tuning::Tuning`]'s `batching` switch.
 
 use super::super::visit::NO_QUEUE;
-use super::super::visit::{InvWorker, Local};
+use super::super::visit::{Local, McWorker};
 use super::super::work_queue::{self, WorkQueue};
 use super::super::{Executor, Tuning};
 use crate::core::envelope::Envelope;
-use crate::runtime::worker as rt;
+use crate::runtime::context;
 use std::cell::Cell;
 use std::time::Instant;
 
@@ -86,7 +86,7 @@ impl Executor {
     /// Whether the worker holds `q` off now (placement rule 7). Checked before the queue's
     /// length is read: a holding worker reads the line the sender writes only at its looks.
     #[inline(always)]
-    pub(crate) fn holds(&self, me: &InvWorker<'_>, q: &WorkQueue) -> bool {
+    pub(crate) fn holds(&self, me: &McWorker<'_>, q: &WorkQueue) -> bool {
         match me.local.holds[q.id].get() {
             Some(h) => self.still_holds(me, q, h),
             None => false,
@@ -96,7 +96,7 @@ impl Executor {
     /// The rest of [`Self::holds`]: [`Hold::next`], and the queue's `held` mark cleared when
     /// the hold ends.
     #[inline(never)]
-    pub(crate) fn still_holds(&self, me: &InvWorker<'_>, q: &WorkQueue, h: Hold) -> bool {
+    pub(crate) fn still_holds(&self, me: &McWorker<'_>, q: &WorkQueue, h: Hold) -> bool {
         let next = h.next(Instant::now(), || q.len_hint(), &self.tuning);
         me.local.holds[q.id].set(next);
         if next.is_none() {
@@ -110,7 +110,7 @@ impl Executor {
     #[inline]
     pub(crate) fn note_hold(
         &self,
-        me: &InvWorker<'_>,
+        me: &McWorker<'_>,
         q: &WorkQueue,
         unwaited: bool,
         streamed: bool,
@@ -144,7 +144,7 @@ impl Executor {
     /// at its end, so before the visit ends (and with it, the senders' queue stops being
     /// processed: they may move after).
     #[inline]
-    pub(crate) fn flush_outbox(&self, me: &InvWorker<'_>) {
+    pub(crate) fn flush_outbox(&self, me: &McWorker<'_>) {
         let l = &me.local;
         // SAFETY: touched only on this thread; no behaviour code runs during the flush (it
         // may be called from inside a behaviour, between two of its calls into the runtime:
@@ -157,19 +157,19 @@ impl Executor {
     }
 
     #[inline(never)]
-    pub(crate) fn flush_pins(&self, me: &InvWorker<'_>, pins: &mut Vec<usize>) {
+    pub(crate) fn flush_pins(&self, me: &McWorker<'_>, pins: &mut Vec<usize>) {
         let l = &me.local;
         for t in pins.drain(..) {
             l.pinned[t].set(false);
             self.queue_kept(me, t, true);
         }
-        rt::note_kept(false);
+        context::note_kept(false);
     }
 
     /// Queues the outbox's envelopes for queue `t`, under its lock, and with `unpin` takes
     /// this worker's pin (the parked reclaims, if it was the last, go behind the envelopes
     /// just queued); notifies the queue's owner if anything was queued.
-    pub(crate) fn queue_kept(&self, me: &InvWorker<'_>, t: usize, unpin: bool) {
+    pub(crate) fn queue_kept(&self, me: &McWorker<'_>, t: usize, unpin: bool) {
         let q = &self.queues[t];
         let pushed = {
             let g = q.lock();
@@ -186,9 +186,9 @@ impl Executor {
     /// a hand-off (placement rule 7), and the outbox's envelopes for `t` are queued now if
     /// they are `outbox_flush` ([`Self::flush_full`]).
     #[inline(always)]
-    pub(crate) fn deferred(&self, w: &InvWorker<'_>, t: usize) {
-        rt::note_handoff();
-        if w.local.deferred_len(t) >= self.tuning.outbox_flush {
+    pub(crate) fn outboxed(&self, w: &McWorker<'_>, t: usize) {
+        context::note_handoff();
+        if w.local.outbox_len(t) >= self.tuning.outbox_flush {
             self.flush_full(w, t);
         }
     }
@@ -202,8 +202,8 @@ impl Executor {
     /// allocated until the flush.
     #[cold]
     #[inline(never)]
-    pub(crate) fn pin(&self, w: &InvWorker<'_>, q: &WorkQueue) {
-        if !w.local.may_defer(q.id) || w.local.deferring(q.id) {
+    pub(crate) fn pin(&self, w: &McWorker<'_>, q: &WorkQueue) {
+        if !w.local.may_outbox(q.id) || w.local.outboxes(q.id) {
             return;
         }
         let g = q.lock();
@@ -221,7 +221,7 @@ impl Executor {
     /// queue it holds, if asked, as at a send into an empty queue.
     #[cold]
     #[inline(never)]
-    pub(crate) fn flush_full(&self, w: &InvWorker<'_>, t: usize) {
+    pub(crate) fn flush_full(&self, w: &McWorker<'_>, t: usize) {
         self.queue_kept(w, t, false);
         if self.split_asked(w) {
             self.split_current(w, false);
@@ -230,9 +230,9 @@ impl Executor {
 
     /// Counts `n` envelopes queued from `w`'s outbox, if statistics are on.
     #[inline]
-    pub(crate) fn count_deferred(&self, w: &InvWorker<'_>, n: usize) {
+    pub(crate) fn count_deferred(&self, w: &McWorker<'_>, n: usize) {
         if self.pool.stats_on() {
-            w.local.row().busy.deferred.bump(n as u64);
+            w.local.row().busy.outboxed.bump(n as u64);
         }
     }
 }
@@ -241,7 +241,7 @@ impl Local {
     /// Whether this worker pinned queue `ticket` since its last flush (so it is in a visit,
     /// and `ticket` is not the held queue): its sends there go to the outbox.
     #[inline(always)]
-    pub(crate) fn deferring(&self, ticket: usize) -> bool {
+    pub(crate) fn outboxes(&self, ticket: usize) -> bool {
         // (No index that can panic: on the send path, a bounds check's panic path, taken
         // while the message is live, has the compiler keep the message on the stack on every
         // path of the send, and a local send stalls on its store forwarding.)
@@ -251,7 +251,7 @@ impl Local {
     /// Whether a send to queue `ticket` may pin it: this worker is in a visit (its drain
     /// flushes) of another queue.
     #[inline(always)]
-    pub(crate) fn may_defer(&self, ticket: usize) -> bool {
+    pub(crate) fn may_outbox(&self, ticket: usize) -> bool {
         let c = self.current.get();
         c != NO_QUEUE && c != ticket
     }
@@ -260,7 +260,7 @@ impl Local {
     #[inline]
     pub(crate) fn note_pinned(&self, ticket: usize) {
         self.pinned[ticket].set(true);
-        rt::note_kept(true);
+        context::note_kept(true);
         // SAFETY: `pins` is touched only on this thread, and no reference to it outlives a
         // call.
         unsafe { (*self.pins.get()).push(ticket) };
@@ -269,12 +269,12 @@ impl Local {
     /// Adds an envelope for an actor of queue `ticket` to the outbox.
     ///
     /// # Safety
-    /// On this thread, and `deferring(ticket)` returned true.
+    /// On this thread, and `outboxes(ticket)` returned true.
     #[inline(always)]
-    pub(crate) unsafe fn defer(&self, ticket: usize, env: Envelope) {
-        debug_assert!(self.deferring(ticket));
-        // SAFETY: `deferring(ticket)` found an entry, so `ticket` is below the number of
-        // queues, which is the outbox's length (unchecked, for the reason in `deferring`);
+    pub(crate) unsafe fn push_outbox(&self, ticket: usize, env: Envelope) {
+        debug_assert!(self.outboxes(ticket));
+        // SAFETY: `outboxes(ticket)` found an entry, so `ticket` is below the number of
+        // queues, which is the outbox's length (unchecked, for the reason in `outboxes`);
         // only this thread touches the outbox, and the borrow ends here.
         unsafe {
             (&mut *self.outbox.get())
@@ -285,7 +285,7 @@ impl Local {
 
     /// How many envelopes the outbox holds for queue `ticket`.
     #[inline(always)]
-    pub(crate) fn deferred_len(&self, ticket: usize) -> usize {
+    pub(crate) fn outbox_len(&self, ticket: usize) -> usize {
         // SAFETY: only this thread touches the outbox; the borrow ends here.
         unsafe { (&*self.outbox.get())[ticket].len() }
     }

@@ -376,7 +376,7 @@ fn two_gulpers_never_hold_one_queue_at_once() {
     });
 }
 
-/// A deferred send (the outbox, `README.md`, "Sends into a backlog") racing the end of its
+/// A send held in an outbox (the outbox, `README.md`, "Sends into a backlog") racing the end of its
 /// actor. The sender pins the queue under its lock, then reads the actor's status and,
 /// if it is alive, keeps an envelope for the flush; the actor's worker ends it under the
 /// same lock, parking the reclaim envelope if the queue is pinned and queueing it
@@ -385,7 +385,7 @@ fn two_gulpers_never_hold_one_queue_at_once() {
 /// when it runs), and the reclaim is queued exactly once. Queueing the reclaim whatever
 /// the pin fails it.
 #[test]
-fn a_deferred_envelope_is_queued_before_its_actors_reclaim() {
+fn an_outboxed_envelope_is_queued_before_its_actors_reclaim() {
     use crate::runtime::loom::sync::atomic::AtomicBool;
     const RECLAIM: u64 = 99;
     loom::model(|| {
@@ -432,7 +432,7 @@ fn a_deferred_envelope_is_queued_before_its_actors_reclaim() {
     });
 }
 
-/// A deferred send racing a move of its actor out of the pinned queue (placement): the
+/// A send held in an outbox racing a move of its actor out of the pinned queue (placement): the
 /// mover changes the ticket only under the old queue's lock, and not while the queue is
 /// pinned; the sender reads the ticket after its pin. So an envelope kept for the queue
 /// the ticket named still names the actor's queue at the flush (no message lands in a

@@ -1,20 +1,22 @@
 //! Unit tests and models of the message-centric executor: `loom_*` under `--cfg loom`,
 //! `shuttle` under `--cfg shuttle`, the rest in every test build.
 
+#[cfg(not(loom))]
+mod executor;
+#[cfg(loom)]
+mod loom_ownership;
 #[cfg(loom)]
 mod loom_swap;
 #[cfg(loom)]
 mod loom_work_queue;
-#[cfg(loom)]
-mod loom_worker;
+#[cfg(not(any(loom, shuttle)))]
+mod placement;
 #[cfg(not(loom))]
 mod ranges;
 #[cfg(shuttle)]
 mod shuttle;
 #[cfg(not(loom))]
 mod spawn;
-#[cfg(not(loom))]
-mod worker;
 
 /// What the tests of this folder use: the executor's items, as the code they test sees them.
 #[allow(unused_imports)]

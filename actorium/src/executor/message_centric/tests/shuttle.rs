@@ -1,6 +1,6 @@
 //! The message-centric executor's queues under shuttle's PCT scheduler
 //! (`RUSTFLAGS="--cfg shuttle"`): several thieves, a sender and a resizer at once, which loom
-//! (`loom_worker.rs`, `loom_work_queue.rs`, `loom_swap.rs`) can only check two or three steps
+//! (`loom_ownership.rs`, `loom_work_queue.rs`, `loom_swap.rs`) can only check two or three steps
 //! at a time.
 //!
 //! Three workers with two queues each run a reduced worker loop on the executor's own parts:
@@ -22,7 +22,7 @@ use super::super::{Config, Executor, QueueStealing};
 use crate::core::copy_queue::CopyQueue;
 use crate::core::envelope::{Envelope, EnvelopeVTable, Payload};
 use crate::core::{Shared, WorkerRef};
-use crate::runtime::pool::leave_if_removed;
+use crate::runtime::worker_table::leave_if_removed;
 use shuttle::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use shuttle::thread;
 use std::sync::atomic as plain;
@@ -135,7 +135,7 @@ fn worker(e: &Executor, me: usize, seen: &Seen, steals: usize) {
         if seen.done.load(Ordering::SeqCst) {
             return;
         }
-        if !e.pool.is_active(me) && leave_if_removed(e.pool.crew(), me, || {}) {
+        if !e.pool.is_active(me) && leave_if_removed(e.pool.table(), me, || {}) {
             return;
         }
         let mut worked = false;

@@ -1,13 +1,10 @@
-//! Placement on the message-centric executor (`executor/message_centric/README.md`, "Placement"):
+//! Placement on the message-centric executor (`README.md` of the executor, "Placement"):
 //! an actor spawned by a behaviour starts on its spawner's worker, and mail that waits there
 //! behind a long behaviour is taken by an idle worker (the rescue), whichever stealing
 //! heuristic is on. Each test waits for something only another worker can make happen while
 //! the spawner's worker is busy, under a watchdog: without the rescue they hang.
 
-mod common;
-
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
-use common::watchdog;
+use crate::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -419,7 +416,7 @@ fn actors_that_move_keep_order_and_exclusion() {
                     }
                     let stats = system.stats().unwrap();
                     for t in &targets {
-                        t.send(actorium::DeleteMsg).unwrap();
+                        t.send(crate::DeleteMsg).unwrap();
                     }
                     system.stop();
                     assert!(
@@ -584,8 +581,8 @@ fn an_actor_behind_a_long_behaviour_in_its_queue_is_split_off() {
             for o in before.iter().chain(&after) {
                 o.send(()).unwrap();
             }
-            hog.send(actorium::DeleteMsg).unwrap();
-            the_sink.send(actorium::DeleteMsg).unwrap();
+            hog.send(crate::DeleteMsg).unwrap();
+            the_sink.send(crate::DeleteMsg).unwrap();
             let stats = system.stop().unwrap();
             assert!(
                 ok,
@@ -689,10 +686,10 @@ fn actors_split_off_keep_order_and_exclusion() {
                     assert_eq!(r, Ok(PROBES), "{stealing:?}, {workers} workers");
                 }
                 for p in &probed {
-                    p.send(actorium::DeleteMsg).unwrap();
+                    p.send(crate::DeleteMsg).unwrap();
                 }
-                hog.send(actorium::DeleteMsg).unwrap();
-                sink.send(actorium::DeleteMsg).unwrap();
+                hog.send(crate::DeleteMsg).unwrap();
+                sink.send(crate::DeleteMsg).unwrap();
                 let stats = system.stop().unwrap();
                 assert!(
                     stats.moves > 0,
@@ -776,9 +773,9 @@ fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
                 rx.recv().unwrap();
             }
             for c in &clients {
-                c.send(actorium::DeleteMsg).unwrap();
+                c.send(crate::DeleteMsg).unwrap();
             }
-            hub.send(actorium::DeleteMsg).unwrap();
+            hub.send(crate::DeleteMsg).unwrap();
             system.stop();
         }
     });
@@ -821,7 +818,7 @@ fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
             rx.recv().unwrap();
         }
         for a in &actors {
-            a.send(actorium::DeleteMsg).unwrap();
+            a.send(crate::DeleteMsg).unwrap();
         }
         drop(actors);
         system.stop();
@@ -896,7 +893,7 @@ fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
             "an older actor fed"
         );
         for x in fed.iter().chain(&unfed).chain([&a, &b, &c, &d]) {
-            x.send(actorium::DeleteMsg).unwrap();
+            x.send(crate::DeleteMsg).unwrap();
         }
         drop((fed, unfed, a, b, c, d));
         system.stop();
@@ -1096,9 +1093,9 @@ fn an_actor_handed_messages_by_two_partners_in_turn_follows_them() {
         rx.recv().unwrap();
         let queues = (master.queue(), computer.queue(), series.queue());
         let moves = system.stats().unwrap().moves;
-        series.send(actorium::DeleteMsg).unwrap();
-        computer.send(actorium::DeleteMsg).unwrap();
-        master.send(actorium::DeleteMsg).unwrap();
+        series.send(crate::DeleteMsg).unwrap();
+        computer.send(crate::DeleteMsg).unwrap();
+        master.send(crate::DeleteMsg).unwrap();
         system.stop();
         assert_eq!(
             queues,
@@ -1213,11 +1210,11 @@ fn a_follower_takes_the_few_actors_of_its_queue_along() {
             let moves = system.stats().unwrap().moves;
             let b_queue = b.queue();
             for f in &fill {
-                f.send(actorium::DeleteMsg).unwrap();
+                f.send(crate::DeleteMsg).unwrap();
             }
-            hub.send(actorium::DeleteMsg).unwrap();
-            a.send(actorium::DeleteMsg).unwrap();
-            b.send(actorium::DeleteMsg).unwrap();
+            hub.send(crate::DeleteMsg).unwrap();
+            a.send(crate::DeleteMsg).unwrap();
+            b.send(crate::DeleteMsg).unwrap();
             system.stop();
             if fillers == 0 {
                 assert_eq!(b_queue, 0, "b should have moved with a ({moves} moves)");
@@ -1231,4 +1228,26 @@ fn a_follower_takes_the_few_actors_of_its_queue_along() {
             }
         }
     });
+}
+
+/// Runs `f` on its own thread and fails the test if it does not finish within `secs`: a hang
+/// (say, a `stop()` that never returns) fails instead of blocking CI.
+fn watchdog<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(v) => {
+            t.join().unwrap();
+            v
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            // The closure panicked: re-raise its panic here.
+            std::panic::resume_unwind(t.join().unwrap_err())
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("watchdog: not finished after {secs} s (hang)")
+        }
+    }
 }

@@ -1,0 +1,298 @@
+//! The *worker table*, the runtime's half of a worker pool: the one place where per-worker
+//! state lives, one row per worker, whose runtime columns (a [`Slot`]: its idle-sleep [`Benaphore`], its statistics [`Counters`], its
+//! fork/join [`TaskRow`] (its task deque), its life-cycle state) live in the [`WorkerTable`], the pool's
+//! executor-independent half, and whose executor column `T` is what the executor running on
+//! the pool keeps for it (a queue range and a steal timestamp for the message-centric executor,
+//! a policy's worker data for the actor-centric one). (What is merely sized from the number of
+//! workers at start stays with its owner: the message queues, whose count is the
+//! message-centric executor's policy, and the sharding of the live-actor registry.)
+//!
+//! Its rows are made once, at the pool's capacity, so no reference into a row can dangle
+//! across a resize; the row states and `len` change only under the resize lock's write side
+//! (`pool.rs` holds the resize protocol and its invariants).
+
+use super::counters::{CounterValues, Counters};
+use super::idle::{Benaphore, IdleSleep};
+use super::resize::{ReadGuard, ResizeLock};
+use super::tasks::{JobRef, TaskRow};
+use crate::runtime::loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use crossbeam_deque::Injector;
+use crossbeam_utils::CachePadded;
+use std::time::Duration;
+
+/// Row state: never used, or its thread joined.
+pub(super) const UNUSED: u8 = 0;
+
+/// Row state: a thread was started for it and waits at its start gate.
+pub(super) const STARTING: u8 = 1;
+
+/// Row state: counted in `len`; its worker runs.
+pub(super) const ACTIVE: u8 = 2;
+
+/// Row state: removed; its worker has not yet seen it.
+pub(super) const LEAVING: u8 = 3;
+
+/// Row state: its worker saw it was removed, handed over what it held, and ended its loop.
+pub(super) const EXITED: u8 = 4;
+
+/// Row state: its thread was started for an add that failed: it ends at the gate.
+pub(super) const CANCELLED: u8 = 5;
+
+/// The runtime's columns of one worker's row in the worker table.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    /// The worker's idle-sleep flag and event fd (read by every sender to the worker).
+    pub(super) sleep: CachePadded<Benaphore>,
+    /// The row's life-cycle state (`ACTIVE`...), read by its worker at every turn.
+    pub(super) state: AtomicU8,
+    /// The worker's statistics (written by the worker alone; a line of their own, so counting
+    /// does not slow the senders reading `sleep`).
+    pub(super) counters: CachePadded<Counters>,
+    /// The worker's fork/join row: its task deque, whether it shows tasks, its thread (after
+    /// Java's fork/join work stealing: Doug Lea, "A Java Fork/Join Framework", 2000;
+    /// `runtime/tasks`).
+    pub(crate) row: TaskRow,
+}
+
+/// The runtime's half of a worker pool, the same for every executor (so code that is not
+/// generic over the executor, such as fork/join, can reach it): the runtime's columns of the
+/// worker table, the sleepers list, the resize lock, and the fork/join tasks' common queue.
+#[derive(Debug)]
+pub(crate) struct WorkerTable {
+    pub(super) slots: Box<[CachePadded<Slot>]>,
+    /// Workers running: rows `0..len` (see the module invariants).
+    pub(super) len: CachePadded<AtomicUsize>,
+    /// Rows ever active (their executor data and event fds exist).
+    pub(super) created: AtomicUsize,
+    /// Delisle's readers-writer lock (see `resize.rs`).
+    pub(crate) lock: ResizeLock,
+    pub(super) idle: IdleSleep,
+    pub(super) stats_on: bool,
+    /// Fork/join tasks submitted from outside the pool (Java's fork/join's common queue).
+    pub(crate) injector: Injector<JobRef>,
+    /// How many workers show tasks in their deques, plus how many tasks the common queue
+    /// holds (a hint for the worker loop: one load).
+    pub(super) shown: CachePadded<AtomicUsize>,
+    /// Whether idle workers look for fork/join tasks (not under a scheduling policy that
+    /// blocks in its own queue: see `Policy::helps_with_tasks`).
+    pub(super) thieves: AtomicBool,
+    /// Every worker thread has exited ([`WorkerTable::close`]): nobody takes tasks any more.
+    pub(super) closed: AtomicBool,
+}
+
+/// A worker of `pool` at the top of its loop, whose row is no longer active: if it is leaving,
+/// hands over what it holds (`hand_over`, inside its read section, where no resize can run)
+/// and marks its row exited; returns whether it must end. A row added back meanwhile is
+/// active again: the worker goes on.
+pub(crate) fn leave_if_removed(table: &WorkerTable, row: usize, hand_over: impl FnOnce()) -> bool {
+    let slot = &table.slots[row];
+    if slot.state.load(Ordering::Relaxed) == ACTIVE {
+        return false;
+    }
+    let guard: ReadGuard<'_> = table.lock.read(row);
+    if slot.state.load(Ordering::Relaxed) != LEAVING {
+        return false;
+    }
+    hand_over();
+    slot.state.store(EXITED, Ordering::Release);
+    drop(guard);
+    true
+}
+
+impl WorkerTable {
+    /// Workers running (rows `0..len`).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// The most workers the pool may have (rows in the table).
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// How many rows were ever active (workers `0..rows()` may run, or have run, tasks).
+    #[inline]
+    pub(crate) fn rows(&self) -> usize {
+        self.created.load(Ordering::Relaxed)
+    }
+
+    /// Rows ever active.
+    fn created(&self) -> &[CachePadded<Slot>] {
+        &self.slots[..self.created.load(Ordering::Relaxed)]
+    }
+
+    /// Whether row `i` is active (its worker runs and is counted in `len`).
+    #[inline]
+    pub(crate) fn is_active(&self, i: usize) -> bool {
+        self.slots[i].state.load(Ordering::Relaxed) == ACTIVE
+    }
+
+    /// Rows whose worker was removed and has not yet left.
+    pub(crate) fn leaving(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.created.load(Ordering::Relaxed))
+            .filter(|&i| self.slots[i].state.load(Ordering::Relaxed) == LEAVING)
+    }
+
+    /// Fork/join: a worker starts (`true`) or stops showing tasks, or a task enters (`true`) or
+    /// leaves the common queue.
+    #[inline]
+    pub(crate) fn show_tasks(&self, yes: bool) {
+        if yes {
+            self.shown.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.shown.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Fork/join: whether some worker shows tasks or the common queue holds one (a hint).
+    #[inline]
+    pub(crate) fn tasks_hint(&self) -> bool {
+        self.shown.load(Ordering::Relaxed) != 0
+    }
+
+    /// Fork/join: how many workers show tasks, plus the tasks in the common queue (a hint).
+    #[inline]
+    pub(crate) fn shown_count(&self) -> usize {
+        self.shown.load(Ordering::Relaxed)
+    }
+
+    /// Whether idle workers look for fork/join tasks.
+    #[inline]
+    pub(crate) fn has_thieves(&self) -> bool {
+        self.len() > 0 && self.thieves.load(Ordering::Relaxed)
+    }
+
+    /// Idle workers of this pool never look for fork/join tasks (they wait in a policy's own
+    /// queue): tasks run where they are forked, and from outside on the caller.
+    pub(crate) fn no_thieves(&self) {
+        self.thieves.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether every worker thread has exited (nobody takes tasks from the common queue).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Worker `i`'s runtime row.
+    #[inline]
+    pub(crate) fn slot(&self, i: usize) -> &Slot {
+        &self.slots[i]
+    }
+
+    /// Worker `i`'s counters, if statistics are on.
+    #[inline]
+    pub(crate) fn counters(&self, i: usize) -> Option<&Counters> {
+        self.stats_on.then(|| &*self.slots[i].counters)
+    }
+
+    /// Whether statistics are counted.
+    #[inline]
+    pub(crate) fn stats_on(&self) -> bool {
+        self.stats_on
+    }
+
+    /// Every worker's counters (every row ever used: a removed worker's counts stay in the
+    /// totals), and the number of workers now.
+    pub(crate) fn counter_values(&self) -> (Vec<CounterValues>, usize) {
+        let rows = self.created().iter().map(|s| s.counters.values()).collect();
+        (rows, self.len())
+    }
+
+    // --- Idle sleep (see `runtime/idle/README.md` for the handshake) ---
+
+    /// Idle side, step one: worker `i` announces itself idle.
+    pub(crate) fn announce(&self, i: usize) {
+        self.idle.announce(i, &self.slots[i].sleep);
+    }
+
+    /// Idle side, step two: nothing found, block until notified (at once if a notifier came
+    /// by since [`Self::announce`]), or until `limit` has passed if one is given. Returns
+    /// whether it was notified (false: the time ran out).
+    pub(crate) fn sleep(&self, i: usize, limit: Option<Duration>) -> bool {
+        if let Some(c) = self.counters(i) {
+            c.sleeps.bump(1);
+        }
+        match limit {
+            None => {
+                self.slots[i].sleep.sleep();
+                true
+            }
+            Some(limit) => self.slots[i].sleep.sleep_timeout(limit),
+        }
+    }
+
+    /// Idle side, last step: worker `i` runs again.
+    pub(crate) fn retire(&self, i: usize) {
+        self.idle.retire(i, &self.slots[i].sleep);
+    }
+
+    /// Targeted notification: worker `i` must look for work (one relaxed load when it is
+    /// running). Returns whether a system call was made.
+    #[inline]
+    pub(crate) fn notify(&self, i: usize) -> bool {
+        IdleSleep::notify(&self.slots[i].sleep)
+    }
+
+    /// General notification: wake the first idle worker, if any.
+    pub(crate) fn notify_any(&self) -> bool {
+        self.idle.notify_any(|i| &self.slots[i].sleep)
+    }
+
+    /// Whether some worker is published as idle (a hint: one load).
+    #[inline]
+    pub(crate) fn has_idle(&self) -> bool {
+        self.idle.has_idle()
+    }
+
+    /// Whether some worker is published as idle, ordered after the caller's preceding SeqCst
+    /// store (the notifier's half of the idle-sleep handshake for fork/join tasks).
+    #[inline]
+    pub(crate) fn has_idle_seqcst(&self) -> bool {
+        self.idle.has_idle_seqcst()
+    }
+
+    /// Whether worker `i` is running or was told to (its benaphore is `AWAKE`): what a model
+    /// checks to see that a notification reached it.
+    #[cfg(all(test, loom))]
+    pub(crate) fn is_awake(&self, i: usize) -> bool {
+        self.slots[i].sleep.is_awake()
+    }
+
+    /// Wakes every worker (shutdown).
+    pub(crate) fn wake_all(&self) {
+        for slot in self.created() {
+            slot.sleep.wake();
+        }
+    }
+
+    /// Unparks every worker thread (the system is being dropped): one blocked in a wait gives
+    /// up (`runtime::worker::own_system_aborting`) and goes back to its loop, which ends.
+    pub(crate) fn unpark_all(&self) {
+        for slot in self.created() {
+            slot.row.unpark();
+        }
+    }
+
+    /// Every worker thread has been joined: from now on nobody takes tasks from the common
+    /// queue, so a thread that waits for a task it put there runs it itself
+    /// (`executor/forkjoin`'s `run_on`; else a detached actor's `join` while the system is
+    /// dropped would wait for the cleanup, which waits for that thread). Set by the shutdown as
+    /// soon as the threads are joined, before it waits for the detached actors' threads, and
+    /// again by [`Self::close`].
+    pub(crate) fn workers_exited(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+    }
+
+    /// After every worker thread has exited: releases the kernel resources (event fds) now,
+    /// rather than when the last reference to the pool goes.
+    pub(crate) fn close(&self) {
+        self.workers_exited();
+        for slot in self.slots.iter() {
+            slot.sleep.close();
+        }
+        for slot in self.slots.iter() {
+            slot.row.forget_thread();
+        }
+    }
+}
