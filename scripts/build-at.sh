@@ -4,7 +4,7 @@
 # path, one a line, in the order given: the "old" arms of `scripts/alternate.sh`.
 #
 #   scripts/build-at.sh COMMIT...
-#   OLD=$(scripts/build-at.sh 9d214e3)
+#   OLD=$(scripts/build-at.sh main~1)
 #   scripts/alternate.sh 9 "banking repeat" "old=$OLD actorium 2" \
 #       "new=target/release/actorium-bench actorium 2"
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# valgrind memcheck over actorium's tests (issue 14): no invalid read or write, no use of
+# valgrind memcheck over actorium's tests: no invalid read or write, no use of
 # uninitialised memory, and no leak that valgrind calls "definitely lost" (memory nothing
 # points to any more); "indirectly" and "possibly lost" are reported too (threads a test
 # leaves behind on purpose, a failed policy's workers, hold such blocks). Each test binary runs
@@ -19,7 +19,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    # The semantics tests; the stress tests (delivery, placement, resize, leaks, reclaim)
+    # The semantics tests; the stress tests (delivery, resize, leaks, reclaim)
     # run too long under valgrind (each thread serialised, spinning workers included).
     targets=(lib random_programs shutdown lifecycle ask supervision timers monitor spawn_with
         robustness centric forkjoin outbox)

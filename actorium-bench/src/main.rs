@@ -1,11 +1,17 @@
 //! actorium-bench: the Cforall-thesis and Savina workloads on actorium and its peers, side by
-//! side, in one run. See `BENCHMARKS.md` for the workloads and `docs/BENCHMARKS.md`
-//! (repository root) for the latest results.
+//! side, in one run. See `BENCHMARKS.md` (this crate) for the workloads and
+//! `docs/BENCHMARKS.md` (repository root) for the latest results.
 //!
 //! ```text
 //! cargo run --release -p actorium-bench -- [--full | --quick] [--only a,b] [--systems x,y] \
 //!     [--threads N] [--runs R] [--json FILE] [--out DIR]
 //! ```
+//!
+//! The default run (the main job) runs every workload at its standard size (about a third of
+//! the full suite's work) on actorium's executors and every installed peer, 3 runs each, so
+//! that it finishes in about 10 minutes on 2 cores; `--full` runs the full sizes, 5 runs, the
+//! stealing ablations (`actorium-random-victim`, `actorium-no-stealing`) and the 1-thread
+//! sweep; `--quick` is CI's smoke run.
 //!
 //! Runs are interleaved: for each workload, each round runs every system once, in turn
 //! (A B C A B C ...), so that a slow phase of the machine hits every system alike. The exit
@@ -27,7 +33,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use report::Record;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use suite::{Params, BENCHES, SYSTEMS};
+use suite::{Params, Size, BENCHES, SYSTEMS};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -37,11 +43,12 @@ use suite::{Params, BENCHES, SYSTEMS};
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
-    /// Smaller parameters and 3 runs each, so the whole suite finishes in about a minute.
+    /// Small parameters and 3 runs each (CI's smoke run).
     #[arg(long)]
     quick: bool,
-    /// The full suite: 5 runs each, the 1-thread sweep of actorium's systems (`--sweep`), and
-    /// a 300 s limit per run (the default is 3 runs and 60 s, to finish in about 10 minutes).
+    /// The full suite: full-size parameters, 5 runs each, the stealing ablations, the 1-thread
+    /// sweep of actorium's systems (`--sweep`), and a 300 s limit per run (the default run:
+    /// standard sizes, 3 runs, 60 s, to finish in about 10 minutes).
     #[arg(long, conflicts_with = "quick")]
     full: bool,
     /// Only these benchmarks (comma-separated names).
@@ -399,12 +406,22 @@ fn select<T>(
 fn suite_main(cli: &Cli) -> i32 {
     let selected = select(&cli.only, BENCHES, |b| b.name, "benchmark")
         .and_then(|b| Ok((b, select(&cli.systems, SYSTEMS, |s| s.name, "system")?)));
-    let (benches, systems) = match selected {
+    let (benches, mut systems) = match selected {
         Ok(bs) => bs,
         Err(e) => {
             eprintln!("actorium-bench: {e}");
             return 2;
         }
+    };
+    if cli.systems.is_empty() && !cli.full {
+        systems.retain(|s| !suite::FULL_ONLY.contains(&s.name));
+    }
+    let size = if cli.quick {
+        Size::Quick
+    } else if cli.full {
+        Size::Full
+    } else {
+        Size::Standard
     };
     let threads = cli.threads.unwrap_or_else(available_parallelism);
     if threads == 0 {
@@ -460,7 +477,7 @@ fn suite_main(cli: &Cli) -> i32 {
     let mut records = Vec::new();
     let mut singles = Vec::new();
     for b in &benches {
-        let params = b.params(cli.quick);
+        let params = b.params_at(size);
         let arms = arms_of(b);
         let recs = measure_interleaved(&bar, &systems, &ready, &arms, b, &params, runs, timeout);
         say(&bar, summary_line(b, &recs, threads));
@@ -508,7 +525,7 @@ fn suite_main(cli: &Cli) -> i32 {
         "{} benchmarks × {} systems × {runs} runs, {threads} threads{} in {:.0} s",
         benches.len(),
         systems.len(),
-        if cli.quick { ", --quick" } else { "" },
+        size_note(cli),
         started.elapsed().as_secs_f64()
     );
     if let Err(e) = write_outputs(cli, &records, &singles, &groups, threads, runs) {
@@ -553,6 +570,17 @@ struct GroupTable {
     benches: Vec<String>,
     systems: Vec<String>,
     table: String,
+}
+
+/// How the run was sized, for the report.
+fn size_note(cli: &Cli) -> &'static str {
+    if cli.quick {
+        ", --quick sizes"
+    } else if cli.full {
+        ", full sizes (--full)"
+    } else {
+        ", standard sizes (the default run; --full for the full sizes)"
+    }
 }
 
 /// All `runs` of benchmark `b` on every arm (a system and a thread count), interleaved: each
@@ -673,11 +701,7 @@ fn write_outputs(
         "# actorium-bench results\n\n{threads} threads, {runs} runs each (median){}. Runs \
          are interleaved: for each workload, each round runs every system once, in turn, so \
          that a slow phase of the machine hits every system alike.\n",
-        if cli.quick {
-            ", --quick parameters"
-        } else {
-            ""
-        },
+        size_note(cli),
     );
     let mut charts = Vec::new();
     for g in groups {

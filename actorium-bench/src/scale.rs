@@ -1,13 +1,12 @@
 //! `actorium-bench scale`: how many actors fit in memory, how fast they start, and how long it
-//! takes to message every one of them (issue 14).
+//! takes to message every one of them.
 //!
 //! Each system runs in a child process (`scale-exec`, or the CAF and Erlang peers' own
 //! `scale`): `n` actors (the fork-join workers of `fork-join-creation`: a few words of state
 //! and a completion latch) spawned from one thread and kept alive, their addresses held in a
 //! vector (a list in Erlang); then one message to each, which ends it. The child reports the
 //! time of both phases and its memory: the resident set before the first spawn, after the
-//! last, and its peak (`VmHWM`). Bytes per actor are the peak over `n`, as the issue defines
-//! them, and, beside them, what the actors added over the baseline. The checksum is `n` (each
+//! last, and its peak (`VmHWM`). Bytes per actor are the peak over `n` (the headline figure), and, beside them, what the actors added over the baseline. The checksum is `n` (each
 //! actor reports one message).
 
 use crate::suite::Params;

@@ -53,13 +53,26 @@ impl Params {
 pub struct Bench {
     pub name: &'static str,
     pub source: &'static str,
+    /// The full suite's parameters (`--full`, and `exec` when none are given).
     default: Table,
+    /// The main job's (the default run: about a third of the full work, so that every peer
+    /// fits in about 10 minutes on 2 cores).
+    standard: Table,
+    /// `--quick` (CI's smoke run).
     quick: Table,
     /// What one "operation" is, for `per_op_ns`.
     pub op: &'static str,
     ops: fn(&Params) -> u64,
     /// Actor workloads or fork/join workloads (each group has its own table and systems).
     pub group: Group,
+}
+
+/// How much work each workload does: `--quick` (CI), the default run, or `--full`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Size {
+    Quick,
+    Standard,
+    Full,
 }
 
 /// The two groups of workloads.
@@ -84,8 +97,18 @@ impl Group {
 }
 
 impl Bench {
+    /// The full parameters, or the quick ones.
     pub fn params(&self, quick: bool) -> Params {
         Params::of(if quick { self.quick } else { self.default })
+    }
+
+    /// The parameters of a run of `size`.
+    pub fn params_at(&self, size: Size) -> Params {
+        Params::of(match size {
+            Size::Quick => self.quick,
+            Size::Standard => self.standard,
+            Size::Full => self.default,
+        })
     }
 
     pub fn ops(&self, p: &Params) -> u64 {
@@ -104,13 +127,21 @@ const EXECUTOR_DEFAULT: Table = &[("actors", 40_000), ("group", 100), ("rounds",
 const EXECUTOR_QUICK: Table = &[("actors", 4_000), ("group", 100), ("rounds", 2)];
 const BALANCE_DEFAULT: Table = &[("actors", 20_000), ("group", 100), ("rounds", 4)];
 const BALANCE_QUICK: Table = &[("actors", 2_000), ("group", 100), ("rounds", 2)];
+const EXECUTOR_STANDARD: Table = &[("actors", 12_000), ("group", 100), ("rounds", 3)];
+const BALANCE_STANDARD: Table = &[("actors", 6_000), ("group", 100), ("rounds", 3)];
 
 /// The thesis' executor workload and its placed variants (balance-one, balance-multi).
-const fn executor_family(name: &'static str, default: Table, quick: Table) -> Bench {
+const fn executor_family(
+    name: &'static str,
+    default: Table,
+    standard: Table,
+    quick: Table,
+) -> Bench {
     Bench {
         name,
         source: "Cforall thesis",
         default,
+        standard,
         quick,
         op: "message",
         ops: executor_total,
@@ -129,6 +160,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Cforall thesis",
         default: &[("n", 10_000_000)],
         quick: &[("n", 1_000_000)],
+        standard: &[("n", 3_000_000)],
         op: "send",
         ops: |p| p.get("n"),
         group: Group::Actors,
@@ -138,16 +170,23 @@ pub const BENCHES: &[Bench] = &[
         source: "Cforall thesis",
         default: &[("n", 1_000_000)],
         quick: &[("n", 100_000)],
+        standard: &[("n", 300_000)],
         op: "spawn+send",
         ops: |p| p.get("n"),
         group: Group::Actors,
     },
-    executor_family("executor", EXECUTOR_DEFAULT, EXECUTOR_QUICK),
+    executor_family(
+        "executor",
+        EXECUTOR_DEFAULT,
+        EXECUTOR_STANDARD,
+        EXECUTOR_QUICK,
+    ),
     Bench {
         name: "repeat",
         source: "Cforall thesis",
         default: &[("servers", 100_000), ("reps", 20)],
         quick: &[("servers", 10_000), ("reps", 10)],
+        standard: &[("servers", 30_000), ("reps", 15)],
         op: "message",
         ops: |p| 2 * p.get("servers") * p.get("reps"),
         group: Group::Actors,
@@ -157,17 +196,29 @@ pub const BENCHES: &[Bench] = &[
         source: "Cforall thesis",
         default: &[("n", 1024)],
         quick: &[("n", 256)],
+        standard: &[("n", 512)],
         op: "row",
         ops: |p| p.get("n"),
         group: Group::Actors,
     },
-    executor_family("balance-one", BALANCE_DEFAULT, BALANCE_QUICK),
-    executor_family("balance-multi", BALANCE_DEFAULT, BALANCE_QUICK),
+    executor_family(
+        "balance-one",
+        BALANCE_DEFAULT,
+        BALANCE_STANDARD,
+        BALANCE_QUICK,
+    ),
+    executor_family(
+        "balance-multi",
+        BALANCE_DEFAULT,
+        BALANCE_STANDARD,
+        BALANCE_QUICK,
+    ),
     Bench {
         name: "ping-pong",
         source: "Savina",
         default: &[("n", 40_000)],
         quick: &[("n", 10_000)],
+        standard: &[("n", 20_000)],
         op: "round trip",
         ops: |p| p.get("n"),
         group: Group::Actors,
@@ -177,6 +228,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("n", 1_000_000)],
         quick: &[("n", 100_000)],
+        standard: &[("n", 300_000)],
         op: "message",
         ops: |p| p.get("n"),
         group: Group::Actors,
@@ -186,6 +238,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("actors", 60), ("msgs", 10_000)],
         quick: &[("actors", 60), ("msgs", 1_000)],
+        standard: &[("actors", 60), ("msgs", 3_000)],
         op: "message",
         ops: |p| p.get("actors") * p.get("msgs"),
         group: Group::Actors,
@@ -195,6 +248,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("n", 40_000)],
         quick: &[("n", 10_000)],
+        standard: &[("n", 20_000)],
         op: "actor",
         ops: |p| p.get("n"),
         group: Group::Actors,
@@ -204,6 +258,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("actors", 100), ("passes", 100_000)],
         quick: &[("actors", 100), ("passes", 10_000)],
+        standard: &[("actors", 100), ("passes", 30_000)],
         op: "hop",
         ops: |p| p.get("passes") + 1,
         group: Group::Actors,
@@ -213,6 +268,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("creatures", 100), ("meetings", 200_000)],
         quick: &[("creatures", 100), ("meetings", 20_000)],
+        standard: &[("creatures", 100), ("meetings", 60_000)],
         op: "meeting",
         ops: |p| p.get("meetings"),
         group: Group::Actors,
@@ -222,6 +278,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("actors", 120), ("pings", 20_000)],
         quick: &[("actors", 120), ("pings", 2_000)],
+        standard: &[("actors", 120), ("pings", 6_000)],
         op: "ping",
         ops: |p| p.get("actors") * p.get("pings"),
         group: Group::Actors,
@@ -231,6 +288,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("series", 10), ("terms", 25_000)],
         quick: &[("series", 10), ("terms", 2_500)],
+        standard: &[("series", 10), ("terms", 8_000)],
         op: "term",
         ops: |p| p.get("series") * p.get("terms"),
         group: Group::Actors,
@@ -240,6 +298,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("accounts", 1_000), ("transactions", 50_000)],
         quick: &[("accounts", 1_000), ("transactions", 5_000)],
+        standard: &[("accounts", 1_000), ("transactions", 15_000)],
         op: "transfer",
         ops: |p| p.get("transactions"),
         group: Group::Actors,
@@ -249,6 +308,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("workers", 20), ("msgs", 10_000), ("write", 10)],
         quick: &[("workers", 20), ("msgs", 1_000), ("write", 10)],
+        standard: &[("workers", 20), ("msgs", 3_000), ("write", 10)],
         op: "request",
         ops: |p| p.get("workers") * p.get("msgs"),
         group: Group::Actors,
@@ -267,6 +327,13 @@ pub const BENCHES: &[Bench] = &[
             ("producers", 40),
             ("consumers", 40),
             ("items", 100),
+            ("buffer", 50),
+            ("cost", 25),
+        ],
+        standard: &[
+            ("producers", 40),
+            ("consumers", 40),
+            ("items", 300),
             ("buffer", 50),
             ("cost", 25),
         ],
@@ -289,6 +356,12 @@ pub const BENCHES: &[Bench] = &[
             ("arrival", 1_000),
             ("cut", 1_000),
         ],
+        standard: &[
+            ("customers", 1_500),
+            ("room", 1_000),
+            ("arrival", 1_000),
+            ("cut", 1_000),
+        ],
         op: "haircut",
         ops: |p| p.get("customers"),
         group: Group::Actors,
@@ -298,6 +371,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina",
         default: &[("smokers", 200), ("rounds", 10_000), ("smoke", 1_000)],
         quick: &[("smokers", 200), ("rounds", 1_000), ("smoke", 1_000)],
+        standard: &[("smokers", 200), ("rounds", 3_000), ("smoke", 1_000)],
         op: "round",
         ops: |p| p.get("rounds"),
         group: Group::Actors,
@@ -307,6 +381,7 @@ pub const BENCHES: &[Bench] = &[
         source: "fork/join",
         default: &[("n", 32)],
         quick: &[("n", 27)],
+        standard: &[("n", 30)],
         op: "join",
         // fib(n) makes fib(n + 1) - 1 joins.
         ops: |p| fib(p.get("n") + 1) - 1,
@@ -317,6 +392,7 @@ pub const BENCHES: &[Bench] = &[
         source: "fork/join",
         default: &[("n", 10_000_000), ("cutoff", 1_000)],
         quick: &[("n", 1_000_000), ("cutoff", 1_000)],
+        standard: &[("n", 3_000_000), ("cutoff", 1_000)],
         op: "element",
         ops: |p| p.get("n"),
         group: Group::ForkJoin,
@@ -326,6 +402,7 @@ pub const BENCHES: &[Bench] = &[
         source: "fork/join",
         default: &[("n", 12)],
         quick: &[("n", 10)],
+        standard: &[("n", 11)],
         op: "solution",
         ops: |p| actorium_peers::common::expected_checksum("nqueens", &p.0),
         group: Group::ForkJoin,
@@ -335,6 +412,7 @@ pub const BENCHES: &[Bench] = &[
         source: "Savina (recursive)",
         default: &[("n", 1024), ("threshold", 16_384)],
         quick: &[("n", 256), ("threshold", 16_384)],
+        standard: &[("n", 512), ("threshold", 16_384)],
         op: "multiply-add",
         ops: |p| p.get("n").pow(3),
         group: Group::ForkJoin,
@@ -344,6 +422,7 @@ pub const BENCHES: &[Bench] = &[
         source: "chili/spice",
         default: &[("nodes", 1_023), ("reps", 20_000)],
         quick: &[("nodes", 1_023), ("reps", 2_000)],
+        standard: &[("nodes", 1_023), ("reps", 6_000)],
         op: "node",
         ops: |p| p.get("nodes") * p.get("reps"),
         group: Group::ForkJoin,
@@ -353,6 +432,7 @@ pub const BENCHES: &[Bench] = &[
         source: "chili/spice",
         default: &[("depth", 24)],
         quick: &[("depth", 20)],
+        standard: &[("depth", 22)],
         op: "node",
         ops: |p| (1 << p.get("depth")) - 1,
         group: Group::ForkJoin,
@@ -415,6 +495,10 @@ impl System {
         self.groups.contains(&b.group)
     }
 }
+
+/// Ablations of the default system's queue stealing, run only by `--full` (or when named in
+/// `--systems`).
+pub const FULL_ONLY: &[&str] = &["actorium-random-victim", "actorium-no-stealing"];
 
 /// Every system, in report order. Register new actorium executors here as they land.
 pub const SYSTEMS: &[System] = &[

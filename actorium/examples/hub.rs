@@ -1,6 +1,6 @@
 //! A hub that clients ask for permission in fine-grained rounds (request, grant, request...),
-//! the shape of the "hub" workload of issue 13: on two workers, nearly every message used to
-//! cross threads. Prints the time for `rounds` rounds of every client.
+//! a shape where, on two workers, every message would cross threads unless the clients live
+//! next to the hub (placement rule 2 moves them there). Prints the time for `rounds` rounds of every client.
 //!
 //! ```text
 //! cargo run --release -p actorium --example hub -- [workers] [clients] [rounds]

@@ -74,7 +74,7 @@ fn main() {
         Err(e) => println!("shutdown_timeout: {e}: {:?}", e.actors),
     }
 
-    // 3. `stop()` keeps the seed's meaning: it waits until every actor has ended by itself
+    // 3. `stop()` waits until every actor has ended by itself
     //    (here, a poison pill).
     let system = ActorSystem::new().unwrap();
     let a = system.spawn(Summer {

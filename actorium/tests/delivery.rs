@@ -14,7 +14,7 @@ use std::time::Duration;
 /// 1,000,000 messages from outside threads, and as many again forwarded by behaviours.
 const MSGS_PER_THREAD: u64 = 250_000;
 
-/// Takes a queue ticket and ends at once: used to leave other workers' queues empty.
+/// Takes a queue ticket and ends at once: its only use is to leave other workers' queues empty.
 struct Filler;
 impl Actor for Filler {
     fn started(&mut self, ctx: &mut Context<'_, Self>) {
@@ -131,7 +131,7 @@ fn many_senders_few_queues_more_workers_than_cores() {
     }
 }
 
-/// One worker, one queue (the seed's single-worker default).
+/// One worker, one queue (the single-worker default).
 #[test]
 fn many_senders_single_worker() {
     watchdog(300, || stress(ActorSystem::builder().workers(1), false));

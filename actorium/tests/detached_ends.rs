@@ -3,9 +3,9 @@
 //! A detached actor (a thread of its own) may block in `Pending::wait` for another actor of
 //! its system. However the system then ends, the wait must resolve: with the reply when the
 //! end lets the asked actor run (`stop`, `shutdown`), or with `AskError::Dropped` when it
-//! stops everything at once (`drop`, an expired `shutdown_timeout`). Before, a drop joined the
-//! detached threads before it disposed of the queued mail that would have resolved the ask,
-//! and never returned.
+//! stops everything at once (`drop`, an expired `shutdown_timeout`). A drop that joined the
+//! detached threads before it disposed of the queued mail that would resolve the ask would
+//! never return: these tests hang (and their watchdogs fail) if it does.
 
 mod common;
 

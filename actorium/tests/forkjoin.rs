@@ -135,8 +135,8 @@ fn all_started(started: &AtomicU64, k: u64) -> bool {
 
 /// A half that forks nothing (a long sequential leaf) does not keep its sibling from being
 /// stolen: each half waits until the other has started, so the join completes only if they run
-/// at once, on two workers. (With thieves that had to ask the owner, who answered only at its
-/// next fork or join, both halves ran one after the other and the first waited out its 10 s.)
+/// at once, on two workers. (With thieves that must ask the owner, who answers only at its next
+/// fork or join, both halves would run one after the other and the first wait out its 10 s.)
 #[test]
 fn the_halves_of_a_join_of_two_leaves_run_at_once() {
     watchdog(120, || {

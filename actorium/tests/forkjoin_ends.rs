@@ -6,9 +6,9 @@
 //! quiet (every result in) then `shutdown()`, poison then `stop()`, or `drop`; or with work
 //! still in flight, `shutdown()`, `shutdown_timeout` or `drop`. Every end must return (a
 //! watchdog), every result computed must be right, and every actor state must be dropped
-//! once. Programs repeat many times per configuration: the hangs this found (a worker that
-//! ended while still showing tasks, a scope whose child task waited in the deque of a worker
-//! blocked in its policy) came once in tens of systems.
+//! once. Programs repeat many times per configuration: the hangs they guard against (a worker
+//! that ends while still showing tasks, a scope whose child task waits in the deque of a
+//! worker blocked in its policy) come once in tens of systems.
 //!
 //! `ACTORIUM_FJ_ROUNDS` sets the rounds per configuration (a soak: 200 or more).
 
@@ -308,9 +308,9 @@ fn work_sharing_one_job_per_turn() {
 }
 
 /// Eight actors each run a scope whose four tasks each spawn one more, with a fork handle
-/// joined, on work sharing with one job per turn. A worker that took one of those tasks
-/// between its jobs used to leave the child it spawned in its own deque and block in the
-/// shared queue, where the scope's waiter could not take it: the behaviour never finished
+/// joined, on work sharing with one job per turn. A worker that takes one of those tasks
+/// between its jobs must not leave the child it spawned in its own deque and block in the
+/// shared queue, where the scope's waiter cannot take it: the behaviour would never finish
 /// (within the first few systems of this loop).
 #[test]
 fn scopes_in_behaviours_finish_on_work_sharing() {
@@ -349,8 +349,8 @@ fn scopes_in_behaviours_finish_on_work_sharing() {
 
 /// A behaviour's scope whose one task is taken by the other worker: the scope's worker finds
 /// its deque empty (a thief took the task) and waits on the task without popping again, so it
-/// still shows tasks it no longer has. Then the system ends: the other worker used to wait in
-/// its exit loop for those tasks, for ever, once the showing worker had exited.
+/// still shows tasks it no longer has. Then the system ends: the other worker must not wait in its
+/// exit loop for those tasks, which would be for ever once the showing worker has exited.
 #[test]
 fn a_worker_whose_tasks_were_taken_does_not_keep_the_others_from_ending() {
     let mut taken = 0;

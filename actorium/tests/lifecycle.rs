@@ -100,7 +100,7 @@ fn config_errors_say_what_to_change_body() {
         assert!(e.to_string().contains("lower `.queues`"), "{e}");
     }
 
-    // Defaults: 16 queues per worker; one queue in total with one worker (the seed's rule).
+    // Defaults: 16 queues per worker; one queue in total with one worker (the thesis's rule).
     let s = ActorSystem::builder().workers(3).build().unwrap();
     assert_eq!((s.workers(), s.queues()), (3, 48));
     s.stop();

@@ -209,7 +209,7 @@ fn sends_into_another_worker_s_backlog_arrive_once_and_in_order_through_the_outb
             s.receiver.send(actorium::DeleteMsg).unwrap();
             s.flooder.send(actorium::DeleteMsg).unwrap();
             let stats = s.system.stop().unwrap();
-            // All but the first DEFER_BACKLOG (32) or so went through the outbox.
+            // All but the first `outbox_backlog` (32) or so went through the outbox.
             assert!(
                 stats.outboxed >= N - 100,
                 "{stealing:?}: only {} of {N} sends went through the outbox",

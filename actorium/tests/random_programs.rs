@@ -1,4 +1,4 @@
-//! Random actor programs checked against a model (issue 14).
+//! Random actor programs checked against a model.
 //!
 //! proptest generates small programs: actors (sometimes under a one-for-one, one-for-all or
 //! rest-for-one supervisor, sometimes detached), outside threads that send, ask, poison,

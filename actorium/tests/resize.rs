@@ -25,8 +25,8 @@ fn builders(workers: usize) -> Vec<(&'static str, ActorSystemBuilder)> {
         ("message-centric-longest", inv(QueueStealing::LongestVictim)),
         ("message-centric-random", inv(QueueStealing::Random)),
         ("message-centric-none", inv(QueueStealing::None)),
-        ("centric-stealing", b().policy(WorkStealing::default())),
-        ("centric-sharing", b().policy(WorkSharing)),
+        ("policy-stealing", b().policy(WorkStealing::default())),
+        ("policy-sharing", b().policy(WorkSharing)),
     ]
 }
 

@@ -1,6 +1,6 @@
 //! What a system does when user code misbehaves or a program shuts it down early: panics in a
 //! scheduling policy, blocking on the system from inside it, dropping it with a backlog; and
-//! statistics that count what the seed says.
+//! statistics that count what `Stats` documents.
 
 mod common;
 
@@ -205,7 +205,7 @@ impl Receive<()> for Slow {
 
 /// A failed policy while another worker runs a long behaviour: shutdown gives up on that
 /// worker, and then frees nothing it could touch: the behaviour runs to its end on intact state
-/// (it used to be freed under it: a segfault).
+/// (freeing it under the behaviour would be a use after free).
 #[test]
 fn a_failed_policy_leaves_a_job_in_flight_untouched() {
     watchdog(60, || {
@@ -510,7 +510,7 @@ fn dropping_a_system_with_a_backlog_stops_running_behaviours_promptly() {
     });
 }
 
-// --- Statistics as the seed defines them ---
+// --- Statistics as `Stats` documents them ---
 
 /// Counts `started` hooks.
 struct Starts(Arc<AtomicU64>);

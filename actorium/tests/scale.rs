@@ -1,4 +1,4 @@
-//! Load and scale (issue 14): a million actors spawned from outside and kept alive, each sent
+//! Load and scale: a million actors spawned from outside and kept alive, each sent
 //! one message, then `stop()` — on the message-centric executor and the actor-centric
 //! work-stealing policy. Every message is delivered once, every state dropped once, and the
 //! system stops (a watchdog). The 10,000,000-actor measurement, with bytes per actor and the

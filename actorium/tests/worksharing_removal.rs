@@ -1,6 +1,7 @@
 //! A removal that waits for a removed worker's long behaviour costs the idle workers no CPU,
-//! with work sharing too: its one shared queue sent the leave request straight back to the
-//! idle worker that passed it on, which took it again at full speed until the behaviour ended.
+//! with work sharing too, where the one shared queue could hand the leave request straight
+//! back to the idle worker that passed it on, which would take it again at full speed until
+//! the behaviour ends.
 //! Alone in its test binary: it reads the CPU time of the whole process.
 
 mod common;

@@ -12,13 +12,14 @@
 //! the tag and gives it no meaning.
 
 use crate::core::envelope::Envelope;
-use crate::core::{ExecRef, Executor, Header, Shared, Status};
+use crate::core::{ExecRef, Header};
 use crate::executor::{mailbox, message_centric};
 
 /// Dispatch tag: the cell's executor is reached through its table (the mailbox protocol
 /// inlined for mailbox actors).
 const TABLE: u8 = 0;
-/// Dispatch tag: the cell's executor is the message-centric one, called directly.
+/// Dispatch tag: the cell's executor is the message-centric one, called directly. (Tags are
+/// bits, so that the send path tests one: `Header::dispatch_has`.)
 const MESSAGE_CENTRIC: u8 = 1;
 
 /// The dispatch tag for cells of `exec` (kept in their headers).
@@ -44,13 +45,9 @@ impl<'a> Exec<'a> {
     /// The executor of the cell whose header is `hdr` (its dispatch tag: hot bytes only).
     #[inline(always)]
     pub(crate) fn of(hdr: &'a Header) -> Self {
-        if hdr.dispatch() == MESSAGE_CENTRIC {
-            // SAFETY: the tag is MESSAGE_CENTRIC only when the header's executor's table is the
-            // message-centric executor's (`tag_of`, at the cell's construction), so the
-            // executor is one.
-            Exec::MessageCentric(unsafe { hdr.exec.get_unchecked::<message_centric::Executor>() })
-        } else {
-            Exec::Table(&hdr.exec)
+        match message_centric(hdr) {
+            Some(e) => Exec::MessageCentric(e),
+            None => Exec::Table(&hdr.exec),
         }
     }
 
@@ -64,59 +61,46 @@ impl<'a> Exec<'a> {
             Exec::Table(exec)
         }
     }
+}
 
-    /// Queues the envelope `make` builds for the actor of `hdr`, giving it back if the actor no
-    /// longer accepts messages. The default executor's send is inlined with the envelope built
-    /// where it is stored; every other executor's is out of line (inlined too, its branch made
-    /// the sends that inline this large enough to slow the default executor's).
-    #[inline(always)]
-    pub(crate) fn push_with(
-        self,
-        hdr: &Header,
-        make: impl FnOnce() -> Envelope,
-    ) -> Result<(), Envelope> {
-        match self {
-            Exec::MessageCentric(e) => e.push_envelope_with(hdr, make),
-            Exec::Table(exec) => push_through_table(exec, hdr, make),
-        }
-    }
-
-    /// Marks the actor of `hdr` terminal (see [`Executor::retire`]).
-    ///
-    /// # Safety
-    /// As [`Executor::retire`]: on the thread running the actor's behaviour, for a registered
-    /// actor.
-    #[inline(always)]
-    pub(crate) unsafe fn retire(self, hdr: &Header, status: Status) {
-        match self {
-            // SAFETY: the caller's contract.
-            Exec::MessageCentric(e) => unsafe { e.retire(hdr, status) },
-            // SAFETY: the caller's contract.
-            Exec::Table(exec) => unsafe { exec.retire(hdr, status) },
-        }
-    }
-
-    /// The system's shared state.
-    #[inline(always)]
-    pub(crate) fn shared(self) -> &'a Shared {
-        match self {
-            Exec::MessageCentric(e) => Executor::shared(e),
-            Exec::Table(exec) => exec.shared(),
-        }
+/// The message-centric executor of the cell whose header is `hdr`, if that is its executor:
+/// one bit test on the hot bytes. The send path uses this rather than building an [`Exec`]
+/// (matching the enum cost a few instructions a send, and a chain of sends pays them in
+/// latency), and keeps every other executor's send out of line (inlined too, its branch made
+/// the sends that inline this large enough to slow the default executor's).
+#[inline(always)]
+pub(crate) fn message_centric(hdr: &Header) -> Option<&message_centric::Executor> {
+    if hdr.dispatch_has(MESSAGE_CENTRIC) {
+        // SAFETY: the tag is MESSAGE_CENTRIC only when the header's executor's table is the
+        // message-centric executor's (`tag_of`, at the cell's construction).
+        Some(unsafe { hdr.exec.get_unchecked::<message_centric::Executor>() })
+    } else {
+        None
     }
 }
 
-/// [`Exec::push_with`] on an executor other than the default one: the mailbox protocol
-/// inlined for a mailbox actor (its executor only makes the job), the table's send otherwise.
-#[inline(never)]
-fn push_through_table(
-    exec: &ExecRef,
+/// Queues `env` for the actor of `hdr`, giving it back if the actor no longer accepts
+/// messages.
+#[inline]
+pub(crate) fn push(hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+    match message_centric(hdr) {
+        Some(e) => e.push_envelope_with(hdr, || env),
+        None => push_through_table(hdr, || env),
+    }
+}
+
+/// [`push`] on an executor other than the default one, with the envelope `make` builds: the
+/// mailbox protocol inlined for a mailbox actor (its executor only makes the job), the table's
+/// send otherwise. (The envelope is built in whichever branch takes it, where it is stored:
+/// built before the branch, it was copied.)
+#[inline(always)]
+pub(crate) fn push_through_table(
     hdr: &Header,
     make: impl FnOnce() -> Envelope,
 ) -> Result<(), Envelope> {
     if hdr.mailbox().is_some() {
-        mailbox::push(exec, hdr, make())
+        mailbox::push(&hdr.exec, hdr, make())
     } else {
-        exec.push(hdr, make())
+        hdr.exec.push(hdr, make())
     }
 }

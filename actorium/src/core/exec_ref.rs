@@ -6,7 +6,7 @@
 //! send, which the table calls directly: an `Arc<dyn Executor>` must work out where the
 //! executor lies in its allocation from the alignment in its vtable on every call, and that
 //! made a self-send measurably slower than a direct call. The actor layer goes further for the
-//! default executor and for mailbox actors (see `actor/cell.rs`, `send`).
+//! default executor and for mailbox actors (see `actor/cell/mod.rs`, `send`).
 //!
 //! The table of an executor type can also be a named `static` ([`ops_of`]): then the layers
 //! above can recognise that type by the table's address ([`ExecRef::is`]) and call it directly,

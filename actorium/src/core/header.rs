@@ -83,7 +83,7 @@ const DISPATCH_SHIFT: u8 = 1;
 /// read too, then `vtable`, `link` and the cell's `sup`) sit between them and the actor's
 /// state, which its behaviours write. Sharing a cache line with that state made every send to
 /// a busy actor miss; the cell pads the rest of the way if needed (`STATE_AT` in
-/// `actor/cell.rs`). Sixteen hot bytes are what let a cell keep its state 64 bytes in, and a
+/// `actor/cell/mod.rs`). Sixteen hot bytes are what let a cell keep its state 64 bytes in, and a
 /// cell with a 32-byte state within glibc's fastbins (past them, every free on a worker of a
 /// cell allocated elsewhere takes the arena's lock, which slows spawn-heavy work). (A full
 /// cache line of padding would not depend on the allocator's alignment, but costs 32 bytes
@@ -202,11 +202,14 @@ impl Header {
         self.flags & STATS != 0
     }
 
-    /// The dispatch tag the header was made with (the actor layer's: `actor/dispatch.rs`).
-    /// Read from the first [`HOT_END`] bytes, unlike `exec`'s table.
-    #[inline]
-    pub(crate) fn dispatch(&self) -> u8 {
-        self.flags >> DISPATCH_SHIFT
+    /// Whether the dispatch tag the header was made with (the actor layer's:
+    /// `actor/dispatch.rs`) has all the bits of `bits`: one bit test on the send path (reading
+    /// the tag whole and comparing it cost two more instructions a send). Read from the first
+    /// [`HOT_END`] bytes, unlike `exec`'s table.
+    #[inline(always)]
+    pub(crate) fn dispatch_has(&self, bits: u8) -> bool {
+        let mask = bits << DISPATCH_SHIFT;
+        self.flags & mask == mask
     }
 
     #[inline]

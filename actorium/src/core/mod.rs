@@ -9,6 +9,10 @@
 //! - [`mailbox`]: the per-actor mailbox storage (a locked inbox and a batch) of the executors
 //!   that schedule actors one by one;
 //! - [`actor_list`]: the intrusive lists of live actors, for shutdown;
+//! - [`monitors`]: the monitors set on an actor, notified once when it ends;
+//! - [`events`]: the system's event hook (panics, dead letters, supervisors' decisions);
+//! - [`stats`]: the public [`Stats`], summed from the runtime's counters and each
+//!   executor's own;
 //! - [`Executor`]: the interface through which the actor API and the system use an executor
 //!   (spawn/register, push, revive, retire, wait, shut down). Cells hold an
 //!   [`exec_ref::ExecRef`] (a counted reference with a hand-written vtable for the send path),
@@ -155,7 +159,7 @@ impl Shared {
         self.abandoned.load(Ordering::SeqCst)
     }
 
-    /// The identity of the system these executors form (for `runtime::worker::runs_for`).
+    /// The identity of the system these executors form (for `runtime::context::runs_for`).
     pub(crate) fn id(&self) -> *const () {
         (self as *const Self).cast()
     }
@@ -214,7 +218,7 @@ impl Undelivered {
     /// disposed of).
     pub(crate) unsafe fn count(&mut self, q: &copy_queue::CopyQueue) {
         q.for_each_message_target(|t| {
-            // SAFETY: a cell is `repr(C)` with its header first (`actor/cell.rs`), and the
+            // SAFETY: a cell is `repr(C)` with its header first (`actor/cell/mod.rs`), and the
             // caller's contract keeps it alive.
             let name = (unsafe { &*t.cast::<Header>() }.type_name_fn())();
             match self.0.iter_mut().find(|(n, _)| std::ptr::eq(*n, name)) {

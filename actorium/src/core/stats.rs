@@ -129,7 +129,7 @@ impl fmt::Display for Stats {
 
 impl Stats {
     /// Adds a pool's counters (every worker's, and the number of workers now: see
-    /// `Pool::counter_values`).
+    /// `WorkerTable::counter_values`).
     pub(crate) fn add_pool(&mut self, (rows, workers): (Vec<CounterValues>, usize)) {
         for c in rows {
             self.add(c);

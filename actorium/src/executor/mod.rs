@@ -1,7 +1,7 @@
 //! The executors: where behaviours run and how messages reach them. Each uses the core and the
 //! runtime only, and offers itself to the layers above through [`crate::core::Executor`].
 //!
-//! - [`message_centric`]: the message-centric ("inverted") executor of the Cforall actor system
+//! - [`message_centric`]: the message-centric executor of the Cforall actor system
 //!   (Colby Parsons, MMath thesis, Waterloo 2023): over-sharded message queues, gulping,
 //!   copy-queue envelopes, queue stealing.
 //! - [`mailbox`]: the per-actor mailbox protocol and the job that drains a mailbox; with it the

@@ -1,5 +1,5 @@
-//! The worker pool: the worker table, the worker threads, and the idle sleep between them;
-//! and live resizing ("Manual Resizing" in the Cforall runtime: Thierry Delisle, PhD thesis,
+//! The worker pool: the worker threads, the executor's column of the worker table, and live
+//! resizing ("Manual Resizing" in the Cforall runtime: Thierry Delisle, PhD thesis,
 //! Waterloo 2022, chapter "Scheduling in practice").
 //!
 //! The pool owns the *worker table* (`worker_table.rs`: the runtime's columns, the same for

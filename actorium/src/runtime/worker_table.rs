@@ -267,7 +267,7 @@ impl WorkerTable {
     }
 
     /// Unparks every worker thread (the system is being dropped): one blocked in a wait gives
-    /// up (`runtime::worker::own_system_aborting`) and goes back to its loop, which ends.
+    /// up (`runtime::context::own_system_aborting`) and goes back to its loop, which ends.
     pub(crate) fn unpark_all(&self) {
         for slot in self.created() {
             slot.row.unpark();

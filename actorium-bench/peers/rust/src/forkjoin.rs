@@ -1,4 +1,4 @@
-//! The fork/join workloads (see `../../BENCHMARKS.md`, "Fork/join"), written once over a
+//! The fork/join workloads (see `actorium-bench/BENCHMARKS.md`, "Fork/join"), written once over a
 //! [`Ctx`], the one thing a fork/join library must offer: `join` of two closures. actorium
 //! (`actorium-bench`'s `actorium_impl`), rayon, chili and the sequential baseline each provide a
 //! `Ctx`, so every Rust system runs exactly the same code.

@@ -1,11 +1,13 @@
-//! The actorium-bench workloads (see `../../BENCHMARKS.md`) on the Rust peers.
+//! The actorium-bench workloads (see `actorium-bench/BENCHMARKS.md`) on the Rust peers.
 //!
 //! One module per peer ([`actix_impl`], [`ractor_impl`], [`kameo_impl`], and
 //! [`tokio_mpsc_impl`]: plain tokio tasks with `mpsc` channels, no actor library); what they
-//! share (parameters, the tiny computation, xorshift, the matrices, the completion latch, the
-//! tokio runtime set-up) is in [`common`]. The fork/join workloads, written once over a
-//! `join` trait, run on rayon, chili and a sequential baseline ([`forkjoin`]). Two systems run on actix: `actix` (`T` arbiters,
-//! actors round-robin) and `actix-1` (one arbiter for every actor, whatever `T`).
+//! share (parameters, the checksums, the tiny computation, xorshift, the matrices, the
+//! completion latch, the tokio runtime set-up) is in [`common`]. The fork/join workloads,
+//! written once over a `join` trait, run on rayon, chili and a sequential baseline
+//! ([`forkjoin`]). The request/reply benchmark is [`ask`], the idle benchmarks [`idle`]. Two
+//! systems run on actix: `actix` (`T` arbiters, actors round-robin) and `actix-1` (one arbiter
+//! for every actor, whatever `T`).
 
 use std::collections::BTreeMap;
 

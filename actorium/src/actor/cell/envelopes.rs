@@ -87,7 +87,13 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
         let msg = unsafe { Payload::unpack::<M>(p) };
         if !runnable(cell) {
             // SAFETY: we hold the actor's queue.
-            unsafe { not_runnable(cell, w, Box::new(move |a, ctx| a.receive(msg, ctx))) };
+            unsafe {
+                not_runnable(
+                    cell,
+                    w.counters,
+                    Box::new(move |a, ctx| a.receive(msg, ctx)),
+                )
+            };
             return;
         }
         if let Some(c) = w.counters {
@@ -115,12 +121,12 @@ impl<A: Actor> Then<A> {
         let (incarnation, f) = unsafe { Payload::unpack::<Stamped<A>>(p) };
         if incarnation != cell.header.incarnation() {
             // Made for an incarnation that a respawn replaced: never run on the new one.
-            dead_letter(cell, w, f);
+            dead_letter(cell, w.counters, f);
             return;
         }
         if !runnable(cell) {
             // SAFETY: we hold the actor's queue.
-            unsafe { not_runnable(cell, w, f) };
+            unsafe { not_runnable(cell, w.counters, f) };
             return;
         }
         if let Some(c) = w.counters {
@@ -187,9 +193,9 @@ impl<A: Actor> StartWith<A> {
                 cell.header.set_installed(true);
             }
             Err(p) => {
-                panicked(cell, &*p, "state builder", w);
+                panicked(cell, &*p, "state builder", w.counters);
                 let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-                end(cell, Status::Panicked, w, reason);
+                end(cell, Status::Panicked, w.counters, reason);
                 return;
             }
         }
@@ -257,13 +263,13 @@ impl<A: Actor> Revive<A> {
         // A running incarnation (a sibling of a failed child) ends first.
         let mut reason = ExitReason::Shutdown;
         if cell.header.installed() {
-            finish_state(cell, Status::Deleted, w, &mut reason);
+            finish_state(cell, Status::Deleted, w.counters, &mut reason);
         }
         // During a graceful shutdown nothing is restarted: the child ends for good. Its first
         // incarnation (generation 0) is built all the same: a child supervised before the
         // shutdown began gets the mail queued for it, as an unsupervised actor does.
         if generation > 0 && cell.header.exec.shared().draining() {
-            retire(cell, Status::Deleted, w, reason);
+            retire(cell, Status::Deleted, w.counters, reason);
             return;
         }
         // SAFETY: see above.
@@ -277,9 +283,9 @@ impl<A: Actor> Revive<A> {
                 cell.header.set_installed(true);
             }
             Err(p) => {
-                panicked(cell, &*p, "restart factory", w);
+                panicked(cell, &*p, "restart factory", w.counters);
                 let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-                suspend(cell, Status::Panicked, w, reason);
+                suspend(cell, Status::Panicked, w.counters, reason);
                 return;
             }
         }
@@ -312,9 +318,9 @@ impl<A: Actor> Settle<A> {
             return;
         }
         if cell.header.installed() {
-            finish_state(cell, status, w, &mut reason);
+            finish_state(cell, status, w.counters, &mut reason);
         }
-        retire(cell, status, w, reason);
+        retire(cell, status, w.counters, reason);
     }
 }
 

@@ -402,8 +402,25 @@ fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
 /// Sends `msg` to the actor in `cell`.
 #[inline]
 pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Result<(), M> {
+    // The default executor's send inlined here, with the envelope built where it is stored;
+    // every other executor's is a call (see `dispatch::message_centric`).
+    let Some(e) = dispatch::message_centric(&cell.header) else {
+        return send_other(cell, msg);
+    };
     let env = || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
-    match Exec::of(&cell.header).push_with(&cell.header, env) {
+    match e.push_envelope_with(&cell.header, env) {
+        Ok(()) => Ok(()),
+        // SAFETY: the envelope was packed from an `M` just above.
+        Err(env) => Err(unsafe { env.into_message::<M>() }),
+    }
+}
+
+/// [`send`] on an executor other than the default one. (It takes the message itself: a
+/// closure that builds the envelope, passed to a call, went through memory.)
+#[inline(never)]
+fn send_other<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Result<(), M> {
+    let env = || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
+    match dispatch::push_through_table(&cell.header, env) {
         Ok(()) => Ok(()),
         // SAFETY: the envelope was packed from an `M` just above.
         Err(env) => Err(unsafe { env.into_message::<M>() }),
@@ -437,7 +454,7 @@ pub(crate) fn send_then<A: Actor>(
 
 /// Queues `env` (for the actor in `cell`) on whichever executor runs the actor.
 fn push_env<A: Actor>(cell: &Cell<A>, env: Envelope) -> Result<(), Envelope> {
-    Exec::of(&cell.header).push_with(&cell.header, || env)
+    dispatch::push(&cell.header, env)
 }
 
 /// Puts a new state into a `Destroyed` actor's cell, in order with its queue.

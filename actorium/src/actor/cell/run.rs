@@ -8,19 +8,30 @@ use super::super::{Actor, Allocation, Context};
 use super::*;
 #[allow(unused_imports)]
 use crate::core::{Event, ExecRef, Executor, ExitReason, Header, Status, WorkerRef};
+use crate::runtime::counters::Counters;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The running thread's counters, if statistics are on: all an actor's end needs of its
+/// worker. (The end's functions are out of line; passing them this, not the whole
+/// `WorkerRef`, keeps every envelope's `run` that calls them one register lighter.)
+pub(super) type Counts<'a> = Option<&'a Counters>;
 
 /// The actor's incarnation ended with `status` (or panicked), on its worker: a supervised
 /// actor waits for its supervisor's decision (unless a graceful shutdown is under way); every
 /// other actor ends for good. (Inline in its three callers, `ended`, `behaviour_panicked` and
 /// `StartWith::run`: a call of its own under `ended` cost every actor's end a call.)
 #[inline(always)]
-pub(super) fn end<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, reason: ExitReason) {
+pub(super) fn end<A: Actor>(
+    cell: &Cell<A>,
+    status: Status,
+    counters: Counts<'_>,
+    reason: ExitReason,
+) {
     // SAFETY: we are the worker holding the actor's queue.
     if unsafe { (*cell.sup.get()).is_some() } {
-        end_supervised(cell, status, w, reason);
+        end_supervised(cell, status, counters, reason);
     } else {
-        terminate(cell, status, w, reason);
+        terminate(cell, status, counters, reason);
     }
 }
 
@@ -33,12 +44,12 @@ pub(super) fn end<A: Actor>(cell: &Cell<A>, status: Status, w: WorkerRef<'_>, re
 pub(super) fn terminate<A: Actor>(
     cell: &Cell<A>,
     status: Status,
-    w: WorkerRef<'_>,
+    counters: Counts<'_>,
     reason: ExitReason,
 ) {
     let mut reason = reason;
-    finish_state(cell, status, w, &mut reason);
-    retire(cell, status, w, reason);
+    finish_state(cell, status, counters, &mut reason);
+    retire(cell, status, counters, reason);
 }
 
 /// The end of an incarnation: the `stopped` hook (not after a panic; a panicking hook makes
@@ -47,7 +58,7 @@ pub(super) fn terminate<A: Actor>(
 pub(super) fn finish_state<A: Actor>(
     cell: &Cell<A>,
     status: Status,
-    w: WorkerRef<'_>,
+    counters: Counts<'_>,
     reason: &mut ExitReason,
 ) {
     // SAFETY: we are the worker holding the actor's queue.
@@ -55,7 +66,7 @@ pub(super) fn finish_state<A: Actor>(
     if status != Status::Panicked {
         if let Some(s) = state.as_mut() {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.stopped())) {
-                panicked(cell, &*p, "stopped hook", w);
+                panicked(cell, &*p, "stopped hook", counters);
                 // A failure: its monitors and links hear of it.
                 *reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
             }
@@ -68,7 +79,7 @@ pub(super) fn finish_state<A: Actor>(
         cell.header.set_installed(false);
         let old = state.take();
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            panicked(cell, &*p, "destructor", w);
+            panicked(cell, &*p, "destructor", counters);
         }
     }
 }
@@ -79,36 +90,46 @@ pub(super) fn finish_state<A: Actor>(
 pub(super) fn retire<A: Actor>(
     cell: &Cell<A>,
     status: Status,
-    w: WorkerRef<'_>,
+    counters: Counts<'_>,
     reason: ExitReason,
 ) {
     // SAFETY: we are the worker holding the actor's queue.
     if unsafe { (*cell.sup.get()).is_some() } {
-        drop_supervision(cell, w);
+        drop_supervision(cell, counters);
     }
     // The status is terminal once retired. (The cell stays alive: its system reference is
     // released only behind the batch or job this behaviour runs in.) Then the monitors hear.
-    let exec = Exec::of(&cell.header);
-    // SAFETY: the actor is registered and alive, and we run its behaviour.
-    unsafe { exec.retire(&cell.header, status) };
-    exec.shared().monitors.ended(&cell.header, &reason);
+    // (One match for both calls: this is inlined into every envelope's `run`, where a second
+    // match made the function save more registers on every message.)
+    match Exec::of(&cell.header) {
+        Exec::MessageCentric(e) => {
+            // SAFETY: the actor is registered and alive, and we run its behaviour.
+            unsafe { e.retire(&cell.header, status) };
+            Executor::shared(e).monitors.ended(&cell.header, &reason);
+        }
+        Exec::Table(exec) => {
+            // SAFETY: as above.
+            unsafe { exec.retire(&cell.header, status) };
+            exec.shared().monitors.ended(&cell.header, &reason);
+        }
+    }
 }
 
 /// A supervised actor ends for good: its restart data and waiting mail are dropped (the mail
 /// as dead letters).
 #[cold]
 #[inline(never)]
-pub(super) fn drop_supervision<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>) {
+pub(super) fn drop_supervision<A: Actor>(cell: &Cell<A>, counters: Counts<'_>) {
     // SAFETY: we are the worker holding the actor's queue (the caller's contract).
     let Some(sup) = (unsafe { (*cell.sup.get()).take() }) else {
         return;
     };
     let waiting = sup.stash.len() as u64;
-    if let Some(c) = w.counters {
+    if let Some(c) = counters {
         c.dead_letters.bump(waiting);
     }
     if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(sup))) {
-        panicked(cell, &*p, "destructor of waiting mail", w);
+        panicked(cell, &*p, "destructor of waiting mail", counters);
     }
     if waiting > 0 {
         dead_letters(cell, waiting);
@@ -121,12 +142,12 @@ pub(super) fn drop_supervision<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>) {
 pub(super) fn end_supervised<A: Actor>(
     cell: &Cell<A>,
     status: Status,
-    w: WorkerRef<'_>,
+    counters: Counts<'_>,
     reason: ExitReason,
 ) {
     let mut reason = reason;
-    finish_state(cell, status, w, &mut reason);
-    suspend(cell, status, w, reason);
+    finish_state(cell, status, counters, &mut reason);
+    suspend(cell, status, counters, reason);
 }
 
 /// The incarnation is gone (state dropped): wait for the supervisor's decision, or end for
@@ -134,7 +155,7 @@ pub(super) fn end_supervised<A: Actor>(
 pub(super) fn suspend<A: Actor>(
     cell: &Cell<A>,
     status: Status,
-    w: WorkerRef<'_>,
+    counters: Counts<'_>,
     reason: ExitReason,
 ) {
     cell.header.set_installed(false);
@@ -149,20 +170,20 @@ pub(super) fn suspend<A: Actor>(
             return;
         }
     }
-    retire(cell, status, w, reason);
+    retire(cell, status, counters, reason);
 }
 
 pub(super) fn panicked<A: Actor>(
     cell: &Cell<A>,
     payload: &(dyn std::any::Any + Send),
     what: &str,
-    w: WorkerRef<'_>,
+    counters: Counts<'_>,
 ) {
     cell.header
         .exec
         .shared()
         .report_panic(Some(std::any::type_name::<A>()), what, payload);
-    if let Some(c) = w.counters {
+    if let Some(c) = counters {
         c.panics.bump(1);
     }
 }
@@ -184,20 +205,25 @@ pub(super) fn run_behaviour<A: Actor>(
     // restored more registers).
     match catch_unwind(AssertUnwindSafe(|| f(state, &mut ctx))) {
         Ok(Allocation::Nodelete) if !ctx.stopping() => {}
-        Ok(a) => ended(cell, a, ctx.exit_reason(), w),
-        Err(p) => behaviour_panicked(cell, p, what, w),
+        Ok(a) => ended(cell, a, ctx.exit_reason(), w.counters),
+        Err(p) => behaviour_panicked(cell, p, what, w.counters),
     }
 }
 
 /// A behaviour returned a terminal allocation, or `Nodelete` after [`Context::stop`] (or
 /// its equivalents: then the actor ends as `Deleted`).
 #[inline(never)]
-pub(super) fn ended<A: Actor>(cell: &Cell<A>, a: Allocation, reason: ExitReason, w: WorkerRef<'_>) {
+pub(super) fn ended<A: Actor>(
+    cell: &Cell<A>,
+    a: Allocation,
+    reason: ExitReason,
+    counters: Counts<'_>,
+) {
     let status = match a {
         Allocation::Nodelete => Status::Deleted,
         a => a.status(),
     };
-    end(cell, status, w, reason);
+    end(cell, status, counters, reason);
 }
 
 /// A behaviour (or hook) panicked: reported, and the actor ends as `Panicked`.
@@ -207,11 +233,11 @@ pub(super) fn behaviour_panicked<A: Actor>(
     cell: &Cell<A>,
     p: Box<dyn std::any::Any + Send>,
     what: &str,
-    w: WorkerRef<'_>,
+    counters: Counts<'_>,
 ) {
-    panicked(cell, &*p, what, w);
+    panicked(cell, &*p, what, counters);
     let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-    end(cell, Status::Panicked, w, reason);
+    end(cell, Status::Panicked, counters, reason);
 }
 
 #[inline]
@@ -227,7 +253,7 @@ pub(super) fn runnable<A: Actor>(cell: &Cell<A>) -> bool {
 /// The caller holds the actor's queue.
 #[cold]
 #[inline(never)]
-pub(super) unsafe fn not_runnable<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>, f: ThenFn<A>) {
+pub(super) unsafe fn not_runnable<A: Actor>(cell: &Cell<A>, counters: Counts<'_>, f: ThenFn<A>) {
     if cell.header.status() == Status::Alive {
         // SAFETY: caller contract.
         if let Some(sup) = unsafe { (*cell.sup.get()).as_mut() } {
@@ -237,13 +263,13 @@ pub(super) unsafe fn not_runnable<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>, f:
             }
         }
     }
-    dead_letter(cell, w, f);
+    dead_letter(cell, counters, f);
 }
 
 /// Drops `f`, a message for the actor in `cell` that will never run, as a dead letter.
 #[cold]
-pub(super) fn dead_letter<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>, f: ThenFn<A>) {
-    if let Some(c) = w.counters {
+pub(super) fn dead_letter<A: Actor>(cell: &Cell<A>, counters: Counts<'_>, f: ThenFn<A>) {
+    if let Some(c) = counters {
         c.dead_letters.bump(1);
     }
     drop(f);

@@ -8,7 +8,7 @@
 //!   No lost wake-up: the joiner publishes `SLEEPY` with a compare-and-swap from `UNSET`, so
 //!   either the setter's swap comes first (the compare-and-swap fails and the joiner sees `SET`)
 //!   or it returns `SLEEPY` and the setter unparks; `park` keeps an unpark that comes before it
-//!   (a token), so the joiner cannot sleep through it. Model-checked below.
+//!   (a token), so the joiner cannot sleep through it. Model-checked in `latch_loom.rs`.
 //! - [`LockLatch`]: the joiner is a thread outside the pool (`ActorSystem::join`): a mutex and
 //!   a condition variable, set and notified under the lock, so the joiner (which frees the latch)
 //!   cannot return before the setter has released the lock.

@@ -61,6 +61,7 @@ const MAX_NAP: Duration = Duration::from_millis(1);
 /// assert_eq!(fib(10), 55); // on a thread outside the pool: sequential
 /// system.stop();
 /// ```
+#[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,

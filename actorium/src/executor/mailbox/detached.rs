@@ -186,7 +186,7 @@ impl Exec for Detached {
             s.raise(if drain { FINISH } else { ABORT });
             if !drain {
                 // A thread blocked in an ask gives up once it sees the abort
-                // (`runtime::worker::own_system_aborting`).
+                // (`runtime::context::own_system_aborting`).
                 t.thread().unpark();
             }
         }

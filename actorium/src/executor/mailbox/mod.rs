@@ -258,7 +258,7 @@ const LOCAL_BUDGET: u32 = 1024;
 
 /// Whether this thread runs `mb`'s job right now and may append to its batch (a send from the
 /// actor to itself, or from code its behaviour runs inline; not from outside code run
-/// meanwhile, which hides the sink: `runtime::worker::Enter::outside`).
+/// meanwhile, which hides the sink: `runtime::context::Enter::outside`).
 #[inline(always)]
 fn local_send(mb: &Mailbox) -> bool {
     let r = local_sink();

@@ -9,7 +9,9 @@
 //! - [`benaphore::Benaphore`]: the three-state flag (SEARCH / SLEEP / AWAKE) in front of it, so
 //!   an early notify costs no system call;
 //! - [`IdleSleep`]: the list of idle workers under one lock, plus an atomic "first idle" index
-//!   that general notifiers exchange with "none", so a notifier never takes the lock.
+//!   that general notifiers exchange with "none", so a notifier never takes the lock;
+//! - [`SpinBudget`]: how long an idle worker spins before it sleeps, learned from what
+//!   spinning bought lately.
 
 pub(crate) mod benaphore;
 mod parker;
@@ -25,7 +27,7 @@ pub(crate) use spin_budget::SpinBudget;
 const NONE: usize = usize::MAX;
 
 /// The sleepers list of one worker pool. Each worker's [`Benaphore`] lives in its slot of the
-/// worker table (`runtime::pool`); the operations below take the benaphores they touch.
+/// worker table (`runtime::worker_table`); the operations below take the benaphores they touch.
 #[derive(Debug)]
 pub(crate) struct IdleSleep {
     /// Idle workers, most recent on top. Only workers entering or leaving idle sleep take it.

@@ -19,7 +19,7 @@
 //! Pieces: [`job_ref`] (what a task is to the runtime: a type-erased pointer), `deque` (the deque
 //! and its protocol), [`task_row`] (a worker's row of fork/join state: its deque, whether it
 //! shows tasks, its thread), this module (the owner's and the thief's operations, idle-sleep
-//! integration).
+//! integration); tests in `deque_tests.rs`, `deque_loom.rs` and `shuttle_tests.rs`.
 
 mod deque;
 pub(crate) mod job_ref;

@@ -1,7 +1,7 @@
 //! The task deque under shuttle's PCT scheduler (`RUSTFLAGS="--cfg shuttle"`): one owner that
 //! pushes and pops 24 tasks in bursts, with every publication rule (one public task, several,
 //! all), against three thieves at once, from a ring that starts at 4 slots and grows. Loom
-//! checks the THE protocol on two tasks and one thief (`deque.rs`); this samples schedules of
+//! checks the THE protocol on two tasks and one thief (`deque_loom.rs`); this samples schedules of
 //! the whole deque that loom cannot explore: growth under steals, several thieves meeting at
 //! the lock, the split moving while they claim.
 //!

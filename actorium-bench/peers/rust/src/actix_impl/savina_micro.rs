@@ -1,4 +1,6 @@
-//! Workloads `ping-pong`, `counting`, `fork-join throughput / creation`, `thread-ring`, `chameneos`, `big` (the system and its set-up: the parent module).
+//! Workloads `ping-pong`, `counting`, `fork-join throughput / creation`, `thread-ring`,
+//! `chameneos`, `big`, and the actors of `actorium-bench scale` (the system and its set-up: the
+//! parent module).
 
 use super::*;
 

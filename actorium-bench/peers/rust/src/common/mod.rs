@@ -1,6 +1,7 @@
-//! What the peers share: the parsed workload, parameter lookup, the tiny computation,
-//! xorshift, the matrices, the completion latch, the tokio runtime set-up and an actix system on
-//! a thread of its own.
+//! What the peers share: the parsed workload, parameter lookup, the expected checksums
+//! ([`expected_checksum`]), the tiny computation, xorshift, the matrices, the completion latch,
+//! the tokio runtime set-up and an actix system on a thread of its own; the Savina workloads'
+//! shared rules are in [`savina`].
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

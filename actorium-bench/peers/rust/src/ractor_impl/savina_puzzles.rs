@@ -1,4 +1,5 @@
-//! Workloads `sleeping-barber`, `cigarette-smokers` (the system and its set-up: the parent module).
+//! Workloads `sleeping-barber`, `cigarette-smokers` (the system and its set-up: the parent
+//! module).
 
 use super::*;
 

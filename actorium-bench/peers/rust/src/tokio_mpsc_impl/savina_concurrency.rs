@@ -1,4 +1,5 @@
-//! Workloads `dictionary`, `banking`, `logistic-map`, `bounded-buffer` (the system and its set-up: the parent module).
+//! Workloads `dictionary`, `banking`, `logistic-map`, `bounded-buffer` (the system and its set-
+//! up: the parent module).
 
 use super::*;
 

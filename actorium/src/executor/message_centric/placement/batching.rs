@@ -173,8 +173,8 @@ impl Executor {
         let q = &self.queues[t];
         let pushed = {
             let g = q.lock();
-            let n = me.local.take_deferred(t, &g);
-            self.count_deferred(me, n);
+            let n = me.local.take_outboxed(t, &g);
+            self.count_outboxed(me, n);
             (unpin && g.unpin()) || n > 0
         };
         if pushed {
@@ -230,7 +230,7 @@ impl Executor {
 
     /// Counts `n` envelopes queued from `w`'s outbox, if statistics are on.
     #[inline]
-    pub(crate) fn count_deferred(&self, w: &McWorker<'_>, n: usize) {
+    pub(crate) fn count_outboxed(&self, w: &McWorker<'_>, n: usize) {
         if self.pool.stats_on() {
             w.local.row().busy.outboxed.bump(n as u64);
         }
@@ -293,7 +293,7 @@ impl Local {
     /// Queues the outbox's envelopes for queue `ticket` in `to` (that queue, locked), in
     /// order. Returns how many.
     #[inline]
-    pub(crate) fn take_deferred(&self, ticket: usize, to: &work_queue::Locked<'_>) -> usize {
+    pub(crate) fn take_outboxed(&self, ticket: usize, to: &work_queue::Locked<'_>) -> usize {
         // SAFETY: only this thread touches the outbox; the borrow ends here.
         to.append(unsafe { &mut (&mut *self.outbox.get())[ticket] })
     }

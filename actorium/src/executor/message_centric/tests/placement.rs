@@ -1,8 +1,12 @@
-//! Placement on the message-centric executor (`README.md` of the executor, "Placement"):
-//! an actor spawned by a behaviour starts on its spawner's worker, and mail that waits there
-//! behind a long behaviour is taken by an idle worker (the rescue), whichever stealing
-//! heuristic is on. Each test waits for something only another worker can make happen while
-//! the spawner's worker is busy, under a watchdog: without the rescue they hang.
+//! Placement on the message-centric executor (`README.md` of the executor, "Placement"),
+//! watched through the public API and the executor's counters: a child starts on its
+//! spawner's worker (rule 1) and mail that waits there behind a long behaviour is taken by an
+//! idle worker (the rescue, rule 3), whichever stealing heuristic is on; actors that hand each
+//! other messages move and merge (rule 2), a queue held by a long behaviour is split (rule 4),
+//! spawns from outside come in runs (rule 5), and a stream's queue is held until its batch
+//! grows (rule 7), each keeping order and one behaviour at a time. A test that waits for
+//! something only another worker can make happen does so under a watchdog: without the rule
+//! it checks, it hangs and fails.
 
 use crate::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -731,9 +735,9 @@ impl Receive<u64> for Client {
 
 /// Rule 5 of the placement (`queue_of_spawn`): spawns from outside take one queue each, round
 /// robin, until every queue has had one; then consecutive spawns share a queue in runs (fails
-/// with the seed's round-robin for every spawn). A hub and its clients, most of them in its
+/// with the thesis's round-robin for every spawn). A hub and its clients, most of them in its
 /// queue from the start, then all finish their rounds, on both stealing heuristics. (Rule 6
-/// is tested in `worker.rs`: `a_thief_takes_no_victim_s_only_work_but_rescues_it`.)
+/// is tested in `executor.rs`: `a_thief_takes_no_victim_s_only_work_but_rescues_it`.)
 #[test]
 fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
     watchdog(120, || {
@@ -826,7 +830,7 @@ fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
 }
 
 /// Without queue stealing, an actor that its spawning thread sends a message right away,
-/// before its next spawn, is taken for an independent job: the next spawn takes the seed's
+/// before its next spawn, is taken for an independent job: the next spawn takes the thesis's
 /// round-robin (`k mod m`), so the jobs spread one per queue over both workers' ranges, 512
 /// rows each of a `matrix` (fails with runs for every spawn: spawn 33 on queue 0, and a 528/496
 /// split). A thread that spawns without feeding keeps the runs, and a thread's feeding does
@@ -954,7 +958,7 @@ impl Receive<Item> for StreamSink {
 /// the queue off, so that its next batch is larger. Here the mail is in the queue when the
 /// behaviour returns, by construction: the visit holds the queue once, deterministically, on
 /// 1 and 2 workers, and every item still arrives once and in order. With queue stealing off
-/// (the seed's executor) nothing is held.
+/// (the thesis's executor) nothing is held.
 #[test]
 fn a_stream_from_another_thread_is_held_off_until_its_batch_grows() {
     watchdog(120, || {
@@ -977,7 +981,10 @@ fn a_stream_from_another_thread_is_held_off_until_its_batch_grows() {
             let holds = system.stats().unwrap().holds;
             system.stop();
             if stealing == QueueStealing::None {
-                assert_eq!(holds, 0, "the seed's executor holds nothing");
+                assert_eq!(
+                    holds, 0,
+                    "the thesis's executor (no stealing) holds nothing"
+                );
             } else {
                 assert!(holds >= 1, "{workers} workers, {stealing:?}: no hold");
             }
@@ -1160,7 +1167,7 @@ impl Receive<Hop> for Last {
 
 /// Placement rule 2's merge: an actor that follows its sender takes the few other actors of
 /// its queue along (gathered there by an earlier move), and leaves a queue of more than 32
-/// (`MERGE_MAX`) alone. `b` first follows `a` into `a`'s queue (`a` hands it messages one at
+/// (`merge_max`) alone. `b` first follows `a` into `a`'s queue (`a` hands it messages one at
 /// a time); then `a` follows the hub. With `b` alone left in `a`'s queue, `b` moves with `a`,
 /// in the same move; with 33 fillers there too, `a` moves alone. (Moved one at a time, `b`
 /// needed a run of its own after `a` moved: a chain spread over many queues gathered one
