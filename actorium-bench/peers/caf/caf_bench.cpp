@@ -85,6 +85,7 @@ using served_atom = caf::atom_constant<caf::atom("served")>;
 using smoke_atom = caf::atom_constant<caf::atom("smoke")>;
 using started_atom = caf::atom_constant<caf::atom("started")>;
 using smkexit_atom = caf::atom_constant<caf::atom("smkexit")>;
+using item_atom = caf::atom_constant<caf::atom("item")>;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -1273,6 +1274,100 @@ outcome run_cigarette_smokers(caf::actor_system& sys, caf::scoped_actor& self, c
   return {since(t0), total};
 }
 
+// ---- pipeline-lanes (items, lanes, cost), pipeline-chain (items, stages, cost) ------------
+// main sends every item; the sink adds what arrives and reports the sum after `items`.
+struct sink_state {
+  u64 got = 0;
+  u64 sum = 0;
+};
+
+caf::behavior pipe_sink(caf::stateful_actor<sink_state>* self, caf::actor main, u64 items) {
+  return {
+    [=](item_atom, u64 x) {
+      auto& s = self->state;
+      s.sum += x;
+      if (++s.got == items) {
+        self->send(main, done_atom::value, s.sum);
+        self->quit();
+      }
+    },
+  };
+}
+
+caf::behavior pipe_splitter(caf::event_based_actor* self, std::vector<caf::actor> lanes) {
+  return {
+    [=](item_atom a, u64 i) { self->send(lanes[i % lanes.size()], a, i); },
+  };
+}
+
+caf::behavior pipe_lane(caf::event_based_actor* self, caf::actor merger, u64 cost) {
+  return {
+    [=](item_atom a, u64 i) { self->send(merger, a, busy(i, cost)); },
+  };
+}
+
+caf::behavior pipe_merger(caf::event_based_actor* self, caf::actor sink) {
+  return {
+    [=](item_atom a, u64 x) { self->send(sink, a, x); },
+  };
+}
+
+outcome run_pipeline_lanes(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto items = p.get("items");
+  auto n = p.get("lanes");
+  auto cost = p.get("cost");
+  if (items == 0 || n == 0)
+    throw std::runtime_error("pipeline-lanes: items and lanes must be positive");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto sink = sys.spawn(pipe_sink, main, items);
+  auto merger = sys.spawn(pipe_merger, sink);
+  std::vector<caf::actor> lanes;
+  lanes.reserve(n);
+  for (u64 i = 0; i < n; ++i)
+    lanes.push_back(sys.spawn(pipe_lane, merger, cost));
+  auto splitter = sys.spawn(pipe_splitter, lanes);
+  for (u64 i = 0; i < items; ++i)
+    self->send(splitter, item_atom::value, i);
+  u64 sum = 0;
+  self->receive([&](done_atom, u64 v) { sum = v; });
+  auto secs = since(t0);
+  lanes.push_back(splitter);
+  lanes.push_back(merger);
+  shut(lanes);
+  return {secs, sum};
+}
+
+caf::behavior pipe_stage(caf::event_based_actor* self, caf::actor next, u64 index, u64 cost) {
+  return {
+    [=](item_atom a, u64 x) { self->send(next, a, busy(x + index, cost)); },
+  };
+}
+
+outcome run_pipeline_chain(caf::actor_system& sys, caf::scoped_actor& self, const params& p) {
+  auto items = p.get("items");
+  auto stages = p.get("stages");
+  auto cost = p.get("cost");
+  if (items == 0 || stages == 0)
+    throw std::runtime_error("pipeline-chain: items and stages must be positive");
+  auto t0 = clock_type::now();
+  caf::actor main{self};
+  auto next = sys.spawn(pipe_sink, main, items);
+  std::vector<caf::actor> chain;
+  chain.reserve(stages);
+  for (u64 i = stages; i-- > 0;) {
+    next = sys.spawn(pipe_stage, next, i, cost);
+    chain.push_back(next);
+  }
+  for (u64 i = 0; i < items; ++i)
+    self->send(next, item_atom::value, i);
+  u64 sum = 0;
+  self->receive([&](done_atom, u64 v) { sum = v; });
+  auto secs = since(t0);
+  shut(chain);
+  return {secs, sum};
+}
+
 } // namespace bench
 
 namespace {
@@ -1282,7 +1377,8 @@ bool known_bench(const std::string& b) {
                                 "matrix", "balance-one", "balance-multi", "ping-pong",
                                 "counting", "fork-join-throughput", "fork-join-creation",
                                 "thread-ring", "chameneos", "big", "dictionary", "banking", "logistic-map",
-                                "bounded-buffer", "sleeping-barber", "cigarette-smokers"};
+                                "bounded-buffer", "sleeping-barber", "cigarette-smokers",
+                                "pipeline-lanes", "pipeline-chain"};
   for (auto n : names)
     if (b == n)
       return true;
@@ -1706,6 +1802,10 @@ int main(int argc, char** argv) {
           r = run_sleeping_barber(sys, self, p);
         else if (name == "cigarette-smokers")
           r = run_cigarette_smokers(sys, self, p);
+        else if (name == "pipeline-lanes")
+          r = run_pipeline_lanes(sys, self, p);
+        else if (name == "pipeline-chain")
+          r = run_pipeline_chain(sys, self, p);
       }
       // ~actor_system waits until every actor has terminated.
     }

@@ -76,6 +76,8 @@ bench_fun("logistic-map") -> fun logistic_map/1;
 bench_fun("bounded-buffer") -> fun bounded_buffer/1;
 bench_fun("sleeping-barber") -> fun sleeping_barber/1;
 bench_fun("cigarette-smokers") -> fun cigarette_smokers/1;
+bench_fun("pipeline-lanes") -> fun pipeline_lanes/1;
+bench_fun("pipeline-chain") -> fun pipeline_chain/1;
 bench_fun(_) -> unknown.
 
 %% name=value pairs of non-negative integers -> #{Name => Value}.
@@ -1267,4 +1269,93 @@ cig_smoker(Arbiter, Main, Sum) ->
             cig_smoker(Arbiter, Main, (Sum + busy(R, Time)) band ?MASK64);
         exit ->
             Main ! {done, Sum}
+    end.
+
+%% ---- pipeline-lanes (items, lanes, cost), pipeline-chain (items, stages, cost) ---------------
+%%
+%% Main sends every item. pipeline-lanes: a splitter sends item I to lane I rem lanes, a lane
+%% sends busy(I, cost) to the merger, the merger forwards it to the sink. pipeline-chain: stage
+%% S sends busy(X + S, cost) to the next stage, the last one to the sink. The sink adds what
+%% arrives and reports the sum after `items`. The other processes are ended after the clock.
+
+pipeline_lanes(P) ->
+    Items = param(P, "items"),
+    Lanes = param(P, "lanes"),
+    Cost = param(P, "cost"),
+    Items > 0 orelse fail("items must be > 0", []),
+    Lanes > 0 orelse fail("lanes must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    Sink = spawn(fun() -> pipe_sink(Main, Items, 0, 0) end),
+    Merger = spawn(fun() -> pipe_forward(Sink) end),
+    LaneTuple = list_to_tuple([spawn(fun() -> pipe_lane(Merger, Cost) end)
+                               || _ <- lists:seq(1, Lanes)]),
+    Splitter = spawn(fun() -> pipe_split(LaneTuple) end),
+    pipe_feed(Splitter, 0, Items),
+    Sum = collect(1, 0),
+    Seconds = seconds_since(T0),
+    [exit(Pid, kill) || Pid <- [Splitter, Merger | tuple_to_list(LaneTuple)]],
+    {Seconds, Sum}.
+
+pipeline_chain(P) ->
+    Items = param(P, "items"),
+    Stages = param(P, "stages"),
+    Cost = param(P, "cost"),
+    Items > 0 orelse fail("items must be > 0", []),
+    Stages > 0 orelse fail("stages must be > 0", []),
+    T0 = now_ns(),
+    Main = self(),
+    Sink = spawn(fun() -> pipe_sink(Main, Items, 0, 0) end),
+    Chain = pipe_chain(Stages - 1, Sink, Cost, []),
+    pipe_feed(hd(Chain), 0, Items),
+    Sum = collect(1, 0),
+    Seconds = seconds_since(T0),
+    [exit(Pid, kill) || Pid <- Chain],
+    {Seconds, Sum}.
+
+%% Spawns stages Idx, Idx-1, ..., 0 (each with its successor); returns them, stage 0 first.
+pipe_chain(-1, _Next, _Cost, Acc) -> Acc;
+pipe_chain(Idx, Next, Cost, Acc) ->
+    S = spawn(fun() -> pipe_stage(Next, Idx, Cost) end),
+    pipe_chain(Idx - 1, S, Cost, [S | Acc]).
+
+pipe_feed(_To, Items, Items) -> ok;
+pipe_feed(To, I, Items) ->
+    To ! {item, I},
+    pipe_feed(To, I + 1, Items).
+
+pipe_sink(Main, Items, Got, Sum) ->
+    receive
+        {item, X} ->
+            Sum1 = (Sum + X) band ?MASK64,
+            case Got + 1 of
+                Items -> Main ! {done, Sum1};
+                Got1 -> pipe_sink(Main, Items, Got1, Sum1)
+            end
+    end.
+
+pipe_split(Lanes) ->
+    receive
+        {item, I} ->
+            element(I rem tuple_size(Lanes) + 1, Lanes) ! {item, I},
+            pipe_split(Lanes)
+    end.
+
+pipe_lane(Merger, Cost) ->
+    receive
+        {item, I} ->
+            Merger ! {item, busy(I, Cost)},
+            pipe_lane(Merger, Cost)
+    end.
+
+pipe_forward(To) ->
+    receive
+        Msg -> To ! Msg, pipe_forward(To)
+    end.
+
+pipe_stage(Next, Idx, Cost) ->
+    receive
+        {item, X} ->
+            Next ! {item, busy(X + Idx, Cost)},
+            pipe_stage(Next, Idx, Cost)
     end.

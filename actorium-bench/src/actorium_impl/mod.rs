@@ -164,6 +164,8 @@ pub fn run(
         "bounded-buffer" => bounded_buffer(&system, p),
         "sleeping-barber" => sleeping_barber(&system, p),
         "cigarette-smokers" => cigarette_smokers(&system, p),
+        "pipeline-lanes" => pipeline_lanes(&system, p.get("items"), p.get("lanes"), p.get("cost")),
+        "pipeline-chain" => pipeline_chain(&system, p.get("items"), p.get("stages"), p.get("cost")),
         other => return Err(format!("unknown benchmark `{other}`")),
     };
     let secs = t0.elapsed().as_secs_f64();
@@ -459,9 +461,11 @@ fn matrix(system: ActorSystem, n: usize) -> Result<(f64, u64), String> {
 }
 
 // The workloads of the Savina suite (the set-up above is shared; macros are defined first).
+mod pipelines;
 mod savina_concurrency;
 mod savina_micro;
 mod savina_puzzles;
+use pipelines::*;
 use savina_concurrency::*;
 use savina_micro::*;
 use savina_puzzles::*;

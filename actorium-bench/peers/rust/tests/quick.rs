@@ -64,6 +64,10 @@ quick! {
     thread_ring: "thread-ring", [("actors", 100), ("passes", 10_000)];
     chameneos: "chameneos", [("creatures", 100), ("meetings", 20_000)];
     big: "big", [("actors", 120), ("pings", 2_000)];
+    pipeline_lanes: "pipeline-lanes", [("items", 10_000), ("lanes", 4), ("cost", 200)];
+    pipeline_chain: "pipeline-chain", [("items", 2_000), ("stages", 60), ("cost", 40)];
+    pipeline_one_lane: "pipeline-lanes", [("items", 1), ("lanes", 1), ("cost", 0)];
+    pipeline_one_stage: "pipeline-chain", [("items", 3), ("stages", 1), ("cost", 5)];
 }
 
 /// The fork/join workloads on the fork/join peers (and each refused by the actor peers, and
@@ -185,4 +189,6 @@ defaults! {
     defaults_thread_ring: "thread-ring", [("actors", 100), ("passes", 100_000)];
     defaults_chameneos: "chameneos", [("creatures", 100), ("meetings", 200_000)];
     defaults_big: "big", [("actors", 120), ("pings", 20_000)];
+    defaults_pipeline_lanes: "pipeline-lanes", [("items", 100_000), ("lanes", 4), ("cost", 200)];
+    defaults_pipeline_chain: "pipeline-chain", [("items", 20_000), ("stages", 60), ("cost", 40)];
 }

@@ -78,6 +78,14 @@ pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
                 rounds,
                 smoke,
             } => cigarette_smokers(&p, smokers, rounds, smoke).await,
+            Bench::PipelineLanes { items, lanes, cost } => {
+                pipeline_lanes(&p, items, lanes, cost).await
+            }
+            Bench::PipelineChain {
+                items,
+                stages,
+                cost,
+            } => pipeline_chain(&p, items, stages, cost).await,
         }?;
         Ok((t0.elapsed().as_secs_f64(), sum))
     });
@@ -437,9 +445,11 @@ async fn matrix(p: &Placer, n: usize, x: Arc<Vec<u64>>, y: Arc<Vec<u64>>) -> Res
 }
 
 // The workloads of the Savina suite (the set-up above is shared; macros are defined first).
+mod pipelines;
 mod savina_concurrency;
 mod savina_micro;
 mod savina_puzzles;
+use pipelines::*;
 use savina_concurrency::*;
 use savina_micro::*;
 use savina_puzzles::*;

@@ -99,6 +99,18 @@ pub enum Bench {
         actors: u64,
         pings: u64,
     },
+    /// The driver → a splitter → `lanes` busy lanes → a merger → a sink.
+    PipelineLanes {
+        items: u64,
+        lanes: u64,
+        cost: u64,
+    },
+    /// The driver → `stages` busy stages in a chain → a sink.
+    PipelineChain {
+        items: u64,
+        stages: u64,
+        cost: u64,
+    },
 }
 
 /// Looks up parameter `name`.
@@ -235,6 +247,16 @@ impl Bench {
                 smokers: positive(p, "smokers")?,
                 rounds: param(p, "rounds")?,
                 smoke: positive(p, "smoke")?,
+            },
+            "pipeline-lanes" => Bench::PipelineLanes {
+                items: positive(p, "items")?,
+                lanes: positive(p, "lanes")?,
+                cost: param(p, "cost")?,
+            },
+            "pipeline-chain" => Bench::PipelineChain {
+                items: positive(p, "items")?,
+                stages: positive(p, "stages")?,
+                cost: param(p, "cost")?,
             },
             other => return Err(format!("unknown benchmark `{other}`")),
         })
@@ -388,6 +410,18 @@ pub fn ring_checksum(last: u64, passes: u64, actors: u64) -> u64 {
     }
 }
 
+/// pipeline-lanes: what a lane makes of item `i`.
+#[inline]
+pub fn lane_work(i: u64, cost: u64) -> u64 {
+    busy(i, cost)
+}
+
+/// pipeline-chain: what stage `s` (from 0) makes of `x`.
+#[inline]
+pub fn chain_stage(x: u64, s: u64, cost: u64) -> u64 {
+    busy(x + s, cost)
+}
+
 /// The checksum a correct run of `bench` with parameters `p` must produce (the formulas of
 /// `BENCHMARKS.md`; balance-one and balance-multi are the executor workload placed).
 pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64>) -> u64 {
@@ -455,6 +489,12 @@ pub fn expected_checksum(bench: &str, p: &std::collections::BTreeMap<String, u64
                 .sum();
             g("workers") * per_worker
         }
+        "pipeline-lanes" => (0..g("items"))
+            .map(|i| lane_work(i, g("cost")))
+            .fold(0u64, u64::wrapping_add),
+        "pipeline-chain" => (0..g("items"))
+            .map(|i| (0..g("stages")).fold(i, |x, s| chain_stage(x, s, g("cost"))))
+            .fold(0u64, u64::wrapping_add),
         other => crate::forkjoin::expected(other, p)
             .unwrap_or_else(|| panic!("no checksum formula for {other}")),
     }

@@ -83,6 +83,12 @@ pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
                 rounds,
                 smoke,
             } => cigarette_smokers(smokers, rounds, smoke).await,
+            Bench::PipelineLanes { items, lanes, cost } => pipeline_lanes(items, lanes, cost).await,
+            Bench::PipelineChain {
+                items,
+                stages,
+                cost,
+            } => pipeline_chain(items, stages, cost).await,
         }
     })
 }
@@ -290,9 +296,11 @@ async fn matrix(n: usize, x: Arc<Vec<u64>>, y: Arc<Vec<u64>>) -> Result<u64, Str
 }
 
 // The workloads of the Savina suite (the set-up above is shared; macros are defined first).
+mod pipelines;
 mod savina_concurrency;
 mod savina_micro;
 mod savina_puzzles;
+use pipelines::*;
 use savina_concurrency::*;
 use savina_micro::*;
 use savina_puzzles::*;
