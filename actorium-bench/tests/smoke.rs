@@ -138,3 +138,62 @@ fn exec_takes_the_queues_per_worker() {
         assert!(err.contains("--queues-per-worker"), "{system}: {err}");
     }
 }
+
+/// The pipelines on each of actorium's executors and 1 and 2 workers: the checksum of the
+/// contract's formula; a pipeline that could never finish (no items, lanes or stages) is
+/// refused, not run.
+#[test]
+fn pipelines_on_actorium_give_the_contract_s_checksum() {
+    let cases: &[(&str, &[(&str, u64)])] = &[
+        (
+            "pipeline-lanes",
+            &[("items", 500), ("lanes", 3), ("cost", 20)],
+        ),
+        (
+            "pipeline-chain",
+            &[("items", 200), ("stages", 7), ("cost", 5)],
+        ),
+    ];
+    for &(bench_name, kv) in cases {
+        let params: std::collections::BTreeMap<String, u64> =
+            kv.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+        let want = actorium_peers::common::expected_checksum(bench_name, &params);
+        let args: Vec<String> = kv.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        for system in [
+            "actorium",
+            "actorium-policy-stealing",
+            "actorium-policy-sharing",
+        ] {
+            for threads in ["1", "2"] {
+                let out = bench()
+                    .args(["exec", bench_name, system, threads])
+                    .args(&args)
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{system}/{bench_name}: {out:?}");
+                let stdout = String::from_utf8_lossy(&out.stdout);
+                let got: u64 = stdout
+                    .split("checksum=")
+                    .nth(1)
+                    .and_then(|s| s.trim().parse().ok())
+                    .unwrap_or_else(|| panic!("no checksum in {stdout}"));
+                assert_eq!(got, want, "{system}/{bench_name} on {threads} threads");
+            }
+        }
+    }
+    for bad in [
+        ["pipeline-lanes", "items=0"],
+        ["pipeline-lanes", "lanes=0"],
+        ["pipeline-chain", "stages=0"],
+    ] {
+        let out = bench()
+            .args(["exec", bad[0], "actorium", "2", bad[1]])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{bad:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("must be positive"),
+            "{bad:?}: {out:?}"
+        );
+    }
+}

@@ -85,7 +85,6 @@ using served_atom = caf::atom_constant<caf::atom("served")>;
 using smoke_atom = caf::atom_constant<caf::atom("smoke")>;
 using started_atom = caf::atom_constant<caf::atom("started")>;
 using smkexit_atom = caf::atom_constant<caf::atom("smkexit")>;
-using item_atom = caf::atom_constant<caf::atom("item")>;
 
 using clock_type = std::chrono::steady_clock;
 

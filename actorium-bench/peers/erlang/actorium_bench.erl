@@ -1276,7 +1276,8 @@ cig_smoker(Arbiter, Main, Sum) ->
 %% Main sends every item. pipeline-lanes: a splitter sends item I to lane I rem lanes, a lane
 %% sends busy(I, cost) to the merger, the merger forwards it to the sink. pipeline-chain: stage
 %% S sends busy(X + S, cost) to the next stage, the last one to the sink. The sink adds what
-%% arrives and reports the sum after `items`. The other processes are ended after the clock.
+%% arrives and reports the sum after `items`. The other processes are told to stop after the
+%% clock.
 
 pipeline_lanes(P) ->
     Items = param(P, "items"),
@@ -1294,7 +1295,7 @@ pipeline_lanes(P) ->
     pipe_feed(Splitter, 0, Items),
     Sum = collect(1, 0),
     Seconds = seconds_since(T0),
-    [exit(Pid, kill) || Pid <- [Splitter, Merger | tuple_to_list(LaneTuple)]],
+    [Pid ! stop || Pid <- [Splitter, Merger | tuple_to_list(LaneTuple)]],
     {Seconds, Sum}.
 
 pipeline_chain(P) ->
@@ -1310,7 +1311,7 @@ pipeline_chain(P) ->
     pipe_feed(hd(Chain), 0, Items),
     Sum = collect(1, 0),
     Seconds = seconds_since(T0),
-    [exit(Pid, kill) || Pid <- Chain],
+    [Pid ! stop || Pid <- Chain],
     {Seconds, Sum}.
 
 %% Spawns stages Idx, Idx-1, ..., 0 (each with its successor); returns them, stage 0 first.
@@ -1338,24 +1339,34 @@ pipe_split(Lanes) ->
     receive
         {item, I} ->
             element(I rem tuple_size(Lanes) + 1, Lanes) ! {item, I},
-            pipe_split(Lanes)
+            pipe_split(Lanes);
+        stop ->
+            ok
     end.
 
 pipe_lane(Merger, Cost) ->
     receive
         {item, I} ->
             Merger ! {item, busy(I, Cost)},
-            pipe_lane(Merger, Cost)
+            pipe_lane(Merger, Cost);
+        stop ->
+            ok
     end.
 
 pipe_forward(To) ->
     receive
-        Msg -> To ! Msg, pipe_forward(To)
+        {item, _} = Msg ->
+            To ! Msg,
+            pipe_forward(To);
+        stop ->
+            ok
     end.
 
 pipe_stage(Next, Idx, Cost) ->
     receive
         {item, X} ->
             Next ! {item, busy(X + Idx, Cost)},
-            pipe_stage(Next, Idx, Cost)
+            pipe_stage(Next, Idx, Cost);
+        stop ->
+            ok
     end.

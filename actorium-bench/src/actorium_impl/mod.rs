@@ -140,6 +140,10 @@ pub fn run(
         }
         return Ok(r);
     }
+    if bench.starts_with("pipeline-") {
+        // Refuses what would never finish (no items, no lanes, no stages).
+        actorium_peers::common::Bench::parse("actorium", bench, &p.0)?;
+    }
     let system = builder.build().map_err(|e| e.to_string())?;
     let t0 = Instant::now();
     let checksum = match bench {

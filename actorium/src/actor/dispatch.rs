@@ -1,6 +1,7 @@
 //! How the actor layer reaches a cell's executor: one closed set of the executors it knows, as
-//! tokio's `scheduler::Handle` (an enum, matched where the layer calls its executor), instead
-//! of a trait object on the hot path.
+//! tokio's `scheduler::Handle` (an enum, [`Exec`], matched where the layer calls its executor;
+//! the send path tests the tag itself, [`message_centric`]), instead of a trait object on the
+//! hot path.
 //!
 //! Every executor is reachable through the core's interface ([`crate::core::Executor`], behind
 //! [`ExecRef`]'s table). On the send path the actor layer does better for the default,
@@ -16,7 +17,8 @@ use crate::core::{ExecRef, Header};
 use crate::executor::{mailbox, message_centric};
 
 /// Dispatch tag: the cell's executor is reached through its table (the mailbox protocol
-/// inlined for mailbox actors).
+/// inlined for mailbox actors). No bit: it is what a header without [`MESSAGE_CENTRIC`] has,
+/// never a tag to test for.
 const TABLE: u8 = 0;
 /// Dispatch tag: the cell's executor is the message-centric one, called directly. (Tags are
 /// bits, so that the send path tests one: `Header::dispatch_has`.)
@@ -66,8 +68,9 @@ impl<'a> Exec<'a> {
 /// The message-centric executor of the cell whose header is `hdr`, if that is its executor:
 /// one bit test on the hot bytes. The send path uses this rather than building an [`Exec`]
 /// (matching the enum cost a few instructions a send, and a chain of sends pays them in
-/// latency), and keeps every other executor's send out of line (inlined too, its branch made
-/// the sends that inline this large enough to slow the default executor's).
+/// latency); a message's send keeps every other executor's out of line (`cell::send_other`:
+/// inlined too, its branch made the sends that inline this large enough to slow the default
+/// executor's).
 #[inline(always)]
 pub(crate) fn message_centric(hdr: &Header) -> Option<&message_centric::Executor> {
     if hdr.dispatch_has(MESSAGE_CENTRIC) {

@@ -152,7 +152,7 @@ unsafe impl Send for Header {}
 impl Header {
     /// A header for a cell of `exec`, whose system keeps statistics if `stats_on`; `alive`
     /// false makes a terminal (refused) one. `dispatch`: the actor layer's tag (see
-    /// [`Self::dispatch`]; below 128).
+    /// [`Self::dispatch_has`]; below 128).
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -208,6 +208,8 @@ impl Header {
     /// [`HOT_END`] bytes, unlike `exec`'s table.
     #[inline(always)]
     pub(crate) fn dispatch_has(&self, bits: u8) -> bool {
+        // (A tag of no bits would match every header.)
+        debug_assert!(bits != 0, "a dispatch tag to test has at least one bit");
         let mask = bits << DISPATCH_SHIFT;
         self.flags & mask == mask
     }

@@ -12,8 +12,9 @@ use crate::runtime::counters::Counters;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// The running thread's counters, if statistics are on: all an actor's end needs of its
-/// worker. (The end's functions are out of line; passing them this, not the whole
-/// `WorkerRef`, keeps every envelope's `run` that calls them one register lighter.)
+/// worker. (The end's entry points from an envelope's `run`, `ended`, `behaviour_panicked`
+/// and `not_runnable`, are out of line; passing them this, not the whole `WorkerRef`, keeps
+/// every `run` one register lighter.)
 pub(super) type Counts<'a> = Option<&'a Counters>;
 
 /// The actor's incarnation ended with `status` (or panicked), on its worker: a supervised
