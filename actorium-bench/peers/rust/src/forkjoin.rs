@@ -60,6 +60,7 @@ impl Ctx for Chili<'_> {
             // SAFETY: `Chili` is a transparent wrapper of the scope chili hands to the closure;
             // the closure only uses it during the call.
             |s| a(unsafe { &mut *(s as *mut chili::Scope<'_>).cast::<Chili<'_>>() }),
+            // SAFETY: as above.
             |s| b(unsafe { &mut *(s as *mut chili::Scope<'_>).cast::<Chili<'_>>() }),
         )
     }

@@ -381,10 +381,10 @@ impl<'a> Locked<'a> {
     /// Whether the reclaim envelope of the actor whose cell is `target` is parked here: it
     /// ended while the queue was pinned, and an outbox may still hold mail for it.
     pub(crate) fn parks_reclaim_of(&self, target: *const ()) -> bool {
-        // SAFETY: the lock is held.
-        self.q
-            .parked
-            .with(|v| unsafe { (*v).iter().any(|e| e.target() == target) })
+        self.q.parked.with(|v| {
+            // SAFETY: the lock is held.
+            unsafe { (*v).iter().any(|e| e.target() == target) }
+        })
     }
 
     /// Keeps the reclaim envelope of an actor that ended while the queue is pinned, for the

@@ -29,64 +29,7 @@ pub fn run(arbiters: usize, work: Bench) -> Result<(f64, u64), String> {
     let result = sys.block_on(async move {
         let p = placer;
         let t0 = Instant::now();
-        let sum = match work {
-            Bench::StaticSend { n } => static_send(&p, n).await,
-            Bench::DynamicSend { n } => dynamic_send(&p, n).await,
-            Bench::Executor {
-                actors,
-                group,
-                rounds,
-            } => executor(&p, actors, group, rounds).await,
-            Bench::Repeat { servers, reps } => repeat(&p, servers, reps).await,
-            Bench::Matrix { n, x, y } => matrix(&p, n, x, y).await,
-            Bench::PingPong { n } => ping_pong(&p, n).await,
-            Bench::Counting { n } => counting(&p, n).await,
-            Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(&p, actors, msgs).await,
-            Bench::ForkJoinCreation { n } => fj_creation(&p, n).await,
-            Bench::Scale { n } => scale(&p, n).await,
-            Bench::ThreadRing { actors, passes } => thread_ring(&p, actors, passes).await,
-            Bench::Chameneos {
-                creatures,
-                meetings,
-            } => chameneos(&p, creatures, meetings).await,
-            Bench::Big { actors, pings } => big(&p, actors, pings).await,
-            Bench::LogisticMap { series, terms } => logistic_map(&p, series, terms).await,
-            Bench::Banking {
-                accounts,
-                transactions,
-            } => banking(&p, accounts, transactions).await,
-            Bench::Dictionary {
-                workers,
-                msgs,
-                write,
-            } => dictionary(&p, workers, msgs, write).await,
-            Bench::BoundedBuffer {
-                producers,
-                consumers,
-                items,
-                buffer,
-                cost,
-            } => bounded_buffer(&p, producers, consumers, items, buffer, cost).await,
-            Bench::SleepingBarber {
-                customers,
-                room,
-                arrival,
-                cut,
-            } => sleeping_barber(&p, customers, room, arrival, cut).await,
-            Bench::CigaretteSmokers {
-                smokers,
-                rounds,
-                smoke,
-            } => cigarette_smokers(&p, smokers, rounds, smoke).await,
-            Bench::PipelineLanes { items, lanes, cost } => {
-                pipeline_lanes(&p, items, lanes, cost).await
-            }
-            Bench::PipelineChain {
-                items,
-                stages,
-                cost,
-            } => pipeline_chain(&p, items, stages, cost).await,
-        }?;
+        let sum = crate::common::run_workload!(work, &p)?;
         Ok((t0.elapsed().as_secs_f64(), sum))
     });
     // Stop every arbiter (dropping what is left on it) and join its thread.

@@ -113,6 +113,64 @@ pub enum Bench {
     },
 }
 
+/// The one dispatch of a peer's `run`: awaits the workload function of `$work`'s variant, each
+/// of the same name in the calling module (`static_send`, `executor`, `pipeline_chain`...),
+/// with `$pre` (actix's placer) before the workload's parameters.
+macro_rules! run_workload {
+    ($work:expr $(, $pre:expr)*) => {
+        match $work {
+            $crate::common::Bench::StaticSend { n } => static_send($($pre,)* n).await,
+            $crate::common::Bench::DynamicSend { n } => dynamic_send($($pre,)* n).await,
+            $crate::common::Bench::Executor { actors, group, rounds } => {
+                executor($($pre,)* actors, group, rounds).await
+            }
+            $crate::common::Bench::Repeat { servers, reps } => {
+                repeat($($pre,)* servers, reps).await
+            }
+            $crate::common::Bench::Matrix { n, x, y } => matrix($($pre,)* n, x, y).await,
+            $crate::common::Bench::PingPong { n } => ping_pong($($pre,)* n).await,
+            $crate::common::Bench::Counting { n } => counting($($pre,)* n).await,
+            $crate::common::Bench::ForkJoinThroughput { actors, msgs } => {
+                fj_throughput($($pre,)* actors, msgs).await
+            }
+            $crate::common::Bench::ForkJoinCreation { n } => fj_creation($($pre,)* n).await,
+            $crate::common::Bench::Scale { n } => scale($($pre,)* n).await,
+            $crate::common::Bench::ThreadRing { actors, passes } => {
+                thread_ring($($pre,)* actors, passes).await
+            }
+            $crate::common::Bench::Chameneos { creatures, meetings } => {
+                chameneos($($pre,)* creatures, meetings).await
+            }
+            $crate::common::Bench::Big { actors, pings } => big($($pre,)* actors, pings).await,
+            $crate::common::Bench::LogisticMap { series, terms } => {
+                logistic_map($($pre,)* series, terms).await
+            }
+            $crate::common::Bench::Banking { accounts, transactions } => {
+                banking($($pre,)* accounts, transactions).await
+            }
+            $crate::common::Bench::Dictionary { workers, msgs, write } => {
+                dictionary($($pre,)* workers, msgs, write).await
+            }
+            $crate::common::Bench::BoundedBuffer { producers, consumers, items, buffer, cost } => {
+                bounded_buffer($($pre,)* producers, consumers, items, buffer, cost).await
+            }
+            $crate::common::Bench::SleepingBarber { customers, room, arrival, cut } => {
+                sleeping_barber($($pre,)* customers, room, arrival, cut).await
+            }
+            $crate::common::Bench::CigaretteSmokers { smokers, rounds, smoke } => {
+                cigarette_smokers($($pre,)* smokers, rounds, smoke).await
+            }
+            $crate::common::Bench::PipelineLanes { items, lanes, cost } => {
+                pipeline_lanes($($pre,)* items, lanes, cost).await
+            }
+            $crate::common::Bench::PipelineChain { items, stages, cost } => {
+                pipeline_chain($($pre,)* items, stages, cost).await
+            }
+        }
+    };
+}
+pub(crate) use run_workload;
+
 /// Looks up parameter `name`.
 pub fn param(params: &BTreeMap<String, u64>, name: &str) -> Result<u64, String> {
     params
@@ -383,8 +441,8 @@ pub async fn wait(rx: oneshot::Receiver<u64>) -> Result<u64, String> {
 }
 
 /// Runs one workload on a fresh multi-thread tokio runtime with `threads` workers (the
-/// ractor, kameo and tokio-mpsc configuration): times `work` from just after the runtime is up, then drops
-/// the runtime, which cancels what is left and joins its threads.
+/// ractor, kameo and tokio-mpsc configuration): times `work` from just after the runtime is
+/// up, then drops the runtime, which cancels what is left and joins its threads.
 pub fn on_tokio<F>(threads: usize, work: impl FnOnce() -> F) -> Result<(f64, u64), String>
 where
     F: std::future::Future<Output = Result<u64, String>>,

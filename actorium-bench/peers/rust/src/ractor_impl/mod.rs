@@ -13,62 +13,7 @@ type Started<S> = Result<S, ActorProcessingErr>;
 /// Runs one workload on a fresh runtime; the clock starts once the runtime is up.
 pub fn run(threads: usize, work: Bench) -> Result<(f64, u64), String> {
     crate::common::on_tokio(threads, move || async move {
-        match work {
-            Bench::StaticSend { n } => static_send(n).await,
-            Bench::DynamicSend { n } => dynamic_send(n).await,
-            Bench::Executor {
-                actors,
-                group,
-                rounds,
-            } => executor(actors, group, rounds).await,
-            Bench::Repeat { servers, reps } => repeat(servers, reps).await,
-            Bench::Matrix { n, x, y } => matrix(n, x, y).await,
-            Bench::PingPong { n } => ping_pong(n).await,
-            Bench::Counting { n } => counting(n).await,
-            Bench::ForkJoinThroughput { actors, msgs } => fj_throughput(actors, msgs).await,
-            Bench::ForkJoinCreation { n } => fj_creation(n).await,
-            Bench::Scale { n } => scale(n).await,
-            Bench::ThreadRing { actors, passes } => thread_ring(actors, passes).await,
-            Bench::Chameneos {
-                creatures,
-                meetings,
-            } => chameneos(creatures, meetings).await,
-            Bench::Big { actors, pings } => big(actors, pings).await,
-            Bench::LogisticMap { series, terms } => logistic_map(series, terms).await,
-            Bench::Banking {
-                accounts,
-                transactions,
-            } => banking(accounts, transactions).await,
-            Bench::Dictionary {
-                workers,
-                msgs,
-                write,
-            } => dictionary(workers, msgs, write).await,
-            Bench::BoundedBuffer {
-                producers,
-                consumers,
-                items,
-                buffer,
-                cost,
-            } => bounded_buffer(producers, consumers, items, buffer, cost).await,
-            Bench::SleepingBarber {
-                customers,
-                room,
-                arrival,
-                cut,
-            } => sleeping_barber(customers, room, arrival, cut).await,
-            Bench::CigaretteSmokers {
-                smokers,
-                rounds,
-                smoke,
-            } => cigarette_smokers(smokers, rounds, smoke).await,
-            Bench::PipelineLanes { items, lanes, cost } => pipeline_lanes(items, lanes, cost).await,
-            Bench::PipelineChain {
-                items,
-                stages,
-                cost,
-            } => pipeline_chain(items, stages, cost).await,
-        }
+        crate::common::run_workload!(work)
     })
 }
 
