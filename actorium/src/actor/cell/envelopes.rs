@@ -4,12 +4,10 @@
 
 use super::super::{Actor, Allocation, Context, Receive};
 use super::run::*;
-#[allow(unused_imports)]
 use super::*;
 use crate::core::envelope::{EnvelopeVTable, Payload};
 use crate::core::header::CellVTable;
-#[allow(unused_imports)]
-use crate::core::{Event, ExecRef, Executor, ExitReason, Header, Status, WorkerRef};
+use crate::core::{ExitReason, Header, Status, WorkerRef};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub(super) struct CellOps<A>(A);

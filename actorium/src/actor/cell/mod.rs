@@ -25,8 +25,6 @@ mod run;
 mod tests;
 
 use envelopes::*;
-#[allow(unused_imports)]
-use run::*;
 
 /// An actor cell.
 #[repr(C)]

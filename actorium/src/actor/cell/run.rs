@@ -4,10 +4,8 @@
 
 use super::super::dispatch::Exec;
 use super::super::{Actor, Allocation, Context};
-#[allow(unused_imports)]
 use super::*;
-#[allow(unused_imports)]
-use crate::core::{Event, ExecRef, Executor, ExitReason, Header, Status, WorkerRef};
+use crate::core::{Event, Executor, ExitReason, Status, WorkerRef};
 use crate::runtime::counters::Counters;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
