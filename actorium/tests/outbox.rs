@@ -116,8 +116,10 @@ fn flooded(stealing: QueueStealing, n: u64) -> Setup {
 
 /// [`flooded`], the flooder's behaviour going on with `then` once the flood is sent.
 fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
+    // (Compaction off: the setup places actors on both workers' queues from the start.)
     let system = ActorSystem::builder()
         .workers(2)
+        .compaction(false)
         .queues_per_worker(PER_WORKER)
         .queue_stealing(stealing)
         .stats(true)

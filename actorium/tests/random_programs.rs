@@ -1014,6 +1014,12 @@ const EXECUTORS: &[(&str, Choice)] = &[
     ("message-centric, no stealing", |b| {
         b.queue_stealing(QueueStealing::None)
     }),
+    // (The three above run with compaction on, the default.)
+    ("message-centric, compaction off", |b| b.compaction(false)),
+    (
+        "message-centric, a worker deactivated or activated at random every window",
+        |b| b.tune("compaction_chaos=1").expect("a known setting"),
+    ),
     ("actor-centric, work stealing", |b| {
         b.policy(WorkStealing::default())
     }),

@@ -255,10 +255,12 @@ fn remove_worker_1_behind(
 fn a_removed_worker_hands_back_the_rest_of_its_batch() {
     for stealing in [QueueStealing::None, QueueStealing::LongestVictim] {
         watchdog(120, move || {
-            // One queue per worker: the first two actors spawned from outside get one each.
+            // One queue per worker: the first two actors spawned from outside get one each
+            // (compaction off: both workers active from the start).
             let system = ActorSystem::builder()
                 .workers(2)
                 .queues(2)
+                .compaction(false)
                 .queue_stealing(stealing)
                 .build()
                 .unwrap();

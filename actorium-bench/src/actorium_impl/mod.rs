@@ -119,7 +119,13 @@ pub fn run(
         builder = builder.queues_per_worker(k);
     }
     for t in tune {
-        builder = builder.tune(t)?;
+        // `compaction=0|1` is the public `ActorSystemBuilder::compaction`; the rest are hidden
+        // placement settings.
+        builder = match t.replace(' ', "").as_str() {
+            "compaction=0" => builder.compaction(false),
+            "compaction=1" => builder.compaction(true),
+            _ => builder.tune(t)?,
+        };
     }
     if !message_centric(system) && bench.starts_with("balance") {
         return Err(

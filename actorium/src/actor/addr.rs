@@ -131,7 +131,13 @@ impl<A: Actor> Addr<A> {
     /// use actorium::{Actor, ActorSystem};
     /// struct A;
     /// impl Actor for A {}
-    /// let system = ActorSystem::builder().workers(2).queues_per_worker(4).build().unwrap();
+    /// // (Compaction off: with it, one worker starts active and owns every queue.)
+    /// let system = ActorSystem::builder()
+    ///     .workers(2)
+    ///     .queues_per_worker(4)
+    ///     .compaction(false)
+    ///     .build()
+    ///     .unwrap();
     /// let a: Vec<_> = (0..9).map(|_| system.spawn(A)).collect();
     /// assert_eq!(a[0].queue(), 0);
     /// assert_eq!(a[8].queue(), 0); // 8 queues, round-robin

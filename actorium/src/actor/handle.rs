@@ -247,12 +247,24 @@ impl SystemHandle {
         self.exec.is_actor_centric()
     }
 
-    /// Worker threads running now (1 for a caller-driven policy: the calling thread).
+    /// The most worker threads that run: [`crate::ActorSystemBuilder::workers`], changed by
+    /// [`Self::add_workers`] and [`Self::remove_workers`] (1 for a caller-driven policy: the
+    /// calling thread). With compaction on ([`crate::ActorSystemBuilder::compaction`]) fewer
+    /// may be active: [`Self::active_workers`].
     pub fn workers(&self) -> usize {
         self.exec.workers()
     }
 
-    /// Adds `n` worker threads while the system runs ("Manual Resizing" in the Cforall runtime:
+    /// Workers active now: [`Self::workers`], less those compaction deactivated because they
+    /// would not pay for themselves (their threads park until the load needs them).
+    pub fn active_workers(&self) -> usize {
+        self.exec
+            .table()
+            .map_or_else(|| self.exec.workers(), |t| t.len())
+    }
+
+    /// Adds `n` worker threads while the system runs (and makes every worker active: compaction
+    /// may deactivate some again) ("Manual Resizing" in the Cforall runtime:
     /// Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice"), on either
     /// executor; returns the new number of workers. Callable from any thread, including a
     /// behaviour. The new workers take part at once: the message-centric executor re-divides

@@ -4,14 +4,30 @@
 //! (the Cforall actor thesis's "Safety and Productivity" features).
 
 use crate::runtime::counters::CounterValues;
+use crate::runtime::worker_table::PoolValues;
 use std::fmt;
 
 /// Summed statistics of an actor system.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Worker threads.
+    /// Worker threads: the most that may run (`ActorSystemBuilder::workers`, changed by
+    /// `add_workers` and `remove_workers`).
     pub workers: usize,
+    /// Workers active now: compaction deactivates workers that would not pay for themselves
+    /// and activates them again when the load needs them
+    /// ([`ActorSystemBuilder::compaction`](crate::ActorSystemBuilder::compaction)).
+    pub active_workers: usize,
+    /// Times compaction activated workers (one decision may activate several).
+    pub worker_activations: u64,
+    /// Times compaction deactivated a worker.
+    pub worker_deactivations: u64,
+    /// Active workers × time, over the time compaction watched (`watched`): divided by it,
+    /// the mean number of active workers ([`Stats::mean_active_workers`]).
+    pub active_worker_time: std::time::Duration,
+    /// The time compaction watched the load (while the workers ran; a quiet system is not
+    /// watched).
+    pub watched: std::time::Duration,
     /// Actors spawned, by main or by other actors.
     pub actors_created: u64,
     /// Messages sent (accepted by a live actor), poison pills included.
@@ -73,6 +89,16 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The mean number of active workers while compaction watched the load (the workers now
+    /// if it never did).
+    pub fn mean_active_workers(&self) -> f64 {
+        if self.watched.is_zero() {
+            self.active_workers as f64
+        } else {
+            self.active_worker_time.as_secs_f64() / self.watched.as_secs_f64()
+        }
+    }
+
     /// Average number of envelopes in what a steal took (a queue, or a job's mailbox).
     pub fn average_steal_size(&self) -> f64 {
         if self.steals == 0 {
@@ -95,6 +121,17 @@ impl Stats {
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "Actor system statistics ({} workers)", self.workers)?;
+        writeln!(f, "  active workers now   {}", self.active_workers)?;
+        writeln!(
+            f,
+            "  mean active workers  {:.2}",
+            self.mean_active_workers()
+        )?;
+        writeln!(
+            f,
+            "  activations / deactivations {} / {}",
+            self.worker_activations, self.worker_deactivations
+        )?;
         writeln!(f, "  actors created       {}", self.actors_created)?;
         writeln!(f, "  messages sent        {}", self.messages_sent)?;
         writeln!(f, "  messages processed   {}", self.messages_processed)?;
@@ -128,13 +165,18 @@ impl fmt::Display for Stats {
 }
 
 impl Stats {
-    /// Adds a pool's counters (every worker's, and the number of workers now: see
-    /// `WorkerTable::counter_values`).
-    pub(crate) fn add_pool(&mut self, (rows, workers): (Vec<CounterValues>, usize)) {
-        for c in rows {
+    /// Adds a pool's counters (every worker's, the number of workers now, and what
+    /// compaction did: see `WorkerTable::counter_values`).
+    pub(crate) fn add_pool(&mut self, p: PoolValues) {
+        for c in p.rows {
             self.add(c);
         }
-        self.workers += workers;
+        self.workers += p.workers;
+        self.active_workers += p.active;
+        self.worker_activations += p.compaction.activations;
+        self.worker_deactivations += p.compaction.deactivations;
+        self.active_worker_time += p.compaction.active_time;
+        self.watched += p.compaction.covered;
     }
 
     /// Adds a block of counters (a worker's, or the outside threads').

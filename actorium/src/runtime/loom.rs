@@ -26,6 +26,7 @@
 //! |---|---|---|
 //! | idle-sleep handshake, benaphore, parker | `runtime/idle/loom_tests.rs` | `executor/message_centric/tests/shuttle.rs` |
 //! | resize lock | `runtime/resize_loom.rs` | `executor/message_centric/tests/shuttle.rs` |
+//! | a dormant worker's park against activation, removal, stop (compaction) | `runtime/compaction_loom.rs` | — (stress: `tests/compaction.rs` under `compaction_chaos`) |
 //! | task deque (THE protocol, split) | `runtime/tasks/deque_loom.rs` | `runtime/tasks/shuttle_tests.rs` |
 //! | join latch | `executor/forkjoin/latch_loom.rs` | — |
 //! | ask reply slot (one-shot) | `runtime/oneshot_loom.rs` | — |

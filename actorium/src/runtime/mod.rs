@@ -6,6 +6,8 @@
 //! - [`worker`]: the loop every worker thread runs, and the one interface through which it
 //!   runs work ([`worker::Unit`]): an executor is a kind of unit, so a new kind of work can be
 //!   added to the same threads without touching the existing ones;
+//! - [`compaction`]: as many active workers as pay for themselves (a controller that
+//!   deactivates and activates workers through the pool's resizing);
 //! - [`resize`]: the readers-writer lock for live resizing of the Cforall runtime (Thierry
 //!   Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice"; the pool resizes
 //!   itself under it);
@@ -23,6 +25,7 @@
 //! - [`spinlock`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
 //! - [`loom`]: the loom shims for the model-checked protocols.
 
+pub(crate) mod compaction;
 pub(crate) mod context;
 pub(crate) mod counters;
 pub(crate) mod idle;

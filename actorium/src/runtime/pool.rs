@@ -21,22 +21,30 @@
 //! fork/join leftovers to the common queue), marks the row *exited* and ends. A row added back
 //! before its worker saw that it was leaving simply keeps its thread.
 //!
+//! **Compaction** (`compaction.rs`) moves `len` below `limit`, the most workers that may run:
+//! a *deactivated* row is removed as above, but its worker, once it has handed over what it
+//! held, parks (*dormant*) instead of ending, until an activation or an add makes it active
+//! again, a removal makes it leaving, or the system stops.
+//!
 //! Invariants:
 //! - rows `0..len` are *active* and each has a running thread (or, inside an add's write
-//!   section, one about to be let through its start gate); a row `>= len` is unused, leaving,
-//!   or exited; `len` and the row states change only under the write lock;
-//! - a row's state goes leaving → exited only on its own thread, inside its read section, so a
-//!   resize sees a row's state stable while it holds the write lock;
+//!   section, one about to be let through its start gate); rows `len..limit` are suspending or
+//!   dormant, each with a thread; a row `>= limit` is unused, leaving, or exited; `len`,
+//!   `limit` and the row states change only under the write lock, `1 <= len <= limit`;
+//! - a row's state goes leaving → exited and suspending → dormant only on its own thread,
+//!   inside its read section, so a resize sees a row's state stable while it holds the write
+//!   lock;
 //! - executor rows `0..created` exist (made before `len` first covered them, published by the
 //!   Release store of `len`); nothing indexes a row that never was active.
 
+use super::compaction::{self, Compaction, Mode, Pace};
 use super::counters::Counters;
 use super::idle::{Benaphore, IdleSleep};
 use super::resize::ResizeLock;
 use super::tasks::TaskRow;
 use super::worker::Unit;
 use super::worker_table::{
-    Slot, WorkerTable, ACTIVE, CANCELLED, EXITED, LEAVING, STARTING, UNUSED,
+    Slot, WorkerTable, ACTIVE, CANCELLED, DORMANT, EXITED, LEAVING, STARTING, SUSPENDING, UNUSED,
 };
 use crate::runtime::loom::sync::atomic::{fence, AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crossbeam_deque::Injector;
@@ -161,16 +169,27 @@ impl<T> Pool<T> {
         workers: usize,
         capacity: usize,
         stats_on: bool,
+        compaction: Mode,
         mut data: impl FnMut(usize) -> T,
     ) -> io::Result<Self> {
         assert!(workers <= capacity);
+        // With compaction, one worker starts active; the others start dormant (their threads
+        // park at once) and are activated as the load needs them.
+        let active = compaction::starting(compaction, workers);
         let slots: Box<[_]> = (0..capacity)
             .map(|i| {
                 CachePadded::new(Slot {
                     sleep: CachePadded::new(Benaphore::unopened()),
-                    state: AtomicU8::new(if i < workers { ACTIVE } else { UNUSED }),
+                    state: AtomicU8::new(if i < active {
+                        ACTIVE
+                    } else if i < workers {
+                        DORMANT
+                    } else {
+                        UNUSED
+                    }),
                     counters: CachePadded::new(Counters::default()),
                     row: TaskRow::default(),
+                    pace: CachePadded::new(Pace::default()),
                 })
             })
             .collect();
@@ -186,7 +205,7 @@ impl<T> Pool<T> {
         Ok(Self {
             table: WorkerTable {
                 slots,
-                len: CachePadded::new(AtomicUsize::new(workers)),
+                len: CachePadded::new(AtomicUsize::new(active)),
                 created: AtomicUsize::new(workers),
                 lock: ResizeLock::new(capacity),
                 idle: IdleSleep::new(capacity),
@@ -195,6 +214,8 @@ impl<T> Pool<T> {
                 shown: CachePadded::new(AtomicUsize::new(0)),
                 thieves: AtomicBool::new(true),
                 closed: AtomicBool::new(false),
+                limit: AtomicUsize::new(workers),
+                compaction: Compaction::new(compaction, capacity),
             },
             data: rows,
             threads: Mutex::new(Threads {
@@ -243,7 +264,7 @@ impl<T> Pool<T> {
         let body: Arc<dyn Fn(usize) + Send + Sync> = Arc::new(body);
         let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
         t.body = Some(body.clone());
-        for i in 0..self.len() {
+        for i in 0..self.limit() {
             if t.rows[i].is_none() {
                 t.rows[i] = Some(start_thread(i, body.clone(), None)?);
             }
@@ -268,9 +289,10 @@ impl<T> Pool<T> {
 
     // --- Resizing (Delisle's thesis, "Manual Resizing"; see the module documentation) ---
 
-    /// Adds `k` workers: rows `len..len + k`, each made by `make(i)` the first time it is
-    /// used, started (or, for a row whose worker is still leaving, kept). Returns the new
-    /// number of workers.
+    /// Adds `k` workers: the most that may run goes from `limit` to `limit + k`, and every
+    /// worker runs: rows deactivated by compaction (`len..limit`) are active again, and rows
+    /// `limit..limit + k`, each made by `make(i)` the first time it is used, are started (or,
+    /// for a row whose worker is still leaving, kept). Returns the new number of workers.
     pub(crate) fn add<U: Unit<Slot = T>>(
         &self,
         unit: &U,
@@ -288,7 +310,7 @@ impl<T> Pool<T> {
         if unit.closed() {
             return Err(ResizeError::Stopped);
         }
-        let n = self.len();
+        let (n, lim) = (self.len(), self.limit());
         let (unit_max, unit_why) = unit.max_workers();
         let cap = self.slots.len();
         let (max, why) = if cap <= unit_max {
@@ -302,19 +324,19 @@ impl<T> Pool<T> {
         } else {
             (unit_max, unit_why)
         };
-        if n + k > max {
+        if lim + k > max {
             return Err(ResizeError::TooMany {
-                workers: n,
+                workers: lim,
                 asked: k,
                 max,
                 why,
             });
         }
-        if k == 0 {
-            return Ok(n);
+        if k == 0 && n == lim {
+            return Ok(lim);
         }
         // The new rows' data and event fds, before anyone may see them.
-        for i in n..n + k {
+        for i in lim..lim + k {
             if self.data[i].get().is_none() {
                 let row = make(i)?;
                 let _ = self.data[i].set(row);
@@ -325,7 +347,7 @@ impl<T> Pool<T> {
                 .map_err(|e| ResizeError::Os(e.to_string()))?;
         }
         // Threads whose workers exited are joined first (they only return now).
-        for i in n..n + k {
+        for i in lim..lim + k {
             if self.slots[i].state.load(Ordering::Acquire) == EXITED {
                 if let Some(h) = t.rows[i].take() {
                     join_one(h);
@@ -340,7 +362,7 @@ impl<T> Pool<T> {
             // scheduled must not hold a pointer into a pool that a failed policy's abandoned
             // shutdown may free).
             let gate = Arc::new(AtomicU8::new(STARTING));
-            for i in n..n + k {
+            for i in lim..lim + k {
                 let state = self.slots[i].state.load(Ordering::Relaxed);
                 if state == LEAVING {
                     continue; // its worker has not left yet: it stays
@@ -368,30 +390,38 @@ impl<T> Pool<T> {
                 }
                 return Err(ResizeError::Os(e.to_string()));
             }
-            for i in n..n + k {
+            // Rows `n..lim` were deactivated (suspending or dormant): they run again.
+            for i in n..lim + k {
                 self.slots[i].state.store(ACTIVE, Ordering::Release);
             }
             for (i, h) in started {
                 t.rows[i] = Some(h);
             }
             // (Written under the resize mutex only.)
-            if self.created.load(Ordering::Relaxed) < n + k {
-                self.created.store(n + k, Ordering::Relaxed);
+            if self.created.load(Ordering::Relaxed) < lim + k {
+                self.created.store(lim + k, Ordering::Relaxed);
             }
-            self.len.store(n + k, Ordering::Release);
-            unit.resized(n, n + k);
+            self.limit.store(lim + k, Ordering::Release);
+            self.len.store(lim + k, Ordering::Release);
+            unit.resized(n, lim + k);
             // Last: the new threads run only once everything about them is in place.
             gate.store(ACTIVE, Ordering::Release);
         }
         drop(t);
-        unit.after_resize(n, n + k);
-        Ok(n + k)
+        // A dormant worker parks on its benaphore: after the state stores, it sees them or
+        // this wakes it (`WorkerTable::park`).
+        fence(Ordering::SeqCst);
+        for i in n..lim {
+            self.wake_row(i);
+        }
+        unit.after_resize(n, lim + k);
+        Ok(lim + k)
     }
 
-    /// Removes `k` workers (rows `len - k..len`): they finish what they run, hand over what
-    /// they hold, and end. Waits for their threads unless called on a thread of the unit's
-    /// system (a behaviour, a fork/join task, a detached actor: it may be one of them).
-    /// Returns the new number of workers.
+    /// Removes `k` workers (rows `limit - k..limit`): the active ones finish what they run,
+    /// hand over what they hold, and end; the deactivated ones end. Waits for their threads
+    /// unless called on a thread of the unit's system (a behaviour, a fork/join task, a
+    /// detached actor: it may be one of them). Returns the new number of workers.
     pub(crate) fn remove<U: Unit<Slot = T>>(
         &self,
         unit: &U,
@@ -412,36 +442,100 @@ impl<T> Pool<T> {
         if t.body.is_none() || unit.closed() {
             return Err(ResizeError::Stopped);
         }
-        let n = self.len();
-        if k >= n {
+        let (n, lim) = (self.len(), self.limit());
+        if k >= lim {
             return Err(ResizeError::TooFew {
-                workers: n,
+                workers: lim,
                 asked: k,
             });
         }
         if k == 0 {
-            return Ok(n);
+            return Ok(lim);
         }
+        let new_lim = lim - k;
+        let new_len = n.min(new_lim);
         {
             let _w = self.lock.write();
-            for i in n - k..n {
+            for i in new_lim..lim {
                 self.slots[i].state.store(LEAVING, Ordering::Relaxed);
             }
-            self.len.store(n - k, Ordering::Release);
-            unit.resized(n, n - k);
+            self.limit.store(new_lim, Ordering::Release);
+            if new_len != n {
+                self.len.store(new_len, Ordering::Release);
+                unit.resized(n, new_len);
+            }
         }
         drop(t);
         // Ordered against a removed worker's check of its row after announcing itself idle
         // (Dekker: both sides fenced): it sees that it is removed, or this wakes it.
         fence(Ordering::SeqCst);
-        for i in n - k..n {
-            self.notify(i);
+        for i in new_lim..lim {
+            self.wake_row(i);
         }
-        unit.after_resize(n, n - k);
+        if new_len != n {
+            unit.after_resize(n, new_len);
+        }
         if wait {
-            self.join_leaving(unit, n - k..n);
+            self.join_leaving(unit, new_lim..lim);
         }
-        Ok(n - k)
+        Ok(new_lim)
+    }
+
+    // --- Compaction (`compaction.rs`): deactivation and activation ---
+
+    /// Deactivates the last active worker (row `len - 1`): as a removal, but its thread parks
+    /// once it has handed over what it holds, and `limit` stays. Never waits: `None` if a
+    /// resize or shutdown holds the resize mutex, the system is stopping, or one worker runs.
+    /// Returns the number of active workers.
+    pub(crate) fn deactivate<U: Unit<Slot = T>>(&self, unit: &U) -> Option<usize> {
+        let t = self.threads.try_lock().ok()?;
+        let n = self.len();
+        if t.body.is_none() || unit.closed() || n <= 1 {
+            return None;
+        }
+        {
+            let _w = self.lock.write();
+            self.slots[n - 1].state.store(SUSPENDING, Ordering::Relaxed);
+            self.len.store(n - 1, Ordering::Release);
+            unit.resized(n, n - 1);
+        }
+        drop(t);
+        // As a removal's (Dekker against the worker's check after announcing itself idle).
+        fence(Ordering::SeqCst);
+        self.notify(n - 1);
+        unit.after_resize(n, n - 1);
+        Some(n - 1)
+    }
+
+    /// Activates up to `k` deactivated workers (rows `len..`, below `limit`): they are active
+    /// again under the write lock, then woken. Never waits (`None` as for
+    /// [`Self::deactivate`]). Returns the number of active workers.
+    pub(crate) fn activate<U: Unit<Slot = T>>(&self, unit: &U, k: usize) -> Option<usize> {
+        let t = self.threads.try_lock().ok()?;
+        let (n, lim) = (self.len(), self.limit());
+        let m = (n + k).min(lim);
+        if t.body.is_none() || unit.closed() || m == n {
+            return None;
+        }
+        {
+            let _w = self.lock.write();
+            for i in n..m {
+                let s = self.slots[i].state.load(Ordering::Relaxed);
+                debug_assert!(s == SUSPENDING || s == DORMANT, "row {i} in state {s}");
+                self.slots[i].state.store(ACTIVE, Ordering::Release);
+            }
+            self.len.store(m, Ordering::Release);
+            unit.resized(n, m);
+        }
+        drop(t);
+        // After the state stores: a parked worker sees them, or this wakes it. The first row
+        // still dormant is woken too: it takes up the watch (`worker::dormant`).
+        fence(Ordering::SeqCst);
+        for i in n..(m + 1).min(lim) {
+            self.wake_row(i);
+        }
+        unit.after_resize(n, m);
+        Some(m)
     }
 
     /// Worker `row`'s loop ended (it left after a resize, or the pool shuts down): a row

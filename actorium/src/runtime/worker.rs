@@ -33,6 +33,7 @@
 //! Which pool, worker and system the calling thread runs work for is kept in
 //! [`super::context`], which the loop sets ([`Enter::worker`]).
 
+use super::compaction;
 use super::context::Enter;
 use super::counters::Counters;
 use super::idle::SpinBudget;
@@ -40,7 +41,7 @@ use super::life::Life;
 use super::loom::{spin_hint, yield_now};
 use super::pool::Pool;
 use super::tasks::TaskWorker;
-use super::worker_table::leave_if_removed;
+use super::worker_table::{leave_if_removed, Leave, Parked};
 use std::time::{Duration, Instant};
 
 /// While spinning idle, yield the CPU every this many passes.
@@ -283,6 +284,18 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     /// Called when `me` woke from idle sleep.
     fn woke(&self, _me: &Worker<'_, Self>) {}
 
+    /// Units of work done so far by every worker, if the unit counts them (the compaction
+    /// controller judges an activation by the rate of work after it against before).
+    fn progress(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether work waits beyond what `active` workers, each busy, run now: the compaction
+    /// controller activates more workers only then (`compaction.rs`).
+    fn waiting(&self, _active: usize) -> bool {
+        true
+    }
+
     // --- Resizing (Delisle's thesis, "Manual Resizing"; see `pool.rs`) ---
 
     /// The most workers this unit can run, and what sets that limit (said in the error when
@@ -338,6 +351,16 @@ impl<'a, U: Unit> Worker<'a, U> {
         }
     }
 
+    /// The unit found work and is about to run it: an idle spell, if any, ends now (for the
+    /// compaction controller; one load of the worker's own line when there is none). A unit
+    /// calls it before what may run long (a behaviour), so that a worker inside a long
+    /// behaviour counts as busy.
+    #[inline]
+    pub(crate) fn at_work(&self) {
+        let table = self.unit.pool().table();
+        table.pace(self.index).at_work(table.compaction());
+    }
+
     /// This worker's counters, if statistics are on.
     #[inline]
     pub(crate) fn counters(&self) -> Option<&'a Counters> {
@@ -358,19 +381,21 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
     pool.ended(index);
 }
 
-/// A removed worker (its row no longer active) at the top of its loop: runs the tasks left in
-/// its deque (a scope's, whose owner may wait for them without looking at the common queue),
-/// hands over what the unit holds, and says whether to end (a row added back meanwhile goes
-/// on). Out of line: the check costs the loop one relaxed load.
+/// A removed or deactivated worker (its row no longer active) at the top of its loop: runs
+/// the tasks left in its deque (a scope's, whose owner may wait for them without looking at
+/// the common queue), hands over what the unit holds, and says whether to end (a row added
+/// back meanwhile goes on). A deactivated worker then parks until it is active again (it goes
+/// on) or must end (`compaction.rs`). Out of line: the check costs the loop one relaxed load.
 #[cold]
 #[inline(never)]
 fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> bool {
     let pool = unit.pool();
     run_own_tasks(tasks);
-    if !leave_if_removed(pool.table(), me.index, || {
+    let leave = leave_if_removed(pool.table(), me.index, || {
         tasks.evacuate();
         unit.leave(me);
-    }) {
+    });
+    if leave == Leave::Stay {
         return false;
     }
     unit.left(me);
@@ -379,7 +404,40 @@ fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> boo
     if pool.tasks_hint() {
         pool.notify_any();
     }
-    true
+    leave == Leave::Exit || dormant(unit, me.index)
+}
+
+/// A deactivated worker parks (`compaction.rs`); whether it must end. The row an activation
+/// would take first (`len`) parks with a time limit, and runs the controller when it passes:
+/// no active worker may run it while each is inside one long behaviour, and mail may wait
+/// behind them. (An activation wakes the row that becomes the first dormant one, so that it
+/// takes up the watch.)
+fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
+    let pool = unit.pool();
+    let stop = || unit.closed() || unit.life().aborting();
+    let mut watch = compaction::WATCH_FIRST;
+    loop {
+        let limit = (index == pool.len()).then_some(watch);
+        let parked = pool.park(index, stop, limit);
+        if pool.compaction().take_wanted() {
+            compaction::wanted(unit);
+        }
+        match parked {
+            Parked::Active => return false,
+            Parked::Exit => return true,
+            Parked::Woken => {}
+            Parked::TimedOut => {
+                compaction::tick(unit, Instant::now());
+                // Look again soon while an active worker is busy (it may be inside a long
+                // behaviour with mail behind it), less and less often while all are idle.
+                watch = if (0..pool.len()).any(|i| pool.pace(i).busy()) {
+                    compaction::WATCH_FIRST
+                } else {
+                    (watch * 2).min(compaction::WATCH_MAX)
+                };
+            }
+        }
+    }
 }
 
 /// The loop proper (see the module documentation); returns when the worker must end.
@@ -387,10 +445,17 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
     let (pool, index) = (unit.pool(), me.index);
     let mut idle = Idleness::new(unit.spin());
     let mut busy_turns = 0u32;
+    // Idle spells, for the compaction controller (`compaction.rs`): one clock read when a
+    // spell ends (its start reads the clock already).
+    let spell = Spell::new(pool.table(), index);
     loop {
-        // Removed by a resize: hand over and end.
-        if !pool.is_active(index) && removed(unit, me, tasks) {
-            return;
+        // Removed by a resize, or deactivated: hand over and end, or park.
+        if !pool.is_active(index) {
+            if removed(unit, me, tasks) {
+                return;
+            }
+            spell.end();
+            idle.reset();
         }
         let turn = unit.turn(me, &idle);
         if turn == Turn::Exit {
@@ -399,16 +464,20 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             return;
         }
         if turn == Turn::Worked {
+            spell.end();
             busy_turns = busy_turns.wrapping_add(1);
             if busy_turns % TASKS_EVERY != 0 {
                 idle.reset();
                 continue;
             }
+            spell.tick(unit);
         }
         // Fork/join tasks, when some worker shows tasks or the common queue holds one (one
         // load when there are none).
         if tasks.hinted() {
             unit.before_tasks(me);
+            // (Before: a task may be long.)
+            spell.end();
             if run_tasks(tasks) {
                 idle.reset();
                 continue;
@@ -430,6 +499,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         idle.passes += 1;
         let since = *idle.since.get_or_insert_with(Instant::now);
+        spell.begin(unit, since);
         let window = idle.budget.window();
         // With no window left, a worker woken with nothing of its own to do gets one more
         // pass: the unit's last chance to steal (it was most likely woken for that).
@@ -476,6 +546,48 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         pool.retire(index);
         unit.woke(me);
         idle.woke(slept.elapsed(), notified, plan.for_release);
+    }
+}
+
+/// A worker's idle spells as the compaction controller sees them (nothing when it is off).
+struct Spell<'a> {
+    pace: Option<(&'a compaction::Pace, &'a compaction::Compaction)>,
+}
+
+impl<'a> Spell<'a> {
+    fn new(table: &'a super::worker_table::WorkerTable, index: usize) -> Self {
+        let c = table.compaction();
+        Self {
+            pace: c.on().then(|| (table.pace(index), c)),
+        }
+    }
+
+    /// An idle pass at `now` (if the spell's first, the worker ran out of work, and a window
+    /// may have ended).
+    #[inline]
+    fn begin<U: Unit>(&self, unit: &U, now: Instant) {
+        if let Some((pace, c)) = self.pace {
+            if !pace.idle() {
+                pace.idle_from(c.ns(now));
+                compaction::tick(unit, now);
+            }
+        }
+    }
+
+    /// Work found: the spell, if any, ends now (one load when there is none).
+    #[inline]
+    fn end(&self) {
+        if let Some((pace, c)) = self.pace {
+            pace.at_work(c);
+        }
+    }
+
+    /// A busy worker now and then: a window may have ended.
+    #[inline]
+    fn tick<U: Unit>(&self, unit: &U) {
+        if self.pace.is_some() {
+            compaction::tick(unit, Instant::now());
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 //! across a resize; the row states and `len` change only under the resize lock's write side
 //! (`pool.rs` holds the resize protocol and its invariants).
 
+use super::compaction::{Compaction, CompactionStats, Pace};
 use super::counters::{CounterValues, Counters};
 use super::idle::{Benaphore, IdleSleep};
 use super::resize::{ReadGuard, ResizeLock};
@@ -38,6 +39,15 @@ pub(super) const EXITED: u8 = 4;
 /// Row state: its thread was started for an add that failed: it ends at the gate.
 pub(super) const CANCELLED: u8 = 5;
 
+/// Row state: deactivated by compaction (`compaction.rs`); its worker has not yet seen it. It
+/// hands over what it holds as a removed worker does, then parks instead of ending.
+pub(super) const SUSPENDING: u8 = 6;
+
+/// Row state: deactivated by compaction; its worker holds nothing and is parked on its
+/// benaphore (not listed as idle: no general notification picks it), until an activation
+/// makes the row active again, a removal makes it leaving, or the system stops.
+pub(super) const DORMANT: u8 = 7;
+
 /// The runtime's columns of one worker's row in the worker table.
 #[derive(Debug)]
 pub(crate) struct Slot {
@@ -52,6 +62,8 @@ pub(crate) struct Slot {
     /// Java's fork/join work stealing: Doug Lea, "A Java Fork/Join Framework", 2000;
     /// `runtime/tasks`).
     pub(crate) row: TaskRow,
+    /// The worker's idle time, for the compaction controller (written by the worker alone).
+    pub(super) pace: CachePadded<Pace>,
 }
 
 /// The runtime's half of a worker pool, the same for every executor (so code that is not
@@ -78,25 +90,125 @@ pub(crate) struct WorkerTable {
     pub(super) thieves: AtomicBool,
     /// Every worker thread has exited ([`WorkerTable::close`]): nobody takes tasks any more.
     pub(super) closed: AtomicBool,
+    /// Workers that may run: rows `0..len` active, rows `len..limit` deactivated by
+    /// compaction (suspending or dormant). Changed by [`crate::runtime::pool::Pool::add`] and
+    /// `remove` only; `len` moves within `1..=limit`.
+    pub(super) limit: AtomicUsize,
+    /// The compaction controller's settings, state and statistics (`compaction.rs`).
+    pub(super) compaction: Compaction,
 }
 
-/// A worker of `pool` at the top of its loop, whose row is no longer active: if it is leaving,
-/// hands over what it holds (`hand_over`, inside its read section, where no resize can run)
-/// and marks its row exited; returns whether it must end. A row added back meanwhile is
-/// active again: the worker goes on.
-pub(crate) fn leave_if_removed(table: &WorkerTable, row: usize, hand_over: impl FnOnce()) -> bool {
+/// What the statistics read from a pool ([`WorkerTable::counter_values`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PoolValues {
+    /// Every row's counters.
+    pub(crate) rows: Vec<CounterValues>,
+    /// The most workers that may run.
+    pub(crate) workers: usize,
+    /// Workers active now.
+    pub(crate) active: usize,
+    /// What the compaction controller did.
+    pub(crate) compaction: CompactionStats,
+}
+
+/// How a dormant worker's park ended ([`WorkerTable::park`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parked {
+    /// Its row is active again.
+    Active,
+    /// It must end.
+    Exit,
+    /// The time limit passed (still dormant).
+    TimedOut,
+    /// Notified, and still dormant.
+    Woken,
+}
+
+/// What a worker at the top of its loop does about its row ([`leave_if_removed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leave {
+    /// The row is active: go on.
+    Stay,
+    /// Removed: it handed over what it held; the thread ends.
+    Exit,
+    /// Deactivated: it handed over what it held; the thread parks ([`WorkerTable::park`]).
+    Park,
+}
+
+/// A worker of `pool` at the top of its loop, whose row is no longer active: if it is leaving
+/// (or suspending), hands over what it holds (`hand_over`, inside its read section, where no
+/// resize can run) and marks its row exited (or dormant); says whether it ends, parks, or (a
+/// row added back or activated meanwhile) goes on.
+pub(crate) fn leave_if_removed(table: &WorkerTable, row: usize, hand_over: impl FnOnce()) -> Leave {
     let slot = &table.slots[row];
     if slot.state.load(Ordering::Relaxed) == ACTIVE {
-        return false;
+        return Leave::Stay;
     }
     let guard: ReadGuard<'_> = table.lock.read(row);
-    if slot.state.load(Ordering::Relaxed) != LEAVING {
-        return false;
-    }
+    let (next, leave) = match slot.state.load(Ordering::Relaxed) {
+        LEAVING => (EXITED, Leave::Exit),
+        SUSPENDING => (DORMANT, Leave::Park),
+        // Dormant from the start: it holds nothing.
+        DORMANT => return Leave::Park,
+        _ => return Leave::Stay,
+    };
     hand_over();
-    slot.state.store(EXITED, Ordering::Release);
+    slot.state.store(next, Ordering::Release);
     drop(guard);
-    true
+    leave
+}
+
+/// [`WorkerTable::park`] on row `row`'s benaphore `sleep` and state `state` (apart, for the
+/// loom model `compaction_loom.rs`).
+pub(crate) fn park(
+    sleep: &Benaphore,
+    state: &AtomicU8,
+    lock: &ResizeLock,
+    row: usize,
+    stop: impl Fn() -> bool,
+    limit: Option<Duration>,
+) -> Parked {
+    loop {
+        sleep.search();
+        match state.load(Ordering::SeqCst) {
+            ACTIVE => {
+                sleep.awake();
+                return Parked::Active;
+            }
+            LEAVING => {
+                sleep.awake();
+                let _section = lock.read(row);
+                match state.load(Ordering::Relaxed) {
+                    LEAVING => {
+                        state.store(EXITED, Ordering::Release);
+                        return Parked::Exit;
+                    }
+                    ACTIVE => return Parked::Active,
+                    _ => continue,
+                }
+            }
+            _ => {}
+        }
+        if stop() {
+            sleep.awake();
+            return Parked::Exit;
+        }
+        match limit {
+            None => sleep.sleep(),
+            Some(limit) => {
+                if !sleep.sleep_timeout(limit) {
+                    sleep.awake();
+                    return Parked::TimedOut;
+                }
+            }
+        }
+        // Notified: look at the state again, and let the caller choose a new limit
+        // (activations wake the row that becomes the first dormant one).
+        match state.load(Ordering::SeqCst) {
+            DORMANT => return Parked::Woken,
+            _ => continue,
+        }
+    }
 }
 
 impl WorkerTable {
@@ -104,6 +216,44 @@ impl WorkerTable {
     #[inline]
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
+    }
+
+    /// The most workers that may run (active, or deactivated by compaction).
+    #[inline]
+    pub(crate) fn limit(&self) -> usize {
+        self.limit.load(Ordering::Acquire)
+    }
+
+    /// Worker `i`'s idle time, for the compaction controller.
+    #[inline]
+    pub(crate) fn pace(&self, i: usize) -> &Pace {
+        &self.slots[i].pace
+    }
+
+    /// The compaction controller.
+    #[inline]
+    pub(crate) fn compaction(&self) -> &Compaction {
+        &self.compaction
+    }
+
+    /// A deactivated worker (its row dormant, it holds nothing) parks until its row is active
+    /// again ([`Parked::Active`]: it goes on), or it must end ([`Parked::Exit`]): its row
+    /// became leaving (a removal; it marks the row exited, inside its read section, as every
+    /// leaving worker), or `stop()` (the system stops or is dropped; the shutdown wakes every
+    /// row); or `limit` passed ([`Parked::TimedOut`]), or it was notified and is still dormant
+    /// ([`Parked::Woken`]). The handshake is the idle sleep's
+    /// (`idle/README.md`) without the sleepers list, so no general notification is spent on a
+    /// dormant worker: its benaphore to `SEARCH` (SeqCst), then its row's state read; an
+    /// activation stores the state, fences, then wakes the benaphore, so either the worker
+    /// sees the new state or the wake-up reaches it.
+    pub(crate) fn park(
+        &self,
+        row: usize,
+        stop: impl Fn() -> bool,
+        limit: Option<Duration>,
+    ) -> Parked {
+        let slot = &self.slots[row];
+        park(&slot.sleep, &slot.state, &self.lock, row, stop, limit)
     }
 
     /// The most workers the pool may have (rows in the table).
@@ -193,10 +343,14 @@ impl WorkerTable {
     }
 
     /// Every worker's counters (every row ever used: a removed worker's counts stay in the
-    /// totals), and the number of workers now.
-    pub(crate) fn counter_values(&self) -> (Vec<CounterValues>, usize) {
-        let rows = self.created().iter().map(|s| s.counters.values()).collect();
-        (rows, self.len())
+    /// totals), and the workers: the most that may run, and those active now.
+    pub(crate) fn counter_values(&self) -> PoolValues {
+        PoolValues {
+            rows: self.created().iter().map(|s| s.counters.values()).collect(),
+            workers: self.limit(),
+            active: self.len(),
+            compaction: self.compaction.stats(),
+        }
     }
 
     // --- Idle sleep (see `runtime/idle/README.md` for the handshake) ---
@@ -232,6 +386,13 @@ impl WorkerTable {
     #[inline]
     pub(crate) fn notify(&self, i: usize) -> bool {
         IdleSleep::notify(&self.slots[i].sleep)
+    }
+
+    /// Wakes worker `i` whatever its benaphore says (a resize's wake-up of a dormant or
+    /// removed row: an exchange, never skipped on a stale read, so the park's handshake needs
+    /// no fence on the waker's side to be sound; see `compaction_loom.rs`).
+    pub(crate) fn wake_row(&self, i: usize) {
+        self.slots[i].sleep.wake();
     }
 
     /// General notification: wake the first idle worker, if any.
@@ -296,3 +457,7 @@ impl WorkerTable {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+#[path = "compaction_loom.rs"]
+mod compaction_loom;

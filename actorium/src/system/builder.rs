@@ -7,6 +7,7 @@ use crate::executor::actor_centric::policy::Policy;
 use crate::executor::actor_centric::{self, PolicyStarter, StartError, Starter};
 use crate::executor::mailbox::detached::Detached;
 use crate::executor::message_centric::{self, QueueStealing};
+use crate::runtime::compaction::Mode;
 use std::fmt;
 use std::sync::Arc;
 use std::thread;
@@ -174,6 +175,7 @@ pub struct ActorSystemBuilder {
     policy: Option<Arc<dyn Starter>>,
     max_throughput: Option<usize>,
     max_workers: Option<usize>,
+    compaction: Option<bool>,
     events: Option<crate::core::events::EventHook>,
     /// Settings changed by [`Self::tune`] (message-centric executor).
     tuning: Option<message_centric::Tuning>,
@@ -191,6 +193,7 @@ impl fmt::Debug for ActorSystemBuilder {
             .field("policy", &self.policy.as_ref().map(|p| p.name()))
             .field("max_throughput", &self.max_throughput)
             .field("max_workers", &self.max_workers)
+            .field("compaction", &self.compaction)
             .field("on_event", &self.events.is_some())
             .finish()
     }
@@ -347,6 +350,27 @@ impl ActorSystemBuilder {
         self
     }
 
+    /// Whether the number of active workers follows the load (default `true` on the
+    /// message-centric executor). [`Self::workers`] is then the most that run: while the
+    /// work would fit on fewer of them (a conversation, a ring, a sparse load) the others are
+    /// deactivated, their threads parked, and each message is handed over within one worker
+    /// instead of waking another; when the active workers are saturated and work waits, they
+    /// double at once. `false` keeps every worker active, as in a system tuned by hand or
+    /// measured for its scaling; [`ActorSystem::stats`](crate::ActorSystem::stats) says how
+    /// many were active over time. The actor-centric executor has no compaction (its
+    /// policies keep their own idle workers): `true` with [`Self::policy`] is refused.
+    ///
+    /// ```
+    /// let system = actorium::ActorSystem::builder().workers(4).compaction(false).build()?;
+    /// assert_eq!(system.active_workers(), 4);
+    /// system.stop();
+    /// # Ok::<(), actorium::ConfigError>(())
+    /// ```
+    pub fn compaction(mut self, on: bool) -> Self {
+        self.compaction = Some(on);
+        self
+    }
+
     /// Changes one setting of the message-centric executor's placement, stealing or idle spin,
     /// `name=value` (`executor/message_centric/tuning.rs` lists them, with their units and
     /// why each default is what it is). For tests that switch one part of placement off alone
@@ -374,6 +398,7 @@ impl ActorSystemBuilder {
                 ("spin_before_sleep", self.spin.is_some()),
                 ("adaptive_spin", self.adaptive_spin.is_some()),
                 ("tune", self.tuning.is_some()),
+                ("compaction", self.compaction == Some(true)),
             ];
             if let Some((setting, _)) = message_centric_only.iter().find(|(_, set)| *set) {
                 return refuse(setting, "actor-centric");
@@ -421,12 +446,18 @@ impl ActorSystemBuilder {
         if let Some(on) = self.adaptive_spin {
             tuning.adaptive_spin = on;
         }
+        let compaction = match (self.compaction.unwrap_or(true), tuning.compaction_chaos) {
+            (false, _) => Mode::Off,
+            (true, false) => Mode::On,
+            (true, true) => Mode::Chaos,
+        };
         let cfg = message_centric::Config {
             workers,
             max_workers,
             queues,
             stealing: self.stealing.unwrap_or_default(),
             tuning,
+            compaction,
         };
         Ok((cfg, self.stats))
     }

@@ -155,9 +155,14 @@ impl ActorSystem {
         self.handle.live_actors()
     }
 
-    /// Worker threads running now ([`SystemHandle::workers`]).
+    /// The most worker threads that run ([`SystemHandle::workers`]).
     pub fn workers(&self) -> usize {
         self.handle.workers()
+    }
+
+    /// Workers active now ([`SystemHandle::active_workers`]).
+    pub fn active_workers(&self) -> usize {
+        self.handle.active_workers()
     }
 
     /// Adds `n` workers while the system runs ([`SystemHandle::add_workers`]).

@@ -23,6 +23,7 @@ use crate::core::Stats;
 use crate::core::{
     DetachedLink, ExecRef, Executor as Exec, Header, Placement, Shared, Sibling, Status,
 };
+use crate::runtime::compaction::Mode;
 use crate::runtime::counters::Counters;
 use crate::runtime::pool::{Pool, ResizeError};
 use crossbeam_utils::CachePadded;
@@ -118,7 +119,7 @@ impl<P: Policy> Executor<P> {
         })?;
         let mut slots = slots.into_iter();
         let capacity = if manual { 1 } else { cfg.max_workers };
-        let pool = Pool::new(workers, capacity, shared.stats_on, |_| {
+        let pool = Pool::new(workers, capacity, shared.stats_on, Mode::Off, |_| {
             let (worker, local) = slots.next().expect("one per worker");
             WorkerSlot {
                 worker,
@@ -290,7 +291,7 @@ impl<P: Policy> Exec for Executor<P> {
     }
 
     fn workers(&self) -> usize {
-        self.pool.len()
+        self.pool.limit()
     }
 
     fn table(&self) -> Option<&crate::runtime::worker_table::WorkerTable> {

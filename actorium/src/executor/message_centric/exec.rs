@@ -231,7 +231,7 @@ impl Exec for Executor {
     }
 
     fn workers(&self) -> usize {
-        self.pool.len()
+        self.pool.limit()
     }
 
     fn table(&self) -> Option<&crate::runtime::worker_table::WorkerTable> {

@@ -47,6 +47,7 @@ pub(crate) use visit::VISIT_BUDGET;
 
 use crate::core::exec_ref::{ops_of, ExecOps};
 use crate::core::{DetachedLink, ExecRef, Executor as Exec, Shared};
+use crate::runtime::compaction::Mode;
 use crate::runtime::loom::sync::atomic::AtomicPtr;
 use crate::runtime::pool::Pool;
 use crossbeam_utils::CachePadded;
@@ -86,6 +87,8 @@ pub(crate) struct Config {
     pub(crate) stealing: QueueStealing,
     /// Placement, stealing and idle spin settings (`tuning.rs`).
     pub(crate) tuning: Tuning,
+    /// Whether the number of active workers follows the load (`runtime/compaction.rs`).
+    pub(crate) compaction: Mode,
 }
 
 pub(crate) struct Executor {
@@ -126,7 +129,10 @@ pub(crate) struct Executor {
 impl Executor {
     /// The executor and its worker table; no thread runs yet ([`Self::start`] starts them).
     pub(crate) fn new(cfg: &Config, shared: Arc<Shared>) -> io::Result<Self> {
-        let ranges = ranges::partition(cfg.queues, cfg.workers);
+        // The queues are divided among the workers that start active (`runtime/compaction.rs`);
+        // the others get a range when they are activated.
+        let active = crate::runtime::compaction::starting(cfg.compaction, cfg.workers);
+        let ranges = ranges::partition(cfg.queues, active);
         let stealing = cfg.stealing != QueueStealing::None;
         let queues: Box<[_]> = (0..cfg.queues)
             .map(|q| CachePadded::new(WorkQueue::new(q, ranges::owner_of(&ranges, q))))
@@ -135,9 +141,13 @@ impl Executor {
             .iter()
             .map(|q| AtomicPtr::new(&**q as *const WorkQueue as *mut WorkQueue))
             .collect();
-        let pool = Pool::new(cfg.workers, cfg.max_workers, shared.stats_on, |i| {
-            WorkerSlot::new(ranges[i].clone())
-        })?;
+        let pool = Pool::new(
+            cfg.workers,
+            cfg.max_workers,
+            shared.stats_on,
+            cfg.compaction,
+            |i| WorkerSlot::new(ranges.get(i).cloned().unwrap_or(0..0)),
+        )?;
         Ok(Self {
             queues,
             slots,

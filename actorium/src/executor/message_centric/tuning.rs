@@ -92,6 +92,12 @@ pub(crate) struct Tuning {
     /// Whether that window is learned from what spinning bought lately, down to none
     /// (`runtime/idle/spin_budget.rs`); `ActorSystemBuilder::adaptive_spin` sets it.
     pub(crate) adaptive_spin: bool,
+
+    // --- Tests ---
+    /// Compaction deactivates or activates a worker at random every window, whatever the
+    /// load (`runtime/compaction.rs`, `Mode::Chaos`): the delivery tests run under it, so
+    /// the hand-overs are exercised thousands of times a second.
+    pub(crate) compaction_chaos: bool,
 }
 
 impl Default for Tuning {
@@ -122,6 +128,7 @@ impl Default for Tuning {
             outbox_flush: 64,
             spin: Duration::from_micros(100),
             adaptive_spin: true,
+            compaction_chaos: false,
         }
     }
 }
@@ -154,6 +161,7 @@ pub(crate) const SETTINGS: &[&str] = &[
     "outbox_flush",
     "spin_us",
     "adaptive_spin",
+    "compaction_chaos",
 ];
 
 impl Tuning {
@@ -206,6 +214,7 @@ impl Tuning {
             "outbox_flush" => self.outbox_flush = at_least_1(v)? as usize,
             "spin_us" => self.spin = us(v),
             "adaptive_spin" => self.adaptive_spin = flag(v)?,
+            "compaction_chaos" => self.compaction_chaos = flag(v)?,
             other => {
                 return Err(format!(
                     "unknown setting `{other}`; known: {}",

@@ -10,6 +10,7 @@ use super::row::WorkerSlot;
 use super::visit::{Local, McWorker, NO_QUEUE};
 use super::{Executor, QueueStealing};
 use crate::core::copy_queue::{CopyQueue, INITIAL_CAPACITY};
+use crate::runtime::compaction;
 use crate::runtime::idle::SpinBudget;
 use crate::runtime::loom::sync::atomic::{fence, Ordering};
 use crate::runtime::pool::Pool;
@@ -17,6 +18,10 @@ use crate::runtime::rng::XorShift;
 use crate::runtime::worker::{Idleness, Turn, Unit};
 use std::cell::{Cell, UnsafeCell};
 use std::time::{Duration, Instant};
+
+/// A pass that gulped this many envelopes may have taken long: the compaction controller's
+/// window may have ended (`runtime/compaction.rs`; one clock read per such pass).
+const TICK_AFTER: usize = 256;
 
 impl Unit for Executor {
     type Slot = WorkerSlot;
@@ -77,6 +82,7 @@ impl Unit for Executor {
         }
         let mut busy_queues = 0u32;
         let mut backlogged = 0u32;
+        let mut gulped = 0usize;
         let mut holding = false;
         let maybe_holding = me.local.holding.replace(false);
         // No read section of the resize lock here (one would lengthen every idle pass, the
@@ -92,6 +98,7 @@ impl Unit for Executor {
                 Some(q) if maybe_holding && self.holds(me, q) => holding = true,
                 Some(q) if !q.looks_empty() => {
                     let n = self.visit(me, q);
+                    gulped += n;
                     busy_queues += u32::from(n > 0);
                     backlogged += u32::from(n >= self.tuning.wake_thief_backlog);
                 }
@@ -103,6 +110,11 @@ impl Unit for Executor {
             me.local.holding.set(true);
         }
         if busy_queues > 0 {
+            if gulped >= TICK_AFTER {
+                // A long pass: the runtime's loop looks at the clock only every few dozen
+                // turns, and turns like this one may take milliseconds.
+                compaction::tick(self, Instant::now());
+            }
             // Backlog in more than one queue while another worker is idle: wake it, so it can
             // steal (the general notification of the Cforall actor system: Colby Parsons,
             // MMath thesis, Waterloo 2023; one load when none is idle).
@@ -231,6 +243,29 @@ impl Unit for Executor {
         self.stamp_awake(me.index, me.local.stamp.get());
     }
 
+    /// Some queue holds mail, or some active worker's batch holds mail behind the behaviour
+    /// it runs (lock-free looks): the active workers are all busy, so it waits. (A ring's
+    /// token waits this way too: the activation it causes does not pay, and the controller's
+    /// holdoff makes such tries rare.)
+    fn waiting(&self, active: usize) -> bool {
+        self.queues.iter().any(|q| q.len_hint() > 0)
+            || (0..active.min(self.pool.len())).any(|w| {
+                let busy = &self.pool.data(w).busy;
+                busy.visits.load(Ordering::Relaxed) % 2 == 1
+                    && busy.behind.load(Ordering::Relaxed) > busy.ran.load(Ordering::Relaxed)
+            })
+    }
+
+    /// Envelopes run by every worker (counted while balance is on, for its rescues).
+    fn progress(&self) -> Option<u64> {
+        self.balance.then(|| {
+            (0..self.pool.rows())
+                .filter_map(|w| self.pool.data_if_made(w))
+                .map(|d| d.busy.ran.load(Ordering::Relaxed))
+                .sum()
+        })
+    }
+
     /// A removed worker no longer watches.
     fn leave(&self, me: &McWorker<'_>) {
         self.stop_watching(&me.local);
@@ -269,17 +304,23 @@ impl Unit for Executor {
     /// ranges), and gives every queue the owner whose range now holds its slot: whole queues
     /// move, as in a steal. No thief is swapping (thieves swap inside read sections), so every
     /// slot holds a queue.
+    /// (Allocates nothing: compaction resizes while a program runs.)
     fn resized(&self, _old: usize, new: usize) {
-        let ranges = ranges::partition(self.queues.len(), new);
+        let m = self.queues.len();
+        assert!(new > 0 && m >= new);
         for w in 0..self.pool.capacity() {
             if let Some(d) = self.pool.data_if_made(w) {
-                let r = ranges.get(w).cloned().unwrap_or(0..0);
+                let r = if w < new {
+                    ranges::range_of(m, new, w)
+                } else {
+                    0..0
+                };
                 d.start.store(r.start, Ordering::Relaxed);
                 d.end.store(r.end, Ordering::Relaxed);
             }
         }
-        for (w, r) in ranges.iter().enumerate() {
-            for s in r.clone() {
+        for w in 0..new {
+            for s in ranges::range_of(m, new, w) {
                 let q = self.slot(s).expect("no swap runs during a resize");
                 q.set_owner(w);
             }

@@ -201,6 +201,9 @@ impl Executor {
     /// queues: `Executor::pushed_own`).
     #[inline]
     pub(crate) fn begin_visit(&self, me: &McWorker<'_>) {
+        // Busy from now, for compaction (a long behaviour is work, though its turn has not
+        // returned).
+        me.at_work();
         self.stop_watching(&me.local);
         me.local.visit_spawns.set(0);
         if !self.balance {

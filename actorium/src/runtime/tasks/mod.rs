@@ -161,7 +161,8 @@ impl<'c> TaskWorker<'c> {
     /// runtime: Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice").
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        self.push_wanting(job, self.table.len().saturating_sub(1));
+        // (Workers compaction deactivated count: they are activated for the tasks shown.)
+        self.push_wanting(job, self.table.limit().saturating_sub(1));
     }
 
     /// [`Self::push`], making every task of the deque public (a scope's tasks: they come in
@@ -218,6 +219,10 @@ impl<'c> TaskWorker<'c> {
         // announcement: one of the two sees the other (runtime/idle/README.md).
         if self.table.has_idle_seqcst() {
             self.table.notify_any();
+        } else if self.table.len() < self.table.limit() {
+            // Every active worker busy, and some deactivated: fork/join says outright that
+            // this can run in parallel, so they are activated at once (`compaction.rs`).
+            self.table.compaction().want(self.table);
         }
     }
 

@@ -57,6 +57,7 @@ fn test_executor(workers: usize, queues: usize) -> Executor {
             adaptive_spin: false,
             ..Tuning::default()
         },
+        compaction: crate::runtime::compaction::Mode::Off,
     };
     Executor::new(&cfg, Arc::new(Shared::new(workers, false))).unwrap()
 }
@@ -482,6 +483,7 @@ fn overlapping_steals_leave_owner_and_range_in_agreement() {
             adaptive_spin: false,
             ..Tuning::default()
         },
+        compaction: crate::runtime::compaction::Mode::Off,
     };
     let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(3, false))).unwrap());
     owners_agree(&e);

@@ -46,6 +46,7 @@ fn overlapping_steals_strand_no_message() {
                 adaptive_spin: false,
                 ..Default::default()
             },
+            compaction: crate::runtime::compaction::Mode::Off,
         };
         let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(3, false))).unwrap());
         // Every worker has announced itself idle: its benaphore shows whether a
@@ -111,6 +112,7 @@ fn a_resize_racing_a_send_strands_no_message() {
                 adaptive_spin: false,
                 ..Default::default()
             },
+            compaction: crate::runtime::compaction::Mode::Off,
         };
         let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(2, false))).unwrap());
         // The pool needs a thread body to accept a resize; the model runs no worker loop.

@@ -9,7 +9,8 @@
 //! with the victim, as `Executor::steal`), and idle sleep (announce, the locked search, sleep
 //! on the benaphore, retire). A sender pushes numbered messages to every queue, each followed
 //! by the notification of the queue's owner as it reads it; a resizer removes the third worker
-//! while all this runs (its queues move to the others).
+//! while all this runs (its queues move to the others), or compaction deactivates it (it parks),
+//! activates it and deactivates it again.
 //!
 //! Checked: every message is run exactly once, in send order per queue (FIFO); no two workers
 //! hold one queue's batch at once; a message is never stranded (a worker owning it asleep
@@ -22,7 +23,8 @@ use super::super::{Config, Executor, QueueStealing};
 use crate::core::copy_queue::CopyQueue;
 use crate::core::envelope::{Envelope, EnvelopeVTable, Payload};
 use crate::core::{Shared, WorkerRef};
-use crate::runtime::worker_table::leave_if_removed;
+use crate::runtime::compaction::Mode;
+use crate::runtime::worker_table::{leave_if_removed, Leave, Parked};
 use shuttle::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use shuttle::thread;
 use std::sync::atomic as plain;
@@ -115,6 +117,9 @@ fn steal(e: &Executor, me: usize, turn: usize) -> bool {
     stolen.is_some()
 }
 
+/// Parks of deactivated workers, over all the schedules explored.
+static PARKED: plain::AtomicUsize = plain::AtomicUsize::new(0);
+
 /// Steals that took a queue holding mail, over all the schedules explored (the scenario must
 /// exercise them).
 static STOLE_MAIL: plain::AtomicUsize = plain::AtomicUsize::new(0);
@@ -135,8 +140,20 @@ fn worker(e: &Executor, me: usize, seen: &Seen, steals: usize) {
         if seen.done.load(Ordering::SeqCst) {
             return;
         }
-        if !e.pool.is_active(me) && leave_if_removed(e.pool.table(), me, || {}) {
-            return;
+        if !e.pool.is_active(me) {
+            match leave_if_removed(e.pool.table(), me, || {}) {
+                Leave::Exit => return,
+                Leave::Stay => {}
+                // Deactivated (compaction): park until active again, or the end.
+                Leave::Park => loop {
+                    PARKED.fetch_add(1, Ordering::Relaxed);
+                    match e.pool.park(me, || seen.done.load(Ordering::SeqCst), None) {
+                        Parked::Active => break,
+                        Parked::Exit => return,
+                        Parked::TimedOut | Parked::Woken => {}
+                    }
+                },
+            }
         }
         let mut worked = false;
         for s in e.range(me) {
@@ -171,7 +188,7 @@ fn worker(e: &Executor, me: usize, seen: &Seen, steals: usize) {
     }
 }
 
-fn scenario() {
+fn scenario(resize: fn(&Executor)) {
     let cfg = Config {
         workers: WORKERS,
         max_workers: WORKERS,
@@ -182,6 +199,7 @@ fn scenario() {
             adaptive_spin: false,
             ..Default::default()
         },
+        compaction: Mode::Off,
     };
     let e = Arc::new(Executor::new(&cfg, Arc::new(Shared::new(WORKERS, false))).unwrap());
     // The pool needs a thread body to accept a resize; the model runs its own worker loops.
@@ -200,9 +218,7 @@ fn scenario() {
         .collect();
     let resizer = {
         let e = e.clone();
-        thread::spawn(move || {
-            assert_eq!(e.pool.remove_and(&*e, 1, false), Ok(WORKERS - 1));
-        })
+        thread::spawn(move || resize(&e))
     };
     // The sender: round-robin over the queues, each push followed by the notification of the
     // owner it reads (`Executor::push_shared`).
@@ -236,14 +252,39 @@ fn scenario() {
     drop(e.pool.take_threads());
 }
 
+/// The resizer's removal of the third worker.
+fn remove_one(e: &Executor) {
+    assert_eq!(e.pool.remove_and(e, 1, false), Ok(WORKERS - 1));
+}
+
+/// Compaction's hand-overs instead: the third worker deactivated (it parks), activated again,
+/// deactivated again (each a resize that moves its queues).
+fn deactivate_activate(e: &Executor) {
+    assert_eq!(e.pool.deactivate(e), Some(WORKERS - 1));
+    assert_eq!(e.pool.activate(e, 1), Some(WORKERS));
+    assert_eq!(e.pool.deactivate(e), Some(WORKERS - 1));
+}
+
 #[test]
 fn shuttle_thieves_a_sender_and_a_resizer_strand_lose_and_reorder_nothing() {
-    shuttle::check_pct(scenario, 10_000, 3);
+    shuttle::check_pct(|| scenario(remove_one), 10_000, 3);
     let stole = STOLE_MAIL.load(Ordering::Relaxed);
     eprintln!("steals of queues holding mail in 10,000 schedules: {stole}");
     assert!(
         stole > 0,
         "no schedule stole a queue with mail: the scenario is too tame"
+    );
+}
+
+/// The same with compaction deactivating and activating the third worker while it runs.
+#[test]
+fn shuttle_deactivations_and_activations_strand_lose_and_reorder_nothing() {
+    shuttle::check_pct(|| scenario(deactivate_activate), 5_000, 3);
+    let parked = PARKED.load(Ordering::Relaxed);
+    eprintln!("parks of a deactivated worker in 5,000 schedules: {parked}");
+    assert!(
+        parked > 0,
+        "no schedule parked a worker: the scenario is too tame"
     );
 }
 

@@ -214,6 +214,7 @@ fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
     watchdog(120, || {
         for stealing in stealing_heuristics() {
             let system = ActorSystem::builder()
+                .compaction(false)
                 .workers(2)
                 .queue_stealing(stealing)
                 .stats(true)
@@ -264,6 +265,7 @@ fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
     watchdog(60, || {
         let stealing = QueueStealing::None;
         let system = ActorSystem::builder()
+            .compaction(false)
             .workers(2)
             .queue_stealing(stealing)
             .build()
@@ -310,6 +312,7 @@ fn without_stealing_runs_of_spawns_are_dealt_to_the_workers_in_turn() {
 fn without_stealing_actors_fed_as_they_are_spawned_spread_one_per_queue() {
     watchdog(60, || {
         let system = ActorSystem::builder()
+            .compaction(false)
             .workers(2)
             .queue_stealing(QueueStealing::None)
             .build()
@@ -466,6 +469,7 @@ impl Receive<Addr<TriSeries>> for TriComputer {
 fn an_actor_handed_messages_by_two_partners_in_turn_follows_them() {
     watchdog(120, || {
         let system = ActorSystem::builder()
+            .compaction(false)
             .workers(1)
             .queues(3)
             .stats(true)
@@ -571,6 +575,7 @@ fn a_follower_takes_the_few_actors_of_its_queue_along() {
     watchdog(120, || {
         for fillers in [0, 33] {
             let system = ActorSystem::builder()
+                .compaction(false)
                 .workers(1)
                 .queues(3)
                 .stats(true)

@@ -210,6 +210,7 @@ fn a_fan_out_places_its_later_children_on_the_other_worker() {
         let mut conclusive = 0;
         for _ in 0..10 {
             let system = ActorSystem::builder()
+                .compaction(false)
                 .workers(2)
                 .queues_per_worker(PER_WORKER)
                 .stats(true)
@@ -294,6 +295,7 @@ fn an_actor_behind_a_long_behaviour_in_its_queue_is_split_off() {
         for stealing in stealing_heuristics() {
             const PER_WORKER: usize = 4;
             let system = ActorSystem::builder()
+                .compaction(false)
                 .workers(2)
                 .queues_per_worker(PER_WORKER)
                 .queue_stealing(stealing)
@@ -382,6 +384,7 @@ fn actors_split_off_keep_order_and_exclusion() {
                 const PROBED: usize = 24;
                 const PROBES: u64 = 2_000;
                 let system = ActorSystem::builder()
+                    .compaction(false)
                     .workers(workers)
                     .queues_per_worker(2)
                     .queue_stealing(stealing)

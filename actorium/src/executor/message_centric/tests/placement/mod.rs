@@ -6,7 +6,9 @@
 //! spawns from outside come in runs (rule 5), and a stream's queue is held until its batch
 //! grows (rule 7), each keeping order and one behaviour at a time. A test that waits for
 //! something only another worker can make happen does so under a watchdog: without the rule
-//! it checks, it hangs and fails.
+//! it checks, it hangs and fails. Every system here runs with compaction off
+//! (`runtime/compaction.rs`): placement among a fixed set of active workers is what is watched;
+//! compaction has tests of its own (`tests/compaction.rs`).
 
 mod affinity;
 mod balance;
@@ -71,6 +73,7 @@ impl Receive<()> for Parent {
 /// A system on `workers` workers with the given heuristic, statistics on.
 fn system(workers: usize, stealing: QueueStealing) -> ActorSystem {
     ActorSystem::builder()
+        .compaction(false)
         .workers(workers)
         .queue_stealing(stealing)
         .stats(true)
