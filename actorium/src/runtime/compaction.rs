@@ -121,11 +121,6 @@ impl Pace {
         }
     }
 
-    /// Whether the worker is busy now (not in an idle spell).
-    pub(crate) fn busy(&self) -> bool {
-        self.since.load(Ordering::Relaxed) == 0
-    }
-
     /// Idle nanoseconds up to `now` (the spell in progress included).
     fn total(&self, now: u64) -> u64 {
         let idle = self.idle.load(Ordering::Acquire);
@@ -320,8 +315,11 @@ impl Compaction {
 #[inline]
 pub(crate) fn tick<U: Unit>(unit: &U, now: Instant) {
     let c = &unit.pool().table().compaction;
-    if c.on && c.due(c.ns(now)) {
-        run(unit, c.ns(now));
+    if c.on {
+        let now = c.ns(now);
+        if c.due(now) {
+            run(unit, now);
+        }
     }
 }
 

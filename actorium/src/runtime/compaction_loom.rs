@@ -26,6 +26,16 @@ impl Row {
         })
     }
 
+    /// A dormant row, and its worker parking on another thread.
+    fn parked() -> (Arc<Self>, thread::JoinHandle<Parked>) {
+        let row = Self::dormant();
+        let worker = {
+            let row = row.clone();
+            thread::spawn(move || row.park())
+        };
+        (row, worker)
+    }
+
     /// The worker's side: parks until told (no time limit; a notification that leaves the
     /// row dormant only loops).
     fn park(&self) -> Parked {
@@ -67,11 +77,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 #[test]
 fn an_activation_always_reaches_the_parked_worker() {
     model(|| {
-        let row = Row::dormant();
-        let worker = {
-            let row = row.clone();
-            thread::spawn(move || row.park())
-        };
+        let (row, worker) = Row::parked();
         row.set(ACTIVE);
         assert_eq!(worker.join().unwrap(), Parked::Active);
         assert!(!row.sleep.token_pending());
@@ -81,11 +87,7 @@ fn an_activation_always_reaches_the_parked_worker() {
 #[test]
 fn a_removal_ends_the_parked_worker_and_its_row_exits() {
     model(|| {
-        let row = Row::dormant();
-        let worker = {
-            let row = row.clone();
-            thread::spawn(move || row.park())
-        };
+        let (row, worker) = Row::parked();
         row.set(LEAVING);
         assert_eq!(worker.join().unwrap(), Parked::Exit);
         assert_eq!(row.state.load(Ordering::SeqCst), EXITED);
@@ -96,11 +98,7 @@ fn a_removal_ends_the_parked_worker_and_its_row_exits() {
 #[test]
 fn a_stop_ends_the_parked_worker() {
     model(|| {
-        let row = Row::dormant();
-        let worker = {
-            let row = row.clone();
-            thread::spawn(move || row.park())
-        };
+        let (row, worker) = Row::parked();
         row.stop.store(true, Ordering::SeqCst);
         row.sleep.wake();
         assert_eq!(worker.join().unwrap(), Parked::Exit);
@@ -113,11 +111,7 @@ fn a_stop_ends_the_parked_worker() {
 #[test]
 fn an_activation_then_a_removal_leave_the_worker_where_the_last_says() {
     model(|| {
-        let row = Row::dormant();
-        let worker = {
-            let row = row.clone();
-            thread::spawn(move || row.park())
-        };
+        let (row, worker) = Row::parked();
         row.set(ACTIVE);
         row.set(LEAVING);
         match worker.join().unwrap() {

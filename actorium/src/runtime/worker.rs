@@ -430,7 +430,7 @@ fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
                 compaction::tick(unit, Instant::now());
                 // Look again soon while an active worker is busy (it may be inside a long
                 // behaviour with mail behind it), less and less often while all are idle.
-                watch = if (0..pool.len()).any(|i| pool.pace(i).busy()) {
+                watch = if (0..pool.len()).any(|i| !pool.pace(i).idle()) {
                     compaction::WATCH_FIRST
                 } else {
                     (watch * 2).min(compaction::WATCH_MAX)

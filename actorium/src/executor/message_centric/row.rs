@@ -61,6 +61,16 @@ pub(crate) struct Busy {
     pub(crate) split: AtomicU64,
 }
 
+impl Busy {
+    /// Whether mail waits in this worker's batch behind the behaviour it runs (in a visit,
+    /// and `ran` below `behind`): no steal can reach it. Counted while balance is on.
+    #[inline]
+    pub(crate) fn mail_behind(&self) -> bool {
+        self.visits.load(Ordering::Relaxed) % 2 == 1
+            && self.behind.load(Ordering::Relaxed) > self.ran.load(Ordering::Relaxed)
+    }
+}
+
 impl WorkerSlot {
     /// The worker's range of slots (see [`Executor::range`](super::Executor::range)).
     #[inline]

@@ -249,11 +249,7 @@ impl Unit for Executor {
     /// holdoff makes such tries rare.)
     fn waiting(&self, active: usize) -> bool {
         self.queues.iter().any(|q| q.len_hint() > 0)
-            || (0..active.min(self.pool.len())).any(|w| {
-                let busy = &self.pool.data(w).busy;
-                busy.visits.load(Ordering::Relaxed) % 2 == 1
-                    && busy.behind.load(Ordering::Relaxed) > busy.ran.load(Ordering::Relaxed)
-            })
+            || (0..active.min(self.pool.len())).any(|w| self.pool.data(w).busy.mail_behind())
     }
 
     /// Envelopes run by every worker (counted while balance is on, for its rescues).

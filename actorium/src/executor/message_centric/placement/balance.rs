@@ -291,9 +291,7 @@ impl Executor {
         for w in (0..self.pool.len()).filter(|&w| w != me.index) {
             // Mail in the batch a visit holds, behind the running behaviour: only a split
             // (rule 4) can free it, and only a watcher asks for one.
-            let busy = &self.pool.data(w).busy;
-            let mut waiting = busy.visits.load(Ordering::Relaxed) % 2 == 1
-                && busy.behind.load(Ordering::Relaxed) > busy.ran.load(Ordering::Relaxed);
+            let mut waiting = self.pool.data(w).busy.mail_behind();
             for s in self.range(w) {
                 if let Some(q) = self.slot(s) {
                     waiting |= q.lock().len() > 0 && !q.looks_processed();
