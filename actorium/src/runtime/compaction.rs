@@ -25,8 +25,8 @@
 //!   workers double (up to `limit`) at once: a burst reaches every worker within a few windows;
 //! - an activation is on trial for [`TRIAL_WINDOWS`] windows (the .NET thread pool's hill
 //!   climbing, reduced to one step): if the units of work done per second
-//!   ([`super::worker::Unit::progress`]: envelopes run) did not grow by [`GAIN`] while the load
-//!   was still there, the workers added go back and the next activation waits
+//!   ([`super::worker::Unit::progress`]: messages run) did not grow by [`GAIN`], the workers
+//!   added go back and the next activation waits
 //!   [`HOLDOFF_FIRST`] windows, doubling each time up to [`HOLDOFF_MAX`], back to the first
 //!   once one pays. A ring whose token now hops between workers, or a fan-in whose added
 //!   worker only contends for the same queues, runs slower after the activation than before:
@@ -412,27 +412,25 @@ fn run<U: Unit>(unit: &U, now: u64) {
         st.saturated = Run::default();
         return;
     }
-    let busy_sum: u64 = st.busy.iter().sum();
     if let Some(t) = &mut st.trial {
         t.windows += 1;
         t.time += dt;
-        t.busy += busy_sum;
         t.done += done.unwrap_or(0);
         if t.windows >= TRIAL_WINDOWS {
             let t = st.trial.take().expect("a trial");
             st.low = 0;
             match t.judge() {
                 Judged::Pays => st.holdoff = HOLDOFF_FIRST,
-                Judged::Fails { loaded } => {
-                    // No try for a while (longer each time); and back to what ran before
-                    // while the load lasts (once it has gone, the spare rule deactivates).
+                Judged::Fails => {
+                    // Back to what ran before, and no try for a while (longer each time). A
+                    // load that fell during the trial needs those workers no more either; one
+                    // still there ran no faster on them (a chain whose hops now cross
+                    // workers keeps about one busy, too many for the spare rule).
                     st.holdoff_until = window + st.holdoff;
                     st.holdoff = (st.holdoff * 2).min(HOLDOFF_MAX);
-                    if loaded {
-                        for _ in t.from..active {
-                            if pool.deactivate(unit).is_some() {
-                                c.deactivations.fetch_add(1, Ordering::Relaxed);
-                            }
+                    for _ in t.from..active {
+                        if pool.deactivate(unit).is_some() {
+                            c.deactivations.fetch_add(1, Ordering::Relaxed);
                         }
                     }
                 }
@@ -501,13 +499,11 @@ struct Run {
 pub(crate) struct Trial {
     /// Active workers before.
     pub(crate) from: usize,
-    /// Units of work (envelopes run) per nanosecond before, while those were saturated.
+    /// Units of work (messages run) per nanosecond before, while those were saturated.
     pub(crate) before: f64,
-    /// Windows judged so far, their nanoseconds, the active workers' busy nanoseconds in them,
-    /// and the units of work done.
+    /// Windows judged so far, their nanoseconds and the units of work done in them.
     pub(crate) windows: u32,
     pub(crate) time: u64,
-    pub(crate) busy: u64,
     pub(crate) done: u64,
 }
 
@@ -516,11 +512,9 @@ pub(crate) struct Trial {
 pub(crate) enum Judged {
     /// The work went faster by at least [`GAIN`] (or is not counted).
     Pays,
-    /// It did not. `loaded`: the active workers were as busy as the workers before could be
-    /// (the load is still there: a conversation spread thin, or contention); otherwise the
-    /// load fell during the trial (a burst that ended, or hand-offs that leave every worker
-    /// waiting).
-    Fails { loaded: bool },
+    /// It did not: a conversation spread thin, contention, or a load that fell during the
+    /// trial (a burst that ended).
+    Fails,
 }
 
 impl Trial {
@@ -529,9 +523,7 @@ impl Trial {
         if self.before <= 0.0 || after >= self.before * GAIN {
             Judged::Pays
         } else {
-            Judged::Fails {
-                loaded: self.busy as f64 >= SATURATED * self.from as f64 * self.time as f64,
-            }
+            Judged::Fails
         }
     }
 }

@@ -54,6 +54,11 @@ pub(crate) struct Busy {
     /// where no steal can reach it, and keeps a rescue watch (`placement/balance.rs`,
     /// `mail_elsewhere`).
     pub(crate) behind: AtomicU64,
+    /// Messages this worker has run (envelopes of sends, not an actor's start, install or
+    /// reclaim), published every [`ABORT_CHECK`](super::visit::ABORT_CHECK) envelopes while
+    /// placement is on: compaction's units of work (`Unit::progress`), which a placement that
+    /// adds bookkeeping envelopes does not inflate.
+    pub(crate) messages: AtomicU64,
     /// Set by a thief that found this worker in one behaviour for `stuck_after`: `ran` as the
     /// thief saw it, plus one (0: no request). It cannot see what the held queue holds; this
     /// worker splits it at its next spawn or out-of-line send in that behaviour, or right

@@ -252,12 +252,12 @@ impl Unit for Executor {
             || (0..active.min(self.pool.len())).any(|w| self.pool.data(w).busy.mail_behind())
     }
 
-    /// Envelopes run by every worker (counted while balance is on, for its rescues).
+    /// Messages run by every worker (counted while balance is on).
     fn progress(&self) -> Option<u64> {
         self.balance.then(|| {
             (0..self.pool.rows())
                 .filter_map(|w| self.pool.data_if_made(w))
-                .map(|d| d.busy.ran.load(Ordering::Relaxed))
+                .map(|d| d.busy.messages.load(Ordering::Relaxed))
                 .sum()
         })
     }

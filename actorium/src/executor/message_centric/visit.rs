@@ -347,6 +347,7 @@ impl Executor {
     pub(crate) fn drain(&self, me: &McWorker<'_>) -> usize {
         let l = &me.local;
         let busy = &l.row().busy;
+        let messages = Cell::new(0u64);
         let mut pop = || {
             if self.balance {
                 // Between two behaviours: a split asked about the one that just ended
@@ -359,7 +360,11 @@ impl Executor {
                 busy.ran.store(ran, Ordering::Relaxed);
             }
             // SAFETY: the borrow of the batch ends with `pop`; behaviours may push after.
-            unsafe { (*l.batch.get()).pop() }
+            let e = unsafe { (*l.batch.get()).pop() };
+            if let Some(e) = &e {
+                messages.set(messages.get() + u64::from(e.is_message()));
+            }
+            e
         };
         let w = WorkerRef {
             index: me.index,
@@ -369,6 +374,10 @@ impl Executor {
         loop {
             let ran = run_batch(&mut pop, w, ABORT_CHECK);
             n += ran;
+            if self.balance {
+                let m = busy.messages.load(Ordering::Relaxed) + messages.take();
+                busy.messages.store(m, Ordering::Relaxed);
+            }
             self.flush_outbox(me);
             // (A removed worker leaves within ABORT_CHECK envelopes, not after the whole
             // batch: a batch can be a backlog of millions, and a resize waits for it.)
