@@ -210,3 +210,95 @@ fn a_send_to_an_actor_spawned_after_the_stop_returns_the_message() {
         assert_eq!(got.load(Ordering::SeqCst), 0, "{name}");
     });
 }
+
+/// Counts the behaviours it starts; each waits for the gate to open.
+struct Slow {
+    started: Arc<AtomicUsize>,
+    gate: Arc<Gate>,
+}
+impl Actor for Slow {}
+impl Receive<u32> for Slow {
+    fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        self.gate.wait();
+        Allocation::Nodelete
+    }
+}
+
+/// A gate behaviours wait on until the test opens it.
+#[derive(Default)]
+struct Gate(std::sync::Mutex<bool>, std::sync::Condvar);
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.0.lock().unwrap();
+        while !*open {
+            open = self.1.wait(open).unwrap();
+        }
+    }
+    fn open(&self) {
+        *self.0.lock().unwrap() = true;
+        self.1.notify_all();
+    }
+}
+
+/// A deadline is a deadline: once `shutdown_timeout`'s time is up (or the system is dropped),
+/// no queued behaviour starts; the call returns when the behaviours running then end. Five
+/// behaviours are queued for one actor, the first one runs and waits on a gate; the gate
+/// opens only once the system has stopped taking spawns (the deadline passed), and then no
+/// second behaviour may start, pooled or detached, on every executor that runs on its own.
+#[test]
+fn no_queued_behaviour_starts_after_the_deadline() {
+    for stop in ["shutdown_timeout", "drop"] {
+        for detached in [false, true] {
+            for (name, choose) in common::EXECUTORS
+                .iter()
+                .filter(|(n, _)| !n.contains("testing"))
+            {
+                eprintln!("--- {stop}, executor: {name}, detached: {detached}");
+                watchdog(60, move || {
+                    let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+                    let (started, gate) =
+                        (Arc::new(AtomicUsize::new(0)), Arc::new(Gate::default()));
+                    let slow = Slow {
+                        started: started.clone(),
+                        gate: gate.clone(),
+                    };
+                    let a = if detached {
+                        system.spawn_detached(slow)
+                    } else {
+                        system.spawn(slow)
+                    };
+                    for i in 0..5 {
+                        a.send(i).unwrap();
+                    }
+                    common::wait_for(30, "the first behaviour runs", || {
+                        started.load(Ordering::SeqCst) == 1
+                    });
+                    let handle = system.handle();
+                    let stopping = std::thread::spawn(move || match stop {
+                        "drop" => drop(system),
+                        _ => {
+                            let err = system.shutdown_timeout(Duration::ZERO).unwrap_err();
+                            assert!(err.actors.iter().any(|a| a.ends_with("Slow")), "{err}");
+                        }
+                    });
+                    // The system refuses spawns once it stops at once (the deadline passed).
+                    common::wait_for(30, "the system stops taking spawns", || {
+                        handle.try_spawn(Idle).is_err()
+                    });
+                    gate.open();
+                    stopping.join().unwrap();
+                    assert_eq!(
+                        started.load(Ordering::SeqCst),
+                        1,
+                        "a queued behaviour started after the deadline"
+                    );
+                });
+            }
+        }
+    }
+}
+
+/// Does nothing.
+struct Idle;
+impl Actor for Idle {}

@@ -30,7 +30,7 @@ pub use builder::{ActorSystemBuilder, ConfigError, DEFAULT_MAX_WORKERS, MAX_WORK
 ///
 /// **Dropping** a system without calling [`stop`](Self::stop) shuts it down at once instead of
 /// waiting for actors: each worker finishes the behaviour it is running (behaviours are never
-/// interrupted) and at most a few dozen more (it checks every 64), then exits; the threads are
+/// interrupted) and starts no other, then exits; the threads are
 /// joined; actors still alive are stopped (their `stopped` hook is *not* run), their states and
 /// all queued messages are dropped, and every later send returns [`crate::SendError`]. Nothing
 /// is leaked and no thread outlives the drop, but a behaviour that never returns would block it
@@ -300,7 +300,9 @@ impl ActorSystem {
     /// ended by then (a behaviour that blocks, a long queue), the system is stopped at once
     /// (as when dropped: the remaining actors' states are dropped, their queued messages are
     /// dead letters, their `stopped` hooks do not run), and the error says which actors they
-    /// were.
+    /// were. The deadline holds: no queued behaviour starts after it, so the call returns
+    /// within `timeout` plus the behaviours running at that moment (which are never
+    /// interrupted).
     ///
     /// # Errors
     /// [`ShutdownTimeout`] naming the actors that had not ended.

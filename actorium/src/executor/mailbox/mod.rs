@@ -28,6 +28,7 @@ use crate::core::mailbox::Mailbox;
 use crate::core::{run_batch, ExecRef, Header, Shared, Status, Undelivered, WorkerRef};
 use crate::runtime::context::{local_sink, set_local_sink, LocalSink};
 use crate::runtime::counters::Counters;
+use crate::runtime::life::Life;
 use std::fmt;
 use std::ptr;
 
@@ -457,7 +458,7 @@ pub(crate) unsafe fn resume(
     loop {
         // In chunks, so a dropped system is noticed promptly and a long job lets the policy
         // look around (`during_resume`) even while it works through one big batch.
-        n += drain(mb, runner.worker, (max - n).min(ABORT_CHECK));
+        n += drain(mb, &shared.life, runner.worker, (max - n).min(ABORT_CHECK));
         if n >= next_check {
             next_check = n + LONG_JOB_CHECK;
             // A long job on a removed worker ends here, whether its envelopes came in one
@@ -548,11 +549,18 @@ fn take_burst_arrays(inbox: &mut CopyQueue, batch: &mut CopyQueue) -> [Option<Co
     ]
 }
 
-/// Runs up to `max` envelopes of the batch; returns how many ran.
-fn drain(mb: &Mailbox, w: WorkerRef<'_>, max: usize) -> usize {
-    // SAFETY: the borrow of the batch ends with `pop`; behaviours run between pops (a send from
-    // this thread to the actor may append to the batch: `push_local`).
-    let pop = || unsafe { mb.batch() }.pop();
+/// Runs up to `max` envelopes of the batch, none once the system is stopping at once (a
+/// shutdown's deadline passed, or it was dropped: no queued behaviour starts after that);
+/// returns how many ran.
+fn drain(mb: &Mailbox, life: &Life, w: WorkerRef<'_>, max: usize) -> usize {
+    let pop = || {
+        if life.aborting() {
+            return None;
+        }
+        // SAFETY: the borrow of the batch ends with `pop`; behaviours run between pops (a
+        // send from this thread to the actor may append to the batch: `push_local`).
+        unsafe { mb.batch() }.pop()
+    };
     run_batch(pop, w, max)
 }
 

@@ -359,6 +359,11 @@ impl Executor {
                 l.ran.set(ran);
                 busy.ran.store(ran, Ordering::Relaxed);
             }
+            if self.aborting() {
+                // Stopping at once (a shutdown's deadline passed, or the system was dropped):
+                // no queued behaviour starts; the rest goes back to the queue.
+                return None;
+            }
             // SAFETY: the borrow of the batch ends with `pop`; behaviours may push after.
             let e = unsafe { (*l.batch.get()).pop() };
             if let Some(e) = &e {
