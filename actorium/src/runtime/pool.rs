@@ -26,11 +26,18 @@
 //! held, parks (*dormant*) instead of ending, until an activation or an add makes it active
 //! again, a removal makes it leaving, or the system stops.
 //!
+//! A dormant row gets its thread only when it is first needed: rows `0..=len` (the active
+//! ones and the first dormant one, which keeps compaction's watch: `worker::dormant`) have
+//! one; the others start theirs when an activation or an add reaches them. A system built with
+//! `workers(64)` on a small machine starts two threads, not 64, until its load asks for more.
+//!
 //! Invariants:
-//! - rows `0..len` are *active* and each has a running thread (or, inside an add's write
-//!   section, one about to be let through its start gate); rows `len..limit` are suspending or
-//!   dormant, each with a thread; a row `>= limit` is unused, leaving, or exited; `len`,
-//!   `limit` and the row states change only under the write lock, `1 <= len <= limit`;
+//! - rows `0..len` are *active* and each has a running thread (or, inside an add's or an
+//!   activation's write section, one about to be let through its start gate); rows
+//!   `len..limit` are suspending or dormant, row `len` with a thread, the others with a
+//!   thread or none (never active: they hold nothing); a row `>= limit` is unused, leaving, or
+//!   exited; `len`, `limit` and the row states change only under the write lock,
+//!   `1 <= len <= limit`;
 //! - a row's state goes leaving → exited and suspending → dormant only on its own thread,
 //!   inside its read section, so a resize sees a row's state stable while it holds the write
 //!   lock;
@@ -256,15 +263,16 @@ impl<T> Pool<T> {
 
     // --- Threads ---
 
-    /// Starts one thread per active worker, each running `body(index)`, and keeps `body` for
-    /// the workers a resize adds (so it must not own what owns the pool: give it a weak
-    /// reference). On failure the threads already started are left running (the caller shuts
-    /// the pool down and joins them).
+    /// Starts one thread per active worker and one for the first dormant row (the others
+    /// start theirs when first needed: see the module documentation), each running
+    /// `body(index)`, and keeps `body` for the workers a resize adds or activates (so it must
+    /// not own what owns the pool: give it a weak reference). On failure the threads already
+    /// started are left running (the caller shuts the pool down and joins them).
     pub(crate) fn spawn(&self, body: impl Fn(usize) + Send + Sync + 'static) -> io::Result<()> {
         let body: Arc<dyn Fn(usize) + Send + Sync> = Arc::new(body);
         let mut t = self.threads.lock().unwrap_or_else(|e| e.into_inner());
         t.body = Some(body.clone());
-        for i in 0..self.limit() {
+        for i in 0..(self.len() + 1).min(self.limit()) {
             if t.rows[i].is_none() {
                 t.rows[i] = Some(start_thread(i, body.clone(), None)?);
             }
@@ -362,7 +370,21 @@ impl<T> Pool<T> {
             // scheduled must not hold a pointer into a pool that a failed policy's abandoned
             // shutdown may free).
             let gate = Arc::new(AtomicU8::new(STARTING));
-            for i in lim..lim + k {
+            // Deactivated rows that never had a thread (their state stays dormant until the
+            // stores below, which the gate orders before the thread runs).
+            for i in n..lim {
+                if t.rows[i].is_some() {
+                    continue;
+                }
+                match start_thread(i, body.clone(), Some(gate.clone())) {
+                    Ok(h) => started.push((i, h)),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            for i in (lim..lim + k).take_while(|_| failed.is_none()) {
                 let state = self.slots[i].state.load(Ordering::Relaxed);
                 if state == LEAVING {
                     continue; // its worker has not left yet: it stays
@@ -386,7 +408,9 @@ impl<T> Pool<T> {
                 gate.store(CANCELLED, Ordering::Release);
                 for (i, h) in started {
                     join_one(h);
-                    self.slots[i].state.store(UNUSED, Ordering::Relaxed);
+                    if i >= lim {
+                        self.slots[i].state.store(UNUSED, Ordering::Relaxed);
+                    }
                 }
                 return Err(ResizeError::Os(e.to_string()));
             }
@@ -457,7 +481,9 @@ impl<T> Pool<T> {
         {
             let _w = self.lock.write();
             for i in new_lim..lim {
-                self.slots[i].state.store(LEAVING, Ordering::Relaxed);
+                // A row that never had a thread never ran: it holds nothing to hand over.
+                let next = if t.rows[i].is_some() { LEAVING } else { EXITED };
+                self.slots[i].state.store(next, Ordering::Relaxed);
             }
             self.limit.store(new_lim, Ordering::Release);
             if new_len != n {
@@ -511,10 +537,31 @@ impl<T> Pool<T> {
     /// again under the write lock, then woken. Never waits (`None` as for
     /// [`Self::deactivate`]). Returns the number of active workers.
     pub(crate) fn activate<U: Unit<Slot = T>>(&self, unit: &U, k: usize) -> Option<usize> {
-        let t = self.threads.try_lock().ok()?;
+        let mut t = self.threads.try_lock().ok()?;
         let (n, lim) = (self.len(), self.limit());
-        let m = (n + k).min(lim);
-        if t.body.is_none() || unit.closed() || m == n {
+        let mut m = (n + k).min(lim);
+        let body = t.body.clone()?;
+        if unit.closed() || m == n {
+            return None;
+        }
+        // Threads for the rows activated and the next dormant one (the watch) that have none,
+        // held at a gate until the rows are in place. One the system refuses ends the
+        // activation there (the watch row's only costs the watch).
+        let gate = Arc::new(AtomicU8::new(STARTING));
+        for i in n..(m + 1).min(lim) {
+            if t.rows[i].is_some() {
+                continue;
+            }
+            match start_thread(i, body.clone(), Some(gate.clone())) {
+                Ok(h) => t.rows[i] = Some(h),
+                Err(_) => {
+                    m = m.min(i);
+                    break;
+                }
+            }
+        }
+        if m == n {
+            gate.store(ACTIVE, Ordering::Release);
             return None;
         }
         {
@@ -526,6 +573,7 @@ impl<T> Pool<T> {
             }
             self.len.store(m, Ordering::Release);
             unit.resized(n, m);
+            gate.store(ACTIVE, Ordering::Release);
         }
         drop(t);
         // After the state stores: a parked worker sees them, or this wakes it. The first row

@@ -1,0 +1,68 @@
+//! With compaction on, a dormant worker's thread starts only when the worker is first needed:
+//! `workers(16)` on a small machine costs two threads (the active worker and the one that
+//! keeps compaction's watch) until its load asks for more. One test in this binary, so that
+//! no other test's workers are counted (Linux: threads are counted from `/proc/self/task`).
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Allocation, Context, Receive};
+use common::watchdog;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+
+/// Worker threads of this process that have named themselves (names truncated by the kernel
+/// to 15 bytes).
+fn worker_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with("actorium-worke"))
+        .count()
+}
+
+/// Meets the others at a barrier inside its behaviour: `n` of them need `n` workers at once.
+struct Meeter(Arc<Barrier>, Arc<AtomicU64>);
+impl Actor for Meeter {}
+impl Receive<()> for Meeter {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        self.0.wait();
+        self.1.fetch_add(1, Ordering::SeqCst);
+        Allocation::Delete
+    }
+}
+
+#[test]
+fn dormant_workers_start_their_threads_when_first_needed() {
+    watchdog(120, || {
+        // Two threads for sixteen workers, until work needs more.
+        let system = ActorSystem::builder().workers(16).build().unwrap();
+        assert_eq!(system.workers(), 16);
+        // (A thread names itself once it runs.)
+        common::wait_for(60, "two threads named", || worker_threads() >= 2);
+        assert_eq!(worker_threads(), 2);
+        // Four behaviours that must run at once: four workers activated, threads started
+        // for them (and for the next dormant row, which keeps the watch).
+        let (barrier, done) = (Arc::new(Barrier::new(4)), Arc::new(AtomicU64::new(0)));
+        for _ in 0..4 {
+            system
+                .spawn(Meeter(barrier.clone(), done.clone()))
+                .send(())
+                .unwrap();
+        }
+        common::wait_for(60, "the four behaviours meet", || {
+            done.load(Ordering::SeqCst) == 4
+        });
+        let started = worker_threads();
+        assert!((5..16).contains(&started), "{started} worker threads");
+        // Removing rows that never had a thread returns at once; an add starts every thread.
+        assert_eq!(system.remove_workers(4).unwrap(), 12);
+        assert!(worker_threads() <= started);
+        assert_eq!(system.add_workers(2).unwrap(), 14);
+        assert_eq!(system.active_workers(), 14);
+        common::wait_for(60, "fourteen threads named", || worker_threads() >= 14);
+        assert_eq!(worker_threads(), 14);
+        system.stop();
+        assert_eq!(worker_threads(), 0);
+    });
+}
