@@ -181,7 +181,7 @@ impl<T> Pool<T> {
     ) -> io::Result<Self> {
         assert!(workers <= capacity);
         // With compaction, one worker starts active; the others start dormant (their threads
-        // park at once) and are activated as the load needs them.
+        // start when first needed, and park) and are activated as the load needs them.
         let active = compaction::starting(compaction, workers);
         let slots: Box<[_]> = (0..capacity)
             .map(|i| {
@@ -443,7 +443,8 @@ impl<T> Pool<T> {
     }
 
     /// Removes `k` workers (rows `limit - k..limit`): the active ones finish what they run,
-    /// hand over what they hold, and end; the deactivated ones end. Waits for their threads
+    /// hand over what they hold, and end; the deactivated ones end (those that never had a
+    /// thread are exited at once). Waits for their threads
     /// unless called on a thread of the unit's system (a behaviour, a fork/join task, a
     /// detached actor: it may be one of them). Returns the new number of workers.
     pub(crate) fn remove<U: Unit<Slot = T>>(
@@ -546,7 +547,7 @@ impl<T> Pool<T> {
         }
         // Threads for the rows activated and the next dormant one (the watch) that have none,
         // held at a gate until the rows are in place. One the system refuses ends the
-        // activation there (the watch row's only costs the watch).
+        // activation below it.
         let gate = Arc::new(AtomicU8::new(STARTING));
         for i in n..(m + 1).min(lim) {
             if t.rows[i].is_some() {
@@ -555,7 +556,9 @@ impl<T> Pool<T> {
             match start_thread(i, body.clone(), Some(gate.clone())) {
                 Ok(h) => t.rows[i] = Some(h),
                 Err(_) => {
-                    m = m.min(i);
+                    // Fewer rows, so that the next dormant one (the watch) has a thread: row
+                    // `i - 1` had one or was just given one (row `n` always has one).
+                    m = m.min(i.saturating_sub(1)).max(n);
                     break;
                 }
             }
@@ -647,8 +650,9 @@ impl<T> Pool<T> {
     }
 }
 
-/// Starts worker `i`'s thread; with a `gate`, it first waits for the gate to open (the add
-/// that starts it holds the write lock meanwhile), or ends if the add failed.
+/// Starts worker `i`'s thread; with a `gate`, it first waits for the gate to open (the add or
+/// activation that starts it opens it once the rows are in place), or ends if the add
+/// failed.
 fn start_thread(
     i: usize,
     body: Arc<dyn Fn(usize) + Send + Sync>,

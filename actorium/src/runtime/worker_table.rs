@@ -24,7 +24,8 @@ use std::time::Duration;
 /// Row state: never used, or its thread joined.
 pub(super) const UNUSED: u8 = 0;
 
-/// Row state: a thread was started for it and waits at its start gate.
+/// Row state: a thread was started for it by an add and waits at its start gate (a thread an
+/// activation starts waits at its gate with its row still dormant).
 pub(super) const STARTING: u8 = 1;
 
 /// Row state: counted in `len`; its worker runs.
@@ -33,7 +34,8 @@ pub(super) const ACTIVE: u8 = 2;
 /// Row state: removed; its worker has not yet seen it.
 pub(super) const LEAVING: u8 = 3;
 
-/// Row state: its worker saw it was removed, handed over what it held, and ended its loop.
+/// Row state: its worker saw it was removed, handed over what it held, and ended its loop; or
+/// a removal found no thread on it (a dormant row that never ran).
 pub(super) const EXITED: u8 = 4;
 
 /// Row state: its thread was started for an add that failed: it ends at the gate.
@@ -44,8 +46,9 @@ pub(super) const CANCELLED: u8 = 5;
 pub(super) const SUSPENDING: u8 = 6;
 
 /// Row state: deactivated by compaction; its worker holds nothing and is parked on its
-/// benaphore (not listed as idle: no general notification picks it), until an activation
-/// makes the row active again, a removal makes it leaving, or the system stops.
+/// benaphore (not listed as idle: no general notification picks it), or it has no thread yet
+/// (one starts when an activation or an add reaches the row), until an activation makes the
+/// row active again, a removal makes it leaving (or exited), or the system stops.
 pub(super) const DORMANT: u8 = 7;
 
 /// The runtime's columns of one worker's row in the worker table.
