@@ -22,7 +22,10 @@
 //! - when every active worker was busy for nearly all of [`SATURATED_WINDOWS`] windows in a row
 //!   ([`SATURATED`]) and the unit
 //!   sees work waiting beyond what they run ([`super::worker::Unit::waiting`]), the active
-//!   workers double (up to `limit`) at once: a burst reaches every worker within a few windows;
+//!   workers double (up to `limit`) at once: a burst reaches every worker within a few windows.
+//!   One saturated window is enough when no message ran in it (each active worker is inside
+//!   one long behaviour: a factory's spawning loop, a computation), as what waits then waits
+//!   for all of it;
 //! - an activation is on trial for [`TRIAL_WINDOWS`] windows (the .NET thread pool's hill
 //!   climbing, reduced to one step): if the units of work done per second
 //!   ([`super::worker::Unit::progress`]: messages run) did not grow by [`GAIN`], the workers
@@ -80,8 +83,8 @@ const HOLDOFF_MAX: u64 = 1024;
 
 /// The first time limit of the park of the worker an activation would take first: it runs the
 /// controller when it passes (the active workers may all be inside long behaviours, with mail
-/// waiting behind them) ...
-pub(crate) const WATCH_FIRST: Duration = Duration::from_millis(2);
+/// waiting behind them), one window, so that such mail waits a few windows at most ...
+pub(crate) const WATCH_FIRST: Duration = Duration::from_millis(1);
 
 /// ... doubling up to this while nothing changes (a quiet system wakes it once a second).
 pub(crate) const WATCH_MAX: Duration = Duration::from_secs(1);
@@ -447,12 +450,16 @@ fn run<U: Unit>(unit: &U, now: u64) {
     } else {
         st.saturated = Run::default();
     }
+    // Saturated without running a message (each active worker inside one long behaviour, or
+    // in fork/join tasks): no rate to compare an activation with, and whatever waits waits
+    // for as long as those run, so one window is enough.
+    let stalled = done == Some(0) && st.saturated.done == 0;
     match verdict {
         Verdict::Saturated
             if active < limit
                 && window >= st.holdoff_until
                 && st.trial.is_none()
-                && st.saturated.windows >= SATURATED_WINDOWS =>
+                && (st.saturated.windows >= SATURATED_WINDOWS || stalled) =>
         {
             st.low = 0;
             if unit.waiting(active) || table.tasks_hint() {
