@@ -358,7 +358,7 @@ impl<'a, U: Unit> Worker<'a, U> {
     #[inline]
     pub(crate) fn at_work(&self) {
         let table = self.unit.pool().table();
-        table.pace(self.index).at_work(table.compaction());
+        table.pace(self.index).at_work(table);
     }
 
     /// This worker's counters, if statistics are on.
@@ -425,7 +425,8 @@ fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
         match parked {
             Parked::Active => return false,
             Parked::Exit => return true,
-            Parked::Woken => {}
+            // An activation, fork/join tasks, or the end of a quiet spell: look again soon.
+            Parked::Woken => watch = compaction::WATCH_FIRST,
             Parked::TimedOut => {
                 compaction::tick(unit, Instant::now());
                 // Look again soon while an active worker is busy (it may be inside a long
@@ -551,14 +552,13 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
 
 /// A worker's idle spells as the compaction controller sees them (nothing when it is off).
 struct Spell<'a> {
-    pace: Option<(&'a compaction::Pace, &'a compaction::Compaction)>,
+    pace: Option<(&'a compaction::Pace, &'a super::worker_table::WorkerTable)>,
 }
 
 impl<'a> Spell<'a> {
     fn new(table: &'a super::worker_table::WorkerTable, index: usize) -> Self {
-        let c = table.compaction();
         Self {
-            pace: c.on().then(|| (table.pace(index), c)),
+            pace: table.compaction().on().then(|| (table.pace(index), table)),
         }
     }
 
@@ -566,9 +566,9 @@ impl<'a> Spell<'a> {
     /// may have ended).
     #[inline]
     fn begin<U: Unit>(&self, unit: &U, now: Instant) {
-        if let Some((pace, c)) = self.pace {
+        if let Some((pace, table)) = self.pace {
             if !pace.idle() {
-                pace.idle_from(c.ns(now));
+                pace.idle_from(table.compaction().ns(now));
                 compaction::tick(unit, now);
             }
         }
@@ -577,8 +577,8 @@ impl<'a> Spell<'a> {
     /// Work found: the spell, if any, ends now (one load when there is none).
     #[inline]
     fn end(&self) {
-        if let Some((pace, c)) = self.pace {
-            pace.at_work(c);
+        if let Some((pace, table)) = self.pace {
+            pace.at_work(table);
         }
     }
 
