@@ -131,8 +131,12 @@ fn steady_state_sends_do_not_allocate() {
 fn steady_state() {
     let system = ActorSystem::builder().workers(2).build().unwrap();
 
-    // Thread start-up allocates, and a worker may start late: make every worker run a
-    // behaviour (one actor per queue, tickets are round-robin) before measuring anything.
+    // Thread start-up allocates, and a worker may start late (a dormant worker's thread
+    // starts when compaction first activates it): activate every worker (an add of none),
+    // and make each run a behaviour (one actor per queue, tickets are round-robin) before
+    // measuring anything. Compaction may deactivate and activate them again later: that
+    // allocates nothing.
+    assert_eq!(system.add_workers(0).unwrap(), 2);
     let warm = Arc::new(AtomicU64::new(0));
     for _ in 0..system.queues() {
         let w = warm.clone();

@@ -547,13 +547,15 @@ impl<T> Pool<T> {
         }
         // Threads for the rows activated and the next dormant one (the watch) that have none,
         // held at a gate until the rows are in place. One the system refuses ends the
-        // activation below it.
-        let gate = Arc::new(AtomicU8::new(STARTING));
+        // activation below it. (The gate is made only then: an activation of rows that have
+        // their threads allocates nothing.)
+        let mut gate: Option<Arc<AtomicU8>> = None;
         for i in n..(m + 1).min(lim) {
             if t.rows[i].is_some() {
                 continue;
             }
-            match start_thread(i, body.clone(), Some(gate.clone())) {
+            let g = gate.get_or_insert_with(|| Arc::new(AtomicU8::new(STARTING)));
+            match start_thread(i, body.clone(), Some(g.clone())) {
                 Ok(h) => t.rows[i] = Some(h),
                 Err(_) => {
                     // Fewer rows, so that the next dormant one (the watch) has a thread: row
@@ -563,8 +565,13 @@ impl<T> Pool<T> {
                 }
             }
         }
+        let open = |gate: &Option<Arc<AtomicU8>>| {
+            if let Some(g) = gate {
+                g.store(ACTIVE, Ordering::Release);
+            }
+        };
         if m == n {
-            gate.store(ACTIVE, Ordering::Release);
+            open(&gate);
             return None;
         }
         {
@@ -576,7 +583,7 @@ impl<T> Pool<T> {
             }
             self.len.store(m, Ordering::Release);
             unit.resized(n, m);
-            gate.store(ACTIVE, Ordering::Release);
+            open(&gate);
         }
         drop(t);
         // After the state stores: a parked worker sees them, or this wakes it. The first row
