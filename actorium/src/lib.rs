@@ -87,9 +87,10 @@ mod runtime;
 mod system;
 
 pub use actor::{
-    Actor, ActorExit, Addr, Allocation, Ask, AskError, Context, DeleteMsg, DestroyMsg,
-    ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo, Restart,
-    SendError, Strategy, SuperviseError, Supervisor, SystemHandle, Timer, WeakAddr, DETACHED,
+    Actor, ActorExit, ActorRef, Addr, Allocation, Ask, AskError, AskTarget, Context, DeleteMsg,
+    DestroyMsg, ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo,
+    Restart, SendError, Strategy, SuperviseError, Supervisor, SystemHandle, Timer, WeakAddr,
+    DETACHED,
 };
 
 pub mod policy {

@@ -257,6 +257,10 @@ trait Target<M>: Send + Sync {
     fn actor_type(&self) -> &'static str;
     /// Its executor, if the caller drives it.
     fn driver(&self) -> Option<crate::core::ExecRef>;
+    /// Its header (what monitors and links watch).
+    fn header(&self) -> &crate::core::Header;
+    /// A watcher that runs its `linked_exit` (its half of a link).
+    fn link_watcher(&self) -> crate::core::monitors::Watcher;
 }
 
 impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
@@ -278,6 +282,12 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
     }
     fn driver(&self) -> Option<crate::core::ExecRef> {
         self.header.exec.if_caller_driven()
+    }
+    fn header(&self) -> &crate::core::Header {
+        &self.header
+    }
+    fn link_watcher(&self) -> crate::core::monitors::Watcher {
+        super::monitor::link_watcher(&Addr::from_cell(cell::arc_of(self)))
     }
 }
 
@@ -342,6 +352,22 @@ impl<M: Send + 'static> Recipient<M> {
 
     fn id(&self) -> *const () {
         self.to.id()
+    }
+
+    /// The actor's header (monitors and links).
+    pub(crate) fn header(&self) -> &crate::core::Header {
+        self.to.header()
+    }
+
+    /// A watcher that runs the actor's `linked_exit` (its half of a link).
+    pub(crate) fn link_watcher(&self) -> crate::core::monitors::Watcher {
+        self.to.link_watcher()
+    }
+
+    /// The actor's cell (its identity), its system's, and its executor if the caller drives
+    /// it: what a [`Pending`] needs.
+    pub(crate) fn pending_parts(&self) -> (*const (), *const (), Option<crate::core::ExecRef>) {
+        (self.to.owner(), self.to.id(), self.to.driver())
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod addr;
 mod ask;
+mod ask_from;
 pub(crate) mod cell;
 mod dispatch;
 mod handle;
@@ -18,7 +19,9 @@ mod timer;
 
 pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr};
 pub use ask::{Ask, AskError, Pending, ReplyTo};
+pub use ask_from::AskTarget;
 pub use handle::{ExtraWorkers, SystemHandle};
+pub use monitor::ActorRef;
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};
 pub use supervisor::{Restart, Strategy, SuperviseError, Supervisor};
 pub use timer::Timer;
@@ -217,80 +220,6 @@ impl<'a, A: Actor> Context<'a, A> {
             Cause::Linked => ExitReason::Linked,
             Cause::Escalated => ExitReason::Escalated,
         }
-    }
-
-    /// Asks `to` the question `msg` without blocking this worker: the reply (or why there is
-    /// none, [`AskError`]) comes back to this actor as a call of `then`, run as one of its
-    /// behaviours, in turn with its messages (so never at the same time as another). `then`
-    /// returns the actor's [`Allocation`] like any behaviour. See [`Ask`].
-    ///
-    /// # Errors
-    /// [`SendError`] with `msg` inside if `to` had ended.
-    ///
-    /// ```
-    /// use actorium::{Actor, ActorSystem, Addr, Allocation, Ask, Context, Receive};
-    /// use std::sync::mpsc;
-    ///
-    /// struct Doubler;
-    /// impl Actor for Doubler {}
-    /// impl Receive<Ask<u32, u32>> for Doubler {
-    ///     fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
-    ///         a.reply.send(a.msg * 2).ok();
-    ///         Allocation::Nodelete
-    ///     }
-    /// }
-    /// struct Client { doubler: Addr<Doubler>, out: mpsc::Sender<u32> }
-    /// impl Actor for Client {}
-    /// impl Receive<u32> for Client {
-    ///     fn receive(&mut self, n: u32, ctx: &mut Context<'_, Self>) -> Allocation {
-    ///         ctx.ask(&self.doubler, n, |me: &mut Self, reply, _| {
-    ///             me.out.send(reply.unwrap()).unwrap();
-    ///             Allocation::Nodelete
-    ///         })
-    ///         .unwrap();
-    ///         Allocation::Nodelete // the worker goes on with other actors meanwhile
-    ///     }
-    /// }
-    /// // One worker: a blocking ask would deadlock here; this one cannot.
-    /// let system = ActorSystem::builder().workers(1).build()?;
-    /// let (tx, rx) = mpsc::channel();
-    /// let doubler = system.spawn(Doubler);
-    /// let client = system.spawn(Client { doubler, out: tx });
-    /// client.send(21).unwrap();
-    /// assert_eq!(rx.recv().unwrap(), 42);
-    /// # drop(system);
-    /// # Ok::<(), actorium::ConfigError>(())
-    /// ```
-    pub fn ask<B, M, R, F>(&self, to: &Addr<B>, msg: M, then: F) -> Result<(), SendError<M>>
-    where
-        B: Receive<Ask<M, R>>,
-        M: Send + 'static,
-        R: Send + 'static,
-        F: FnOnce(&mut A, Result<R, AskError>, &mut Context<'_, A>) -> Allocation + Send + 'static,
-    {
-        // Weak: a reply port kept by another actor (or another system) must not keep this
-        // actor's cell, and its system's executor, alive. A live actor's cell is held by its
-        // system, so the upgrade fails only once the actor is gone.
-        let me = self.address().downgrade();
-        let incarnation = self.cell.header.incarnation();
-        let k: ask::ToActor<R> = Box::new(move |reply: Result<R, AskError>| {
-            let f: cell::ThenFn<A> =
-                Box::new(move |a: &mut A, ctx: &mut Context<'_, A>| then(a, reply, ctx));
-            // The asker ended meanwhile (or was respawned: a dead letter then): the reply is
-            // dropped with the continuation.
-            if let Some(me) = me.upgrade() {
-                let _ = cell::send_then(me.cell(), incarnation, f);
-            }
-        });
-        to.send(Ask {
-            msg,
-            reply: ReplyTo::actor(k),
-        })
-        .map_err(|SendError(a)| {
-            let Ask { msg, reply } = a;
-            reply.disarm();
-            SendError(msg)
-        })
     }
 
     /// This actor's address.

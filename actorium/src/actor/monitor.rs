@@ -1,15 +1,78 @@
 //! Monitors: learn when an actor ends, and why ([`ExitReason`]), from a thread or async code
-//! ([`Addr::monitor`], a [`Pending`]) or from another actor ([`Context::monitor`], a
-//! continuation run on the watching actor). See `core/monitors.rs` for the bookkeeping.
+//! ([`Addr::monitor`], [`Recipient::monitor`], a [`Pending`]) or from another actor
+//! ([`Context::monitor`], a continuation run on the watching actor); links
+//! ([`Context::link`]). Either takes an [`Addr`] or a [`Recipient`] ([`ActorRef`]). See
+//! `core/monitors.rs` for the bookkeeping.
 
-use super::addr::Addr;
+use super::addr::{Addr, Recipient};
 use super::ask::Pending;
 use super::cell::{self, ThenFn};
 use super::{Actor, Allocation, Context};
 use crate::core::monitors::Watcher;
-use crate::core::ExitReason;
+use crate::core::{ExitReason, Header};
 use crate::runtime::oneshot::Slot;
 use std::sync::Arc;
+
+mod sealed {
+    /// What monitors and links need of an actor reference.
+    pub trait Watched {
+        /// The actor's header.
+        fn header(&self) -> super::HeaderRef<'_>;
+        /// A watcher that runs the actor's `linked_exit` (its half of a link).
+        fn link_watcher(&self) -> crate::core::monitors::Watcher;
+    }
+}
+
+/// An actor's header, as [`ActorRef`]'s sealed half hands it over (opaque).
+#[doc(hidden)]
+pub struct HeaderRef<'a>(&'a Header);
+
+/// A reference to an actor that [`Context::monitor`] and [`Context::link`] accept: an
+/// [`Addr`], or a [`Recipient`] (whatever the actor's type). Sealed.
+pub trait ActorRef: sealed::Watched {}
+
+impl<A: Actor> sealed::Watched for Addr<A> {
+    fn header(&self) -> HeaderRef<'_> {
+        HeaderRef(&self.cell().header)
+    }
+    fn link_watcher(&self) -> Watcher {
+        link_watcher(self)
+    }
+}
+impl<A: Actor> ActorRef for Addr<A> {}
+
+impl<M: Send + 'static> sealed::Watched for Recipient<M> {
+    fn header(&self) -> HeaderRef<'_> {
+        HeaderRef(Recipient::header(self))
+    }
+    fn link_watcher(&self) -> Watcher {
+        Recipient::link_watcher(self)
+    }
+}
+impl<M: Send + 'static> ActorRef for Recipient<M> {}
+
+/// A [`Pending`] resolved with the reason the actor of `hdr` ends.
+fn monitor_pending(
+    hdr: &Header,
+    (owner, target, drive): (*const (), *const (), Option<crate::core::ExecRef>),
+) -> Pending<ExitReason> {
+    let slot = Arc::new(Slot::default());
+    let to = slot.clone();
+    let w: Watcher = Box::new(move |r: &ExitReason| {
+        let _ = to.send(r.clone());
+    });
+    if hdr.exec.shared().monitors.watch(hdr, w).is_err() {
+        let _ = slot.send(ExitReason::NotAlive);
+    }
+    Pending::new(slot, owner, target, drive)
+}
+
+impl<M: Send + 'static> Recipient<M> {
+    /// Resolves when the actor ends, with the reason, as [`Addr::monitor`].
+    pub fn monitor(&self) -> Pending<ExitReason> {
+        monitor_pending(Recipient::header(self), self.pending_parts())
+    }
+}
 
 impl<A: Actor> Addr<A> {
     /// Resolves when the actor ends, with the reason: `.wait()` for it on a thread, `.await`
@@ -34,22 +97,13 @@ impl<A: Actor> Addr<A> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn monitor(&self) -> Pending<ExitReason> {
-        let hdr = &self.cell().header;
-        let exec = &hdr.exec;
-        let slot = Arc::new(Slot::default());
-        let to = slot.clone();
-        let w: Watcher = Box::new(move |r: &ExitReason| {
-            let _ = to.send(r.clone());
-        });
-        if exec.shared().monitors.watch(hdr, w).is_err() {
-            let _ = slot.send(ExitReason::NotAlive);
-        }
-        Pending::new(
-            slot,
+        let exec = &self.cell().header.exec;
+        let parts = (
             exec.shared().id(),
             self.cell().raw(),
             exec.if_caller_driven(),
-        )
+        );
+        monitor_pending(&self.cell().header, parts)
     }
 }
 
@@ -85,9 +139,9 @@ impl<A: Actor> Context<'_, A> {
     /// # drop(system);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn monitor<B, F>(&self, other: &Addr<B>, then: F)
+    pub fn monitor<W, F>(&self, other: &W, then: F)
     where
-        B: Actor,
+        W: ActorRef + ?Sized,
         F: FnOnce(&mut A, ExitReason, &mut Context<'_, A>) -> Allocation + Send + 'static,
     {
         // Weak: a monitor must not keep the watching actor's cell alive.
@@ -101,7 +155,7 @@ impl<A: Actor> Context<'_, A> {
                 let _ = cell::send_then(me.cell(), incarnation, f);
             }
         });
-        let hdr = &other.cell().header;
+        let hdr = other.header().0;
         if let Err(w) = hdr.exec.shared().monitors.watch(hdr, w) {
             w(&ExitReason::NotAlive);
         }
@@ -110,7 +164,7 @@ impl<A: Actor> Context<'_, A> {
 
 /// A watcher that runs `B::linked_exit` on `peer` when the watched actor ends.
 /// (The link is with the incarnation of `peer` installed now: a respawned peer is not linked.)
-fn link_watcher<B: Actor>(peer: &Addr<B>) -> Watcher {
+pub(super) fn link_watcher<B: Actor>(peer: &Addr<B>) -> Watcher {
     let incarnation = peer.cell().header.incarnation();
     let peer = peer.downgrade();
     Box::new(move |r: &ExitReason| {
@@ -163,17 +217,22 @@ impl<A: Actor> Context<'_, A> {
     /// # drop(system);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn link<B: Actor>(&self, other: &Addr<B>) {
+    pub fn link<W: ActorRef + ?Sized>(&self, other: &W) {
         let me = self.address();
         // Its end reaches this actor...
-        let hdr = &other.cell().header;
+        let hdr = other.header().0;
         if let Err(w) = hdr.exec.shared().monitors.watch(hdr, link_watcher(&me)) {
             w(&ExitReason::NotAlive);
             return;
         }
         // ...and this actor's end reaches it.
         let mine = &self.cell.header;
-        if let Err(w) = mine.exec.shared().monitors.watch(mine, link_watcher(other)) {
+        if let Err(w) = mine
+            .exec
+            .shared()
+            .monitors
+            .watch(mine, other.link_watcher())
+        {
             w(&ExitReason::NotAlive);
         }
     }

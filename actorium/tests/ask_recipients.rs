@@ -1,0 +1,227 @@
+//! Asks, monitors and links from behaviours through any reference to an actor (`Addr` or
+//! `Recipient`), and asks with a timeout, on every executor.
+
+mod common;
+
+use actorium::{
+    Actor, ActorSystem, Allocation, Ask, AskError, Context, ExitReason, Receive, Recipient, ReplyTo,
+};
+use common::{on_every_executor, settle, watchdog};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Doubles.
+struct Doubler;
+impl Actor for Doubler {}
+impl Receive<Ask<u32, u32>> for Doubler {
+    fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+        a.reply.send(a.msg * 2).ok();
+        Allocation::Nodelete
+    }
+}
+
+/// Adds one (another actor type answering the same question).
+struct Incr;
+impl Actor for Incr {}
+impl Receive<Ask<u32, u32>> for Incr {
+    fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+        a.reply.send(a.msg + 1).ok();
+        Allocation::Nodelete
+    }
+}
+
+/// Keeps every reply port and never answers; ends on `()`.
+struct Silent(Vec<ReplyTo<u32>>);
+impl Actor for Silent {}
+impl Receive<Ask<u32, u32>> for Silent {
+    fn receive(&mut self, a: Ask<u32, u32>, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.push(a.reply);
+        Allocation::Nodelete
+    }
+}
+impl Receive<()> for Silent {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Delete
+    }
+}
+
+/// What the client reports.
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Reply(usize, Result<u32, AskError>),
+    Probe,
+    Down(ExitReason),
+}
+
+/// Asks each of its recipients, with or without a timeout, and reports every continuation.
+struct Client {
+    to: Vec<Recipient<Ask<u32, u32>>>,
+    timeout: Option<Duration>,
+    out: mpsc::Sender<Seen>,
+}
+impl Actor for Client {}
+impl Receive<u32> for Client {
+    fn receive(&mut self, n: u32, ctx: &mut Context<'_, Self>) -> Allocation {
+        for (i, r) in self.to.iter().enumerate() {
+            let then = move |me: &mut Self, reply, _: &mut Context<'_, Self>| {
+                me.out.send(Seen::Reply(i, reply)).unwrap();
+                Allocation::Nodelete
+            };
+            match self.timeout {
+                None => ctx.ask(r, n, then).unwrap(),
+                Some(d) => ctx.ask_timeout(r, n, d, then).unwrap(),
+            }
+        }
+        Allocation::Nodelete
+    }
+}
+/// Sent by the system's timer after the asks' timeouts: the timer thread fires in deadline
+/// order, and its messages to this actor stay in order, so every timeout's continuation runs
+/// before this.
+struct Probe;
+impl Receive<Probe> for Client {
+    fn receive(&mut self, _: Probe, _: &mut Context<'_, Self>) -> Allocation {
+        self.out.send(Seen::Probe).unwrap();
+        Allocation::Nodelete
+    }
+}
+/// Watches (and links to, if asked) a recipient.
+struct Watch(Recipient<()>, bool);
+impl Receive<Watch> for Client {
+    fn receive(&mut self, Watch(r, link): Watch, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.monitor(&r, |me: &mut Self, why, _| {
+            me.out.send(Seen::Down(why)).unwrap();
+            Allocation::Nodelete
+        });
+        if link {
+            ctx.link(&r);
+        }
+        Allocation::Nodelete
+    }
+}
+
+fn collect(system: &ActorSystem, rx: &mpsc::Receiver<Seen>, n: usize) -> Vec<Seen> {
+    let mut got = Vec::new();
+    settle(system, 30, "the client's reports", || {
+        while let Ok(s) = rx.try_recv() {
+            got.push(s);
+        }
+        got.len() >= n
+    });
+    got
+}
+
+#[test]
+fn a_behaviour_asks_through_recipients_of_any_actor_type() {
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (out, rx) = mpsc::channel();
+            let to = vec![system.spawn(Doubler).recipient(), system.spawn(Incr).into()];
+            let client = system.spawn(Client {
+                to,
+                timeout: None,
+                out,
+            });
+            client.send(20).unwrap();
+            let mut got = collect(&system, &rx, 2);
+            got.sort_by_key(|s| format!("{s:?}"));
+            assert_eq!(got, [Seen::Reply(0, Ok(40)), Seen::Reply(1, Ok(21))]);
+            drop(system);
+        });
+    });
+}
+
+#[test]
+fn an_ask_with_a_timeout_hears_the_reply_or_the_timeout_exactly_once() {
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (out, rx) = mpsc::channel();
+            let silent = system.spawn(Silent(Vec::new()));
+            let timeout = Duration::from_millis(20);
+            let client = system.spawn(Client {
+                to: vec![system.spawn(Doubler).recipient(), silent.recipient()],
+                timeout: Some(timeout),
+                out,
+            });
+            client.send(4).unwrap();
+            // The reply comes; the silent actor's ask times out; then the probe, after both
+            // timeouts have fired: nothing more may come for either ask.
+            system.send_after(&client, Probe, timeout * 3).unwrap();
+            let got = collect(&system, &rx, 3);
+            assert!(got.contains(&Seen::Reply(0, Ok(8))), "{got:?}");
+            assert!(
+                got.contains(&Seen::Reply(1, Err(AskError::Timeout))),
+                "{got:?}"
+            );
+            assert_eq!(got.last(), Some(&Seen::Probe), "{got:?}");
+            assert_eq!(got.len(), 3, "{got:?}");
+            // A reply that comes after the timeout is dropped (the continuation ran).
+            silent.send(()).unwrap();
+            drop(system);
+        });
+    });
+}
+
+/// Ends on `()`.
+struct Mortal;
+impl Actor for Mortal {}
+impl Receive<()> for Mortal {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Delete
+    }
+}
+/// Fails on `()`.
+struct Fragile;
+impl Actor for Fragile {}
+impl Receive<()> for Fragile {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        panic!("fragile")
+    }
+}
+
+#[test]
+fn monitors_and_links_take_recipients() {
+    watchdog(60, || {
+        on_every_executor(|name, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            // From a behaviour: a monitor through a recipient hears the end.
+            let (out, rx) = mpsc::channel();
+            let client = system.spawn(Client {
+                to: Vec::new(),
+                timeout: None,
+                out,
+            });
+            let mortal: Recipient<()> = system.spawn(Mortal).into();
+            // From a thread: a recipient's monitor.
+            let down = mortal.monitor();
+            client.send(Watch(mortal.clone(), false)).unwrap();
+            // (The monitor is set once the client has run `Watch`: a probe behind it says so.)
+            client.send(Probe).unwrap();
+            assert_eq!(collect(&system, &rx, 1), [Seen::Probe]);
+            mortal.send(()).unwrap();
+            assert_eq!(collect(&system, &rx, 1), [Seen::Down(ExitReason::Normal)]);
+            if !name.contains("testing") {
+                assert_eq!(down.wait().unwrap(), ExitReason::Normal);
+            }
+            // A link through a recipient: the fragile actor's failure takes the client down.
+            let client_down = client.monitor();
+            let fragile: Recipient<()> = system.spawn(Fragile).into();
+            client.send(Watch(fragile.clone(), true)).unwrap();
+            client.send(Probe).unwrap();
+            assert_eq!(collect(&system, &rx, 1), [Seen::Probe]);
+            fragile.send(()).unwrap();
+            let got = collect(&system, &rx, 1);
+            assert!(
+                matches!(got[..], [Seen::Down(ExitReason::Panicked(_))]),
+                "{got:?}"
+            );
+            settle(&system, 30, "the linked client ends", || !client.is_alive());
+            if !name.contains("testing") {
+                assert_eq!(client_down.wait().unwrap(), ExitReason::Linked);
+            }
+            drop(system);
+        });
+    });
+}
