@@ -53,36 +53,59 @@ enum Seen {
     Down(ExitReason),
 }
 
-/// Asks each of its recipients, with or without a timeout, and reports every continuation.
+/// Asks each of its recipients (and its doubler by address), with or without a timeout, and
+/// reports every continuation; with a timeout, then sends itself a probe after three.
 struct Client {
     to: Vec<Recipient<Ask<u32, u32>>>,
+    by_addr: Option<actorium::Addr<Doubler>>,
     timeout: Option<Duration>,
     out: mpsc::Sender<Seen>,
 }
 impl Actor for Client {}
 impl Receive<u32> for Client {
     fn receive(&mut self, n: u32, ctx: &mut Context<'_, Self>) -> Allocation {
-        for (i, r) in self.to.iter().enumerate() {
-            let then = move |me: &mut Self, reply, _: &mut Context<'_, Self>| {
+        let then = |i: usize| {
+            move |me: &mut Self, reply, _: &mut Context<'_, Self>| {
                 me.out.send(Seen::Reply(i, reply)).unwrap();
                 Allocation::Nodelete
-            };
-            match self.timeout {
-                None => ctx.ask(r, n, then).unwrap(),
-                Some(d) => ctx.ask_timeout(r, n, d, then).unwrap(),
             }
+        };
+        for (i, r) in self.to.iter().enumerate() {
+            match self.timeout {
+                None => ctx.ask(r, n, then(i)).unwrap(),
+                Some(d) => ctx.ask_timeout(r, n, d, then(i)).unwrap(),
+            }
+        }
+        if let Some(a) = &self.by_addr {
+            let i = self.to.len();
+            match self.timeout {
+                None => ctx.ask(a, n, then(i)).unwrap(),
+                Some(d) => ctx.ask_timeout(a, n, d, then(i)).unwrap(),
+            }
+        }
+        if let Some(d) = self.timeout {
+            ctx.system()
+                .send_after(ctx.address(), Probe, d * 3)
+                .unwrap();
         }
         Allocation::Nodelete
     }
 }
-/// Sent by the system's timer after the asks' timeouts: the timer thread fires in deadline
-/// order, and its messages to this actor stay in order, so every timeout's continuation runs
-/// before this.
+/// Sent by the system's timer after the asks' timeouts (set after them, from the same
+/// behaviour): the timer thread fires in deadline order, and its messages to this actor stay
+/// in order, so every timeout's continuation runs before this.
 struct Probe;
 impl Receive<Probe> for Client {
     fn receive(&mut self, _: Probe, _: &mut Context<'_, Self>) -> Allocation {
         self.out.send(Seen::Probe).unwrap();
         Allocation::Nodelete
+    }
+}
+/// Makes the client fail.
+struct Fail;
+impl Receive<Fail> for Client {
+    fn receive(&mut self, _: Fail, _: &mut Context<'_, Self>) -> Allocation {
+        panic!("the client fails")
     }
 }
 /// Watches (and links to, if asked) a recipient.
@@ -120,13 +143,21 @@ fn a_behaviour_asks_through_recipients_of_any_actor_type() {
             let to = vec![system.spawn(Doubler).recipient(), system.spawn(Incr).into()];
             let client = system.spawn(Client {
                 to,
+                by_addr: Some(system.spawn(Doubler)),
                 timeout: None,
                 out,
             });
             client.send(20).unwrap();
-            let mut got = collect(&system, &rx, 2);
+            let mut got = collect(&system, &rx, 3);
             got.sort_by_key(|s| format!("{s:?}"));
-            assert_eq!(got, [Seen::Reply(0, Ok(40)), Seen::Reply(1, Ok(21))]);
+            assert_eq!(
+                got,
+                [
+                    Seen::Reply(0, Ok(40)),
+                    Seen::Reply(1, Ok(21)),
+                    Seen::Reply(2, Ok(40))
+                ]
+            );
             drop(system);
         });
     });
@@ -135,30 +166,40 @@ fn a_behaviour_asks_through_recipients_of_any_actor_type() {
 #[test]
 fn an_ask_with_a_timeout_hears_the_reply_or_the_timeout_exactly_once() {
     watchdog(60, || {
-        on_every_executor(|_, choose| {
+        on_every_executor(|name, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let (out, rx) = mpsc::channel();
             let silent = system.spawn(Silent(Vec::new()));
             let timeout = Duration::from_millis(20);
             let client = system.spawn(Client {
                 to: vec![system.spawn(Doubler).recipient(), silent.recipient()],
+                by_addr: Some(system.spawn(Doubler)),
                 timeout: Some(timeout),
                 out,
             });
             client.send(4).unwrap();
-            // The reply comes; the silent actor's ask times out; then the probe, after both
-            // timeouts have fired: nothing more may come for either ask.
-            system.send_after(&client, Probe, timeout * 3).unwrap();
-            let got = collect(&system, &rx, 3);
+            // The replies come; the silent actor's ask times out; then the probe, after every
+            // timeout has fired: nothing more may come for any ask.
+            let got = collect(&system, &rx, 4);
             assert!(got.contains(&Seen::Reply(0, Ok(8))), "{got:?}");
             assert!(
                 got.contains(&Seen::Reply(1, Err(AskError::Timeout))),
                 "{got:?}"
             );
+            assert!(got.contains(&Seen::Reply(2, Ok(8))), "{got:?}");
             assert_eq!(got.last(), Some(&Seen::Probe), "{got:?}");
-            assert_eq!(got.len(), 3, "{got:?}");
-            // A reply that comes after the timeout is dropped (the continuation ran).
+            assert_eq!(got.len(), 4, "{got:?}");
+            // The silent actor ends, dropping the port it kept: its ask has had its answer
+            // (the timeout), so nothing more comes.
+            let down = silent.monitor();
             silent.send(()).unwrap();
+            if !name.contains("testing") {
+                down.wait().unwrap();
+            } else {
+                settle(&system, 30, "the silent actor ends", || !silent.is_alive());
+            }
+            client.send(Probe).unwrap();
+            assert_eq!(collect(&system, &rx, 1), [Seen::Probe]);
             drop(system);
         });
     });
@@ -190,6 +231,7 @@ fn monitors_and_links_take_recipients() {
             let (out, rx) = mpsc::channel();
             let client = system.spawn(Client {
                 to: Vec::new(),
+                by_addr: None,
                 timeout: None,
                 out,
             });
@@ -220,6 +262,25 @@ fn monitors_and_links_take_recipients() {
             settle(&system, 30, "the linked client ends", || !client.is_alive());
             if !name.contains("testing") {
                 assert_eq!(client_down.wait().unwrap(), ExitReason::Linked);
+            }
+            // The other way: a failing client takes down a peer it linked to through a
+            // recipient (the peer's half of the link reaches it by its recipient).
+            let (out, rx) = mpsc::channel();
+            let client = system.spawn(Client {
+                to: Vec::new(),
+                by_addr: None,
+                timeout: None,
+                out,
+            });
+            let peer: Recipient<()> = system.spawn(Mortal).into();
+            let peer_down = peer.monitor();
+            client.send(Watch(peer.clone(), true)).unwrap();
+            client.send(Probe).unwrap();
+            assert_eq!(collect(&system, &rx, 1), [Seen::Probe]);
+            client.send(Fail).unwrap();
+            settle(&system, 30, "the linked peer ends", || !peer.is_alive());
+            if !name.contains("testing") {
+                assert_eq!(peer_down.wait().unwrap(), ExitReason::Linked);
             }
             drop(system);
         });

@@ -6,6 +6,7 @@ use super::addr::{Addr, Recipient, SendError};
 use super::ask::{Ask, AskError, ReplyTo, ToActor};
 use super::cell;
 use super::{Actor, Allocation, Context, Receive};
+use crate::runtime::timer_thread::TimerRef;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -102,7 +103,8 @@ impl<A: Actor> Context<'_, A> {
 
     /// [`Self::ask`] that gives up after `timeout`: if no reply has come by then, `then` runs
     /// with [`AskError::Timeout`] (a reply that comes later is dropped). `then` runs exactly
-    /// once, whichever comes first. The timeout runs on the system's timer thread.
+    /// once, whichever comes first; a reply cancels the timer. The timeout runs on the
+    /// system's timer thread (where none can be set, the system stopping, it is up at once).
     ///
     /// # Errors
     /// [`SendError`] with `msg` inside if `to` had ended.
@@ -155,30 +157,58 @@ impl<A: Actor> Context<'_, A> {
         R: Send + 'static,
         F: FnOnce(&mut A, Result<R, AskError>, &mut Context<'_, A>) -> Allocation + Send + 'static,
     {
-        // The continuation goes to whichever comes first, the reply or the timer.
-        let once = Arc::new(Mutex::new(Some(self.continuation(then))));
-        let first = |once: &Mutex<Option<ToActor<R>>>, r: Result<R, AskError>| {
-            let k = once.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(k) = k {
-                k(r);
+        // The continuation goes to whichever comes first, the reply or the timer; the reply
+        // cancels the timer (a finished ask keeps no timer until its deadline).
+        let race = Arc::new(Mutex::new(Race {
+            then: Some(self.continuation(then)),
+            timer: None,
+        }));
+        let by_reply = race.clone();
+        let k: ToActor<R> = Box::new(move |r| {
+            let (then, timer) = {
+                let mut g = lock(&by_reply);
+                (g.then.take(), g.timer.take())
+            };
+            if let Some(t) = timer {
+                t.cancel();
             }
-        };
-        let by_reply = once.clone();
-        let k: ToActor<R> = Box::new(move |r| first(&by_reply, r));
+            if let Some(then) = then {
+                then(r);
+            }
+        });
         send(to, msg, k)?;
+        let by_timer = race.clone();
         let fire = Box::new(move || {
-            first(&once, Err(AskError::Timeout));
+            let then = lock(&by_timer).then.take();
+            if let Some(then) = then {
+                then(Err(AskError::Timeout));
+            }
             false
         });
-        // Refused only while the system stops: the reply port then resolves the ask
-        // (`AskError::Dropped`) as the actors end.
-        let _ = self
+        match self
             .cell
             .header
             .exec
             .shared()
             .timers
-            .add(timeout, None, fire);
+            .add(timeout, None, fire)
+        {
+            Ok(t) => {
+                let mut g = lock(&race);
+                if g.then.is_some() {
+                    g.timer = Some(t);
+                } else {
+                    // The reply came first.
+                    drop(g);
+                    t.cancel();
+                }
+            }
+            // No timer (the system is stopping, or the timer thread could not start): the
+            // time is up at once, so that `then` still runs exactly once.
+            Err(mut fire) => {
+                fire();
+            }
+        }
         Ok(())
     }
 
@@ -204,6 +234,17 @@ impl<A: Actor> Context<'_, A> {
             }
         })
     }
+}
+
+/// An ask with a timeout: its continuation until the reply or the timer takes it, and the
+/// timer, cancelled by a reply that comes first.
+struct Race<R> {
+    then: Option<ToActor<R>>,
+    timer: Option<TimerRef>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Sends the request `msg` to `to`, its reply going to `k`; gives `msg` back if `to` had

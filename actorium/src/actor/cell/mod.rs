@@ -469,12 +469,14 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
     }
 }
 
-/// A new reference to a cell whose envelope (or behaviour) runs.
+/// A new reference to a cell that is alive: its envelope (or behaviour) runs, or the caller
+/// holds a counted reference to it (a `Recipient`'s).
 #[inline]
 pub(crate) fn arc_of<A: Actor>(cell: &Cell<A>) -> Arc<Cell<A>> {
     let me: *const Cell<A> = cell;
     // SAFETY: the cell came from `Arc::new` and is alive (its system reference is held while
-    // its envelope runs), so adding a strong count and rebuilding an `Arc` is sound.
+    // its envelope runs, or the caller holds a strong count), so adding a strong count and
+    // rebuilding an `Arc` is sound.
     unsafe {
         Arc::increment_strong_count(me);
         Arc::from_raw(me)
