@@ -1,7 +1,8 @@
 //! Stopping a system: `shutdown()` ends every actor after the mail already queued for it
 //! (each runs its `stopped` hook), `shutdown_timeout(d)` gives up on actors that take too
-//! long and names them, `stop()` waits for actors to end by themselves, and dropping the
-//! system stops it at once. `cargo run --example shutdown`.
+//! long and names them, `stop()` waits for actors to end by themselves, a behaviour can start
+//! the graceful shutdown (`request_shutdown`), and dropping the system stops it at once.
+//! `cargo run --example shutdown`.
 
 use actorium::{Actor, ActorSystem, Allocation, Context, DeleteMsg, Receive};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -87,4 +88,34 @@ fn main() {
     a.send(DeleteMsg).unwrap();
     system.stop();
     println!("stop: returned once the only actor had ended");
+
+    // 4. From inside: an admin actor starts the graceful shutdown and returns at once; the
+    //    owner's `stop()` returns once every actor has ended (after its queued mail).
+    let system = ActorSystem::new().unwrap();
+    let totals = Arc::new(AtomicU64::new(0));
+    let summer = system.spawn(Summer {
+        sum: 0,
+        totals: totals.clone(),
+    });
+    for n in 1..=10 {
+        summer.send(n).unwrap();
+    }
+    system.spawn(Admin).send(Quit).unwrap();
+    system.stop();
+    println!(
+        "request_shutdown: total {} (expected 55)",
+        totals.load(Ordering::SeqCst)
+    );
+    assert_eq!(totals.load(Ordering::SeqCst), 55);
+}
+
+/// Shuts the system down when told to.
+struct Admin;
+struct Quit;
+impl Actor for Admin {}
+impl Receive<Quit> for Admin {
+    fn receive(&mut self, _: Quit, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.system().request_shutdown();
+        Allocation::Nodelete
+    }
 }

@@ -302,3 +302,46 @@ fn no_queued_behaviour_starts_after_the_deadline() {
 /// Does nothing.
 struct Idle;
 impl Actor for Idle {}
+
+/// Requests a graceful shutdown from inside, when told to (twice: the second does nothing).
+struct Admin;
+impl Actor for Admin {}
+impl Receive<&'static str> for Admin {
+    fn receive(&mut self, cmd: &'static str, ctx: &mut Context<'_, Self>) -> Allocation {
+        if cmd == "quit" {
+            ctx.system().request_shutdown();
+            ctx.system().request_shutdown();
+        }
+        Allocation::Nodelete
+    }
+}
+
+/// A behaviour starts a graceful shutdown and returns at once; the owner's `stop` returns
+/// once every actor has ended, each after the mail queued for it, with its `stopped` hook run.
+#[test]
+fn a_behaviour_requests_a_graceful_shutdown() {
+    watchdog(120, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (got, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+            let servers: Vec<_> = (0..100)
+                .map(|_| {
+                    system.spawn(Server {
+                        got: got.clone(),
+                        stopped: stopped.clone(),
+                    })
+                })
+                .collect();
+            for s in &servers {
+                for n in 0..3 {
+                    s.send(n).unwrap();
+                }
+            }
+            system.spawn(Admin).send("quit").unwrap();
+            // `stop` waits for actors to end by themselves: only the request ends these.
+            system.stop();
+            assert_eq!(got.load(Ordering::SeqCst), 300);
+            assert_eq!(stopped.load(Ordering::SeqCst), 100);
+        });
+    });
+}

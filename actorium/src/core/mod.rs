@@ -78,6 +78,10 @@ pub(crate) struct Shared {
     /// A graceful shutdown began: ended actors are not brought back (`respawn` is refused),
     /// so every actor it asked to end stays ended.
     pub(crate) draining: AtomicBool,
+    /// A graceful shutdown was requested from a handle (`SystemHandle::request_shutdown`),
+    /// and the thread that asks the actors to end (joined when the system stops).
+    pub(crate) shutdown_requested: AtomicBool,
+    pub(crate) shutdown_helper: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Where events go ([`crate::ActorSystemBuilder::on_event`]); emptied when the system
     /// has stopped (a hook holding an address would keep the executors alive).
     events: std::sync::Mutex<Option<events::EventHook>>,
@@ -96,6 +100,8 @@ impl Shared {
             timers: Timers::default(),
             monitors: Monitors::default(),
             draining: AtomicBool::new(false),
+            shutdown_requested: AtomicBool::new(false),
+            shutdown_helper: std::sync::Mutex::new(None),
             events: std::sync::Mutex::new(None),
             has_hook: false,
         }

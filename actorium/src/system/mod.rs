@@ -5,13 +5,11 @@ use crate::actor::{
     Actor, Addr, Context, ExtraWorkers, JoinHandle, Recipient, SendError, SystemHandle, Timer,
 };
 use crate::core::Stats;
-use crate::core::{ExecRef, Header, Status};
+use crate::core::ExecRef;
 use crate::executor::forkjoin::Scope;
 use crate::runtime::context::runs_for;
 use crate::runtime::pool::ResizeError;
-use std::collections::HashSet;
 use std::fmt;
-use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -19,6 +17,7 @@ use std::time::{Duration, Instant};
 const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
 
 mod builder;
+mod graceful;
 
 pub use builder::{ActorSystemBuilder, ConfigError, DEFAULT_MAX_WORKERS, MAX_WORKERS};
 
@@ -316,78 +315,17 @@ impl ActorSystem {
 
     fn graceful(self, deadline: Option<Instant>) -> Result<Option<Stats>, ShutdownTimeout> {
         let exec = self.exec().clone();
-        let shared = exec.shared();
-        let life = &shared.life;
         assert!(
-            !runs_for(shared.id()),
+            !runs_for(exec.shared().id()),
             "`ActorSystem::shutdown` was called from inside a behaviour of that system (or on \
              one of its threads): it would wait for itself to finish (a deadlock). Shut it \
-             down from a thread outside the system; to end the system from inside, drop it"
+             down from a thread outside the system; to end the system from inside, call \
+             `SystemHandle::request_shutdown`"
         );
-        // From now on no ended actor comes back: each one asked to end stays ended.
-        shared.draining.store(true, Ordering::SeqCst);
-        // Every actor asked so far, held (a counted reference) until the end, so that no cell
-        // is freed and its address reused by a new actor while we tell them apart. Released
-        // by the guard on every path, a panic included.
-        let mut asked: HashSet<usize> = HashSet::new();
-        let mut held = Held(Vec::new());
-        let mut told = 0;
-        loop {
-            // Under each list's lock: note (and hold) the actors not asked yet.
-            let mut visit = |h: &Header| {
-                if asked.insert(h as *const Header as usize) {
-                    h.retain();
-                    held.0.push(h);
-                }
-            };
-            exec.for_each_queued_actor(&mut visit);
-            shared.registry.for_each(|link| {
-                // SAFETY: links on the registry are the `link` field of live cells' headers,
-                // kept alive while listed (the registry's lock is held during the call).
-                let hdr = unsafe { Header::from_link(link) };
-                visit(hdr)
-            });
-            // Outside the locks (a send takes them): the stop requests.
-            for &h in &held.0[told..] {
-                // SAFETY: held (retained) above.
-                unsafe { (*h).request_stop() };
-            }
-            told = held.0.len();
-            if life.live() == 0 || life.aborting() {
-                break;
-            }
-            if let Some(d) = deadline {
-                let now = Instant::now();
-                if now >= d {
-                    let mut names: Vec<&'static str> = held
-                        .0
-                        .iter()
-                        // SAFETY: held (retained) above.
-                        .map(|&h| unsafe { &*h })
-                        .filter(|h| h.status() == Status::Alive)
-                        .map(|h| (h.type_name_fn())())
-                        .collect();
-                    names.sort_unstable();
-                    let remaining = life.live();
-                    drop(held);
-                    drop(self); // stop now
-                    return Err(ShutdownTimeout {
-                        remaining,
-                        actors: names,
-                    });
-                }
-            }
-            if exec.driven_by_caller() && exec.run_once() {
-                while exec.run_once() {}
-                continue;
-            }
-            let wait = deadline.map_or(Duration::from_millis(10), |d| {
-                d.saturating_duration_since(Instant::now())
-                    .min(Duration::from_millis(10))
-            });
-            life.wait_a_little(wait);
+        if let Err(late) = graceful::end_every_actor(&exec, deadline, true) {
+            drop(self); // stop now
+            return Err(late);
         }
-        drop(held);
         Ok(self.stop())
     }
 
@@ -430,18 +368,6 @@ impl ActorSystem {
     }
 }
 
-/// Counted references to actors' cells (taken with `Header::retain`), released on drop.
-struct Held(Vec<*const Header>);
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        for h in self.0.drain(..) {
-            // SAFETY: each was retained once by `graceful` and is released once here.
-            unsafe { (*h).drop_ref() };
-        }
-    }
-}
-
 /// A graceful shutdown that gave up ([`ActorSystem::shutdown_timeout`]): these actors had
 /// not ended in time (the system was then stopped at once).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -479,6 +405,9 @@ impl std::error::Error for ShutdownTimeout {}
 /// Ends the threads of both executors, then cleans up: stops live actors, disposes of queued
 /// envelopes, releases references and kernel resources.
 fn shutdown(pooled: &ExecRef, detached: &ExecRef, drain: bool) {
+    // A requested shutdown's thread ends now (every actor has ended, or the system stops at
+    // once): no thread outlives the system.
+    graceful::join_helper(pooled.shared());
     // No timer fires from now on; the pending ones (and their messages) are dropped.
     pooled.shared().timers.stop();
     pooled.join_threads(drain);
