@@ -4,8 +4,8 @@
 use crate::actor::{
     Actor, Addr, Context, ExtraWorkers, JoinHandle, Recipient, SendError, SystemHandle, Timer,
 };
-use crate::core::Stats;
 use crate::core::ExecRef;
+use crate::core::Stats;
 use crate::executor::forkjoin::Scope;
 use crate::runtime::context::runs_for;
 use crate::runtime::pool::ResizeError;
