@@ -9,6 +9,7 @@
 mod addr;
 mod ask;
 mod ask_from;
+mod call;
 pub(crate) mod cell;
 mod dispatch;
 mod handle;

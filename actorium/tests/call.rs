@@ -1,0 +1,90 @@
+//! One-call requests (`call`, `call_timeout`, `call_async`) through addresses and recipients,
+//! with one error type, on every executor that runs on its own threads.
+
+mod common;
+
+use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive, ReplyTo};
+use common::watchdog;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
+use std::time::Duration;
+
+struct Squares;
+impl Actor for Squares {}
+impl Receive<Ask<u64, u64>> for Squares {
+    fn receive(&mut self, a: Ask<u64, u64>, _: &mut Context<'_, Self>) -> Allocation {
+        a.reply.send(a.msg * a.msg).ok();
+        Allocation::Nodelete
+    }
+}
+impl Receive<()> for Squares {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Delete
+    }
+}
+
+/// Keeps every reply port and never answers.
+struct Silent(Vec<ReplyTo<u64>>);
+impl Actor for Silent {}
+impl Receive<Ask<u64, u64>> for Silent {
+    fn receive(&mut self, a: Ask<u64, u64>, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.push(a.reply);
+        Allocation::Nodelete
+    }
+}
+
+/// Polls `f` to completion on this thread (the reply wakes it).
+fn block_on<F: Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = TaskContext::from_waker(&waker);
+    let mut f = pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn a_call_sends_and_waits_with_one_error_type() {
+    watchdog(60, || {
+        for (name, choose) in common::EXECUTORS
+            .iter()
+            .filter(|(n, _)| !n.contains("testing"))
+        {
+            eprintln!("--- executor: {name}");
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let sq = system.spawn(Squares);
+            let r: actorium::Recipient<Ask<u64, u64>> = sq.recipient();
+            assert_eq!(sq.call(3), Ok(9));
+            assert_eq!(r.call(4), Ok(16));
+            assert_eq!(sq.call_timeout(5, Duration::from_secs(30)), Ok(25));
+            assert_eq!(r.call_timeout(6, Duration::from_secs(30)), Ok(36));
+            assert_eq!(block_on(sq.call_async(7)), Ok(49));
+            assert_eq!(block_on(r.call_async(8)), Ok(64));
+            // No reply: the timeout.
+            let silent = system.spawn(Silent(Vec::new()));
+            assert_eq!(
+                silent.call_timeout(1, Duration::from_millis(10)),
+                Err(AskError::Timeout)
+            );
+            // An ended actor: the question is dropped, `Dead`.
+            let down = sq.monitor();
+            sq.send(()).unwrap();
+            down.wait().unwrap();
+            assert_eq!(sq.call(2), Err(AskError::Dead));
+            assert_eq!(r.call(2), Err(AskError::Dead));
+            assert_eq!(block_on(r.call_async(2)), Err(AskError::Dead));
+            drop(system);
+        }
+    });
+}
