@@ -113,6 +113,57 @@ pub trait Actor: Send + Sized + 'static {
     /// handed to the join handle. Not run after a panic.
     fn stopped(&mut self) {}
 
+    /// Runs on a supervised actor's new incarnation, right after [`Self::started`], when its
+    /// supervisor restarted it ([`crate::Supervisor`]): `reason` is how the last incarnation
+    /// ended (its panic, or [`ExitReason::Shutdown`] for a sibling that the strategy
+    /// restarted with it). Akka's `postRestart`. State that must survive a restart lives
+    /// outside the incarnation: the factory gives each one a handle to it (an `Arc`), or the
+    /// actor reloads it here.
+    ///
+    /// ```
+    /// use actorium::{Actor, ActorSystem, Allocation, Context, ExitReason, Receive};
+    /// use actorium::{Restart, Strategy, Supervisor};
+    /// use std::sync::{mpsc, Arc, Mutex};
+    ///
+    /// /// Counts what it was sent across incarnations (the count lives outside them); panics
+    /// /// on 0.
+    /// struct Worker {
+    ///     seen: Arc<Mutex<u32>>,
+    ///     restarts: mpsc::Sender<ExitReason>,
+    /// }
+    /// impl Actor for Worker {
+    ///     fn restarted(&mut self, reason: ExitReason, _: &mut Context<'_, Self>) {
+    ///         self.restarts.send(reason).unwrap();
+    ///     }
+    /// }
+    /// impl Receive<u32> for Worker {
+    ///     fn receive(&mut self, n: u32, _: &mut Context<'_, Self>) -> Allocation {
+    ///         *self.seen.lock().unwrap() += 1;
+    ///         assert!(n != 0, "zero");
+    ///         Allocation::Nodelete
+    ///     }
+    /// }
+    /// let system = ActorSystem::new()?;
+    /// let sup = system.spawn(Supervisor::new(Strategy::OneForOne));
+    /// let (tx, restarts) = mpsc::channel();
+    /// let seen = Arc::new(Mutex::new(0));
+    /// let s = seen.clone();
+    /// let w = sup.supervise(Restart::Permanent, move || Worker {
+    ///     seen: s.clone(),
+    ///     restarts: tx.clone(),
+    /// })?;
+    /// w.send(1).unwrap();
+    /// w.send(0).unwrap(); // a panic: the supervisor restarts it
+    /// w.send(2).unwrap(); // waits for the new incarnation, which gets it
+    /// assert_eq!(restarts.recv()?, ExitReason::Panicked("zero".into()));
+    /// # let t0 = std::time::Instant::now();
+    /// # while *seen.lock().unwrap() < 3 { assert!(t0.elapsed().as_secs() < 30); std::thread::yield_now(); }
+    /// assert_eq!(*seen.lock().unwrap(), 3); // the count survived
+    /// # drop(system);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn restarted(&mut self, _reason: ExitReason, _ctx: &mut Context<'_, Self>) {}
+
     /// A linked actor ([`Context::link`]) ended with `reason`; runs as one of this actor's
     /// behaviours. The default fails together with it: if the reason is abnormal
     /// ([`ExitReason::is_abnormal`]: a panic, or a failure passed on by another link) this

@@ -235,7 +235,7 @@ impl Actor for Supervisor {
                     return false;
                 }
                 c.requested += 1;
-                c.ops.restart(c.requested)
+                c.ops.restart(c.requested, ExitReason::Shutdown)
             });
             drop(children);
             for child in ended {
@@ -383,7 +383,13 @@ impl Supervisor {
                 false
             } else {
                 c.requested += 1;
-                c.ops.restart(c.requested)
+                // The failed child hears its own end; a sibling, that the strategy ended it.
+                let why = if j == failed {
+                    n.reason.clone()
+                } else {
+                    ExitReason::Shutdown
+                };
+                c.ops.restart(c.requested, why)
             };
             if keep {
                 j += 1;

@@ -244,15 +244,16 @@ pub(super) struct Revive<A>(A);
 impl<A: Actor> Revive<A> {
     pub(super) const VTABLE: EnvelopeVTable = EnvelopeVTable {
         run: Self::run,
-        discard: discard::<u64>,
+        discard: discard::<(u64, Option<ExitReason>)>,
         message: false,
     };
 
     unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
         // SAFETY: as for `Deliver::run`.
         let cell = unsafe { &*target.cast::<Cell<A>>() };
-        // SAFETY: packed from a `u64` by `ChildOps::restart`.
-        let generation = unsafe { Payload::unpack::<u64>(p) };
+        // SAFETY: packed from this pair by `ChildOps::restart` (or the first incarnation's
+        // spawn, with no reason).
+        let (generation, why) = unsafe { Payload::unpack::<(u64, Option<ExitReason>)>(p) };
         // SAFETY: we hold the actor's queue (this holds for every access to `sup` and `state`
         // below).
         if cell.header.status() != Status::Alive || unsafe { (*cell.sup.get()).is_none() } {
@@ -291,6 +292,13 @@ impl<A: Actor> Revive<A> {
             a.started(ctx);
             Allocation::Nodelete
         });
+        if let Some(why) = why.filter(|_| runnable(cell)) {
+            // A restart: the new incarnation hears why the last one ended.
+            run_behaviour(cell, w, "restarted hook", |a, ctx| {
+                a.restarted(why, ctx);
+                Allocation::Nodelete
+            });
+        }
         replay(cell, w);
     }
 }

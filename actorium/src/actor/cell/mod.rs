@@ -124,17 +124,21 @@ pub(crate) trait Notify: Send {
 /// child's mail; both do nothing once the child has ended for good.
 pub(crate) trait ChildOps: Send + Sync {
     /// Replace the child's incarnation by a new one from its factory, numbered `generation`
-    /// (a running incarnation ends first: `stopped` hook, state dropped). False if the child
-    /// has ended for good.
-    fn restart(&self, generation: u64) -> bool;
+    /// (a running incarnation ends first: `stopped` hook, state dropped), which hears `why`
+    /// the last one ended (`Actor::restarted`). False if the child has ended for good.
+    fn restart(&self, generation: u64, why: ExitReason) -> bool;
     /// End the child for good with `status` and `reason` (its mail left waiting becomes dead
     /// letters).
     fn settle(&self, status: Status, reason: ExitReason);
 }
 
 impl<A: Actor> ChildOps for Cell<A> {
-    fn restart(&self, generation: u64) -> bool {
-        let env = Envelope::new(self.raw(), &Revive::<A>::VTABLE, Payload::pack(generation));
+    fn restart(&self, generation: u64, why: ExitReason) -> bool {
+        let env = Envelope::new(
+            self.raw(),
+            &Revive::<A>::VTABLE,
+            Payload::pack((generation, Some(why))),
+        );
         match push_env(self, env) {
             Ok(()) => true,
             Err(env) => {
@@ -357,7 +361,11 @@ pub(crate) fn spawn_supervised<A: Actor>(
 ) -> Option<Arc<Cell<A>>> {
     let sup = Box::new(Supervised::new(factory, notify));
     spawn_unbuilt(exec, Some(sup), |cell| {
-        Envelope::new(cell.raw(), &Revive::<A>::VTABLE, Payload::pack(0u64))
+        Envelope::new(
+            cell.raw(),
+            &Revive::<A>::VTABLE,
+            Payload::pack((0u64, None::<ExitReason>)),
+        )
     })
 }
 
