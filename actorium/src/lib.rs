@@ -90,7 +90,7 @@ pub use actor::{
     Actor, ActorExit, ActorRef, Addr, Allocation, Ask, AskError, AskTarget, Context, DeleteMsg,
     DestroyMsg, ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo,
     Restart, SendError, Strategy, SuperviseError, Supervisor, SystemHandle, Timer, WeakAddr,
-    DETACHED,
+    WeakRecipient, DETACHED,
 };
 
 pub mod policy {

@@ -286,3 +286,31 @@ fn monitors_and_links_take_recipients() {
         });
     });
 }
+
+/// A list of weak recipients keeps no ended subscriber: upgrades fail once it has ended and
+/// nothing else holds it; a live one upgrades and receives.
+#[test]
+fn weak_recipients_do_not_keep_ended_actors() {
+    watchdog(60, || {
+        on_every_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (live, ended) = (system.spawn(Mortal), system.spawn(Mortal));
+            let subscribers: Vec<actorium::WeakRecipient<()>> = [&live, &ended]
+                .iter()
+                .map(|a| Recipient::<()>::from(*a).downgrade())
+                .collect();
+            assert!(subscribers.iter().all(|w| w.upgrade().is_some()));
+            ended.send(()).unwrap(); // `Mortal` ends on `()`
+            drop(ended);
+            settle(&system, 30, "the ended subscriber's cell goes", || {
+                subscribers[1].upgrade().is_none()
+            });
+            let alive = subscribers[0].upgrade().expect("a live actor's cell stays");
+            assert!(alive.is_alive());
+            drop(alive);
+            assert!(subscribers[0].upgrade().is_some(), "the system holds it");
+            drop(live);
+            drop(system);
+        });
+    });
+}

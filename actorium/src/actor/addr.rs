@@ -487,6 +487,70 @@ impl<A: Actor> fmt::Debug for WeakAddr<A> {
     }
 }
 
+/// A [`Recipient`] that does not keep the actor's cell alive: a subscriber list of weak
+/// recipients holds no ended subscriber, and [`WeakRecipient::upgrade`] tells which have gone.
+///
+/// ```
+/// use actorium::{Actor, ActorSystem, Allocation, Context, DeleteMsg, Receive, Recipient};
+/// struct Session;
+/// impl Actor for Session {}
+/// impl Receive<String> for Session {
+///     fn receive(&mut self, _: String, _: &mut Context<'_, Self>) -> Allocation {
+///         Allocation::Nodelete
+///     }
+/// }
+/// let system = ActorSystem::new()?;
+/// let session = system.spawn(Session);
+/// let weak = Recipient::<String>::from(&session).downgrade();
+/// assert!(weak.upgrade().is_some());
+/// let down = session.monitor();
+/// session.send(DeleteMsg).unwrap();
+/// drop(session);
+/// down.wait()?;
+/// # let t0 = std::time::Instant::now();
+/// # while weak.upgrade().is_some() { assert!(t0.elapsed().as_secs() < 30); std::thread::yield_now(); }
+/// assert!(weak.upgrade().is_none()); // ended, and nothing else holds it
+/// system.stop();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct WeakRecipient<M> {
+    to: Weak<dyn Target<M>>,
+}
+
+impl<M: Send + 'static> Recipient<M> {
+    /// A weak recipient of the same actor ([`WeakRecipient`]).
+    pub fn downgrade(&self) -> WeakRecipient<M> {
+        WeakRecipient {
+            to: Arc::downgrade(&self.to),
+        }
+    }
+}
+
+impl<M: Send + 'static> WeakRecipient<M> {
+    /// The recipient, if the actor's cell still exists (a live actor's cell always does; an
+    /// ended one's goes once nothing else holds it).
+    pub fn upgrade(&self) -> Option<Recipient<M>> {
+        self.to.upgrade().map(|to| Recipient { to })
+    }
+}
+
+impl<M> Clone for WeakRecipient<M> {
+    fn clone(&self) -> Self {
+        Self {
+            to: self.to.clone(),
+        }
+    }
+}
+
+impl<M> fmt::Debug for WeakRecipient<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakRecipient")
+            .field("message", &std::any::type_name::<M>())
+            .field("cell", &self.to.as_ptr().cast::<()>())
+            .finish()
+    }
+}
+
 impl<A: Actor> fmt::Debug for Addr<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Addr")

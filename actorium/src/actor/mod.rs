@@ -18,7 +18,7 @@ mod poison;
 mod supervisor;
 mod timer;
 
-pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr};
+pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr, WeakRecipient};
 pub use ask::{Ask, AskError, Pending, ReplyTo};
 pub use ask_from::AskTarget;
 pub use handle::{ExtraWorkers, SystemHandle};
