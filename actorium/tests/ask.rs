@@ -7,13 +7,10 @@ use actorium::{
     Actor, ActorSystem, Addr, Allocation, Ask, AskError, Context, DeleteMsg, Pending, Receive,
     Recipient, ReplyTo, SendError, WeakAddr,
 };
-use common::{on_every_executor, settle, watchdog, ExecutorChoice};
+use common::{block_on, on_every_executor, settle, watchdog, ExecutorChoice};
 use std::collections::HashSet;
-use std::future::Future;
-use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::task::{Context as TaskContext, Poll, Wake, Waker};
 use std::thread;
 use std::time::Duration;
 
@@ -38,25 +35,6 @@ fn reply<R>(system: &ActorSystem, name: &str, mut p: Pending<R>) -> Result<R, As
         got.is_some()
     });
     got.unwrap()
-}
-
-/// A minimal `block_on`: polls `f`, parking the thread until its waker is called.
-fn block_on<F: Future>(f: F) -> F::Output {
-    struct Unpark(thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = TaskContext::from_waker(&waker);
-    let mut f = pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        thread::park();
-    }
 }
 
 /// Adds to a running total; answers with the total. Keeps the reply port of a `Later`

@@ -61,6 +61,17 @@ struct Client {
     timeout: Option<Duration>,
     out: mpsc::Sender<Seen>,
 }
+impl Client {
+    /// A client that asks nobody (it watches and links).
+    fn watcher(out: mpsc::Sender<Seen>) -> Self {
+        Self {
+            to: Vec::new(),
+            by_addr: None,
+            timeout: None,
+            out,
+        }
+    }
+}
 impl Actor for Client {}
 impl Receive<u32> for Client {
     fn receive(&mut self, n: u32, ctx: &mut Context<'_, Self>) -> Allocation {
@@ -229,12 +240,7 @@ fn monitors_and_links_take_recipients() {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             // From a behaviour: a monitor through a recipient hears the end.
             let (out, rx) = mpsc::channel();
-            let client = system.spawn(Client {
-                to: Vec::new(),
-                by_addr: None,
-                timeout: None,
-                out,
-            });
+            let client = system.spawn(Client::watcher(out));
             let mortal: Recipient<()> = system.spawn(Mortal).into();
             // From a thread: a recipient's monitor.
             let down = mortal.monitor();
@@ -266,12 +272,7 @@ fn monitors_and_links_take_recipients() {
             // The other way: a failing client takes down a peer it linked to through a
             // recipient (the peer's half of the link reaches it by its recipient).
             let (out, rx) = mpsc::channel();
-            let client = system.spawn(Client {
-                to: Vec::new(),
-                by_addr: None,
-                timeout: None,
-                out,
-            });
+            let client = system.spawn(Client::watcher(out));
             let peer: Recipient<()> = system.spawn(Mortal).into();
             let peer_down = peer.monitor();
             client.send(Watch(peer.clone(), true)).unwrap();

@@ -4,11 +4,7 @@
 mod common;
 
 use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive, ReplyTo};
-use common::watchdog;
-use std::future::Future;
-use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll, Wake, Waker};
+use common::{block_on, on_every_threaded_executor, watchdog};
 use std::time::Duration;
 
 struct Squares;
@@ -35,33 +31,10 @@ impl Receive<Ask<u64, u64>> for Silent {
     }
 }
 
-/// Polls `f` to completion on this thread (the reply wakes it).
-fn block_on<F: Future>(f: F) -> F::Output {
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut cx = TaskContext::from_waker(&waker);
-    let mut f = pin!(f);
-    loop {
-        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
-        }
-        std::thread::park();
-    }
-}
-
 #[test]
 fn a_call_sends_and_waits_with_one_error_type() {
     watchdog(60, || {
-        for (name, choose) in common::EXECUTORS
-            .iter()
-            .filter(|(n, _)| !n.contains("testing"))
-        {
-            eprintln!("--- executor: {name}");
+        on_every_threaded_executor(|_, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let sq = system.spawn(Squares);
             let r: actorium::Recipient<Ask<u64, u64>> = sq.recipient();
@@ -85,6 +58,6 @@ fn a_call_sends_and_waits_with_one_error_type() {
             assert_eq!(r.call(2), Err(AskError::Dead));
             assert_eq!(block_on(r.call_async(2)), Err(AskError::Dead));
             drop(system);
-        }
+        });
     });
 }

@@ -11,7 +11,7 @@ use actorium::{
     Actor, ActorSystem, Allocation, ConfigError, Context, FinishedMsg, QueueStealing, Receive,
 };
 use common::checked::{send_from_outside, Node, Shared, ACTORS, OUTSIDE_THREADS};
-use common::{wait_for, watchdog};
+use common::{wait_for, watchdog, Meeter};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
@@ -83,18 +83,6 @@ fn compaction_on_the_actor_centric_executor_is_refused() {
         .build()
         .unwrap()
         .stop();
-}
-
-/// Meets `n - 1` others at a barrier inside its behaviour: the behaviours of `n` such actors
-/// can only finish if `n` workers run them at once.
-struct Meeter(Arc<Barrier>, Arc<AtomicU64>);
-impl Actor for Meeter {}
-impl Receive<()> for Meeter {
-    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
-        self.0.wait();
-        self.1.fetch_add(1, Ordering::SeqCst);
-        Allocation::Delete
-    }
 }
 
 /// Work that needs every worker at once gets them, however few were active: actors whose

@@ -6,8 +6,8 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Allocation, Context, Receive};
-use common::watchdog;
+use actorium::ActorSystem;
+use common::{watchdog, Meeter};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 
@@ -19,17 +19,6 @@ fn worker_threads() -> usize {
         .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
         .filter(|name| name.starts_with("actorium-worke"))
         .count()
-}
-
-/// Meets the others at a barrier inside its behaviour: `n` of them need `n` workers at once.
-struct Meeter(Arc<Barrier>, Arc<AtomicU64>);
-impl Actor for Meeter {}
-impl Receive<()> for Meeter {
-    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
-        self.0.wait();
-        self.1.fetch_add(1, Ordering::SeqCst);
-        Allocation::Delete
-    }
 }
 
 #[test]

@@ -124,11 +124,7 @@ impl Receive<mpsc::Receiver<()>> for Stuck {
 #[test]
 fn shutdown_timeout_names_the_actors_that_did_not_end() {
     watchdog(60, || {
-        for (name, choose) in common::EXECUTORS
-            .iter()
-            .filter(|(n, _)| !n.contains("testing"))
-        {
-            eprintln!("--- executor: {name}");
+        common::on_every_threaded_executor(|_, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let (got, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
             for _ in 0..10 {
@@ -154,7 +150,7 @@ fn shutdown_timeout_names_the_actors_that_did_not_end() {
                 ended <= 10,
                 "each server's stopped hook runs at most once: {ended}"
             );
-        }
+        });
     });
 }
 
@@ -250,11 +246,8 @@ impl Gate {
 fn no_queued_behaviour_starts_after_the_deadline() {
     for stop in ["shutdown_timeout", "drop"] {
         for detached in [false, true] {
-            for (name, choose) in common::EXECUTORS
-                .iter()
-                .filter(|(n, _)| !n.contains("testing"))
-            {
-                eprintln!("--- {stop}, executor: {name}, detached: {detached}");
+            common::on_every_threaded_executor(|_, choose| {
+                eprintln!("    ({stop}, detached: {detached})");
                 watchdog(60, move || {
                     let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
                     let (started, gate) =
@@ -294,7 +287,7 @@ fn no_queued_behaviour_starts_after_the_deadline() {
                         "a queued behaviour started after the deadline"
                     );
                 });
-            }
+            });
         }
     }
 }

@@ -42,6 +42,13 @@ impl<A: Actor> Addr<A> {
         &self.cell
     }
 
+    /// The actor's system (its identity), its cell, and its executor if the caller drives it:
+    /// what a [`Pending`] about this actor needs.
+    pub(crate) fn pending_parts(&self) -> (*const (), *const (), Option<crate::core::ExecRef>) {
+        let exec = &self.cell.header.exec;
+        (exec.shared().id(), self.cell.raw(), exec.if_caller_driven())
+    }
+
     /// Asks the actor the question `msg` and returns its reply on the way: `.wait()` for it on
     /// a thread, `.await` it in async code (see [`Ask`] for the answering side, and
     /// [`crate::Context::ask`] inside a behaviour).
@@ -364,8 +371,7 @@ impl<M: Send + 'static> Recipient<M> {
         self.to.link_watcher()
     }
 
-    /// The actor's cell (its identity), its system's, and its executor if the caller drives
-    /// it: what a [`Pending`] needs.
+    /// As [`Addr::pending_parts`].
     pub(crate) fn pending_parts(&self) -> (*const (), *const (), Option<crate::core::ExecRef>) {
         (self.to.owner(), self.to.id(), self.to.driver())
     }

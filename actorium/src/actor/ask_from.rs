@@ -6,6 +6,7 @@ use super::addr::{Addr, Recipient, SendError};
 use super::ask::{Ask, AskError, ReplyTo, ToActor};
 use super::cell;
 use super::{Actor, Allocation, Context, Receive};
+use crate::runtime::lock;
 use crate::runtime::timer_thread::TimerRef;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -241,10 +242,6 @@ impl<A: Actor> Context<'_, A> {
 struct Race<R> {
     then: Option<ToActor<R>>,
     timer: Option<TimerRef>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Sends the request `msg` to `to`, its reply going to `k`; gives `msg` back if `to` had

@@ -97,13 +97,7 @@ impl<A: Actor> Addr<A> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn monitor(&self) -> Pending<ExitReason> {
-        let exec = &self.cell().header.exec;
-        let parts = (
-            exec.shared().id(),
-            self.cell().raw(),
-            exec.if_caller_driven(),
-        );
-        monitor_pending(&self.cell().header, parts)
+        monitor_pending(&self.cell().header, self.pending_parts())
     }
 }
 

@@ -32,6 +32,7 @@ use super::addr::{Addr, WeakAddr};
 use super::cell::{self, ChildOps, Notify};
 use super::{Actor, Allocation, Cause, Context, Receive};
 use crate::core::{Event, ExecRef, ExitReason, Status};
+use crate::runtime::lock;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -187,11 +188,6 @@ impl Supervisor {
     fn children(&self) -> MutexGuard<'_, Vec<Child>> {
         lock(&self.core.children)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding it leaves the list consistent (each change is one push or remove).
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl fmt::Debug for Supervisor {

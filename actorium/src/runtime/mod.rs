@@ -41,3 +41,9 @@ pub(crate) mod tasks;
 pub(crate) mod timer_thread;
 pub(crate) mod worker;
 pub(crate) mod worker_table;
+
+/// A std mutex's guard, poisoned or not: its users keep the data consistent across a panic
+/// (each change is one step), so a panic elsewhere must not make the data unreachable.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -7,6 +7,7 @@
 use super::ShutdownTimeout;
 use crate::actor::SystemHandle;
 use crate::core::{ExecRef, Header, Status};
+use crate::runtime::lock;
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::thread;
@@ -176,8 +177,4 @@ pub(super) fn join_helper(shared: &crate::core::Shared) {
     if let Some(h) = helper {
         let _ = h.join();
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

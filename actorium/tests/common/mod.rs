@@ -106,6 +106,47 @@ pub fn on_every_executor(mut f: impl FnMut(&str, ExecutorChoice)) {
     }
 }
 
+/// [`on_every_executor`], but only those that run on their own threads (not the caller-driven
+/// testing policy): for tests that block a thread outside the system.
+pub fn on_every_threaded_executor(mut f: impl FnMut(&str, ExecutorChoice)) {
+    on_every_executor(|name, choose| {
+        if !name.contains("testing") {
+            f(name, choose)
+        }
+    })
+}
+
+/// A minimal `block_on`: polls `f`, parking the thread until its waker is called.
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+/// Meets the others at a barrier inside its behaviour, then counts itself: `n` of them can
+/// only finish if `n` workers run them at once.
+pub struct Meeter(pub Arc<std::sync::Barrier>, pub Arc<AtomicU64>);
+impl Actor for Meeter {}
+impl Receive<()> for Meeter {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        self.0.wait();
+        self.1.fetch_add(1, Ordering::SeqCst);
+        Allocation::Delete
+    }
+}
+
 /// [`wait_for`] that also drives a caller-driven system (the testing policy runs jobs only
 /// when asked).
 pub fn settle(system: &ActorSystem, secs: u64, what: &str, cond: impl FnMut() -> bool) {

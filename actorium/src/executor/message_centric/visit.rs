@@ -7,9 +7,10 @@
 //!
 //! Exactly what a visit runs: every batch it takes, each to its end (the first gulp, the
 //! local sends appended meanwhile, at most [`VISIT_BUDGET`], and re-gulps), as long as fewer
-//! than [`VISIT_BUDGET`] envelopes have run; a dropped system or a resize that removed the
-//! worker is noticed every [`ABORT_CHECK`] envelopes, also in the middle of a batch, and the
-//! rest of the batch goes back to the front of its queue ([`WorkQueue::give_back`]).
+//! than [`VISIT_BUDGET`] envelopes have run; a system stopping at once (dropped, or a
+//! shutdown's deadline passed) is noticed before each envelope, a resize that removed the
+//! worker every [`ABORT_CHECK`] envelopes, also in the middle of a batch, and the rest of the
+//! batch goes back to the front of its queue ([`WorkQueue::give_back`]).
 
 use super::placement::affinity::RunEntry;
 use super::placement::batching::Hold;
@@ -30,7 +31,8 @@ use std::time::{Duration, Instant};
 /// may append to the batch during that visit.
 pub(crate) const VISIT_BUDGET: u32 = 1024;
 
-/// Envelopes run between two checks for a dropped system.
+/// Envelopes run between two checks that the worker is still active (and flushes of its
+/// outbox).
 pub(crate) const ABORT_CHECK: usize = 64;
 
 pub(crate) const NO_QUEUE: usize = usize::MAX;
@@ -342,8 +344,8 @@ impl Executor {
     }
 
     /// Runs envelopes of the batch (including those appended while it runs) until it is empty,
-    /// the system is being dropped or this worker was removed (both checked every
-    /// [`ABORT_CHECK`]). Returns how many ran.
+    /// the system stops at once (checked before each envelope) or this worker was removed
+    /// (checked every [`ABORT_CHECK`]). Returns how many ran.
     pub(crate) fn drain(&self, me: &McWorker<'_>) -> usize {
         let l = &me.local;
         let busy = &l.row().busy;
@@ -386,7 +388,8 @@ impl Executor {
             self.flush_outbox(me);
             // (A removed worker leaves within ABORT_CHECK envelopes, not after the whole
             // batch: a batch can be a backlog of millions, and a resize waits for it.)
-            if ran < ABORT_CHECK || self.aborting() || !self.pool.is_active(me.index) {
+            // (An abort ended the chunk early: `pop` checks it.)
+            if ran < ABORT_CHECK || !self.pool.is_active(me.index) {
                 return n;
             }
         }
