@@ -3,7 +3,7 @@
 mod common;
 
 use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Event, Receive};
-use common::{on_every_executor, watchdog};
+use common::{on_every_executor, watchdog, Gate};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -218,22 +218,6 @@ impl Receive<u32> for Slow {
         self.started.fetch_add(1, Ordering::SeqCst);
         self.gate.wait();
         Allocation::Nodelete
-    }
-}
-
-/// A gate behaviours wait on until the test opens it.
-#[derive(Default)]
-struct Gate(std::sync::Mutex<bool>, std::sync::Condvar);
-impl Gate {
-    fn wait(&self) {
-        let mut open = self.0.lock().unwrap();
-        while !*open {
-            open = self.1.wait(open).unwrap();
-        }
-    }
-    fn open(&self) {
-        *self.0.lock().unwrap() = true;
-        self.1.notify_all();
     }
 }
 

@@ -8,7 +8,7 @@ use actorium::{
     Actor, ActorSystem, Addr, Allocation, Ask, Context, DeleteMsg, Event, ExitReason, Receive,
     Restart, Strategy, Supervisor,
 };
-use common::{on_every_executor, settle, watchdog, ExecutorChoice};
+use common::{on_every_executor, settle, watchdog, ExecutorChoice, Gate};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -245,11 +245,18 @@ fn a_child_restarted_n_times_then_escalated() {
             let sup = system.spawn(Supervisor::new(Strategy::OneForOne).intensity(3, LONG));
             let sup_down = sup.monitor();
             let starts = Arc::new(AtomicU32::new(0));
-            let s = starts.clone();
+            let (s, gate) = (starts.clone(), Arc::new(Gate::default()));
+            let g = gate.clone();
+            // (The first incarnation waits for the monitor: the child could otherwise use up
+            // its restarts, and end, before the monitor is set.)
             let child = sup
-                .supervise(Restart::Permanent, move || Doomed(s.clone()))
+                .supervise(Restart::Permanent, move || {
+                    g.wait();
+                    Doomed(s.clone())
+                })
                 .unwrap();
             let child_down = child.monitor();
+            gate.open();
             assert_eq!(sup_down.wait(), Ok(ExitReason::Escalated), "{name}");
             // The first start and three restarts; the fourth end was one too many.
             assert_eq!(starts.load(Ordering::SeqCst), 4, "{name}");
@@ -274,11 +281,17 @@ fn escalation_restarts_the_subtree_then_climbs() {
                 .unwrap();
             let inner_down = inner.monitor();
             let starts = Arc::new(AtomicU32::new(0));
-            let s = starts.clone();
+            let (s, gate) = (starts.clone(), Arc::new(Gate::default()));
+            let g = gate.clone();
+            // (As above: the monitor is set before the child can end.)
             let child = inner
-                .supervise(Restart::Permanent, move || Doomed(s.clone()))
+                .supervise(Restart::Permanent, move || {
+                    g.wait();
+                    Doomed(s.clone())
+                })
                 .unwrap();
             let child_down = child.monitor();
+            gate.open();
             // The inner supervisor gives up after three starts; the top one restarts it once
             // (it restarts the child: three more starts), then gives up itself.
             assert_eq!(top_down.wait(), Ok(ExitReason::Escalated), "{name}");

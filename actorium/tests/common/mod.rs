@@ -135,6 +135,22 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
+/// A gate threads wait on until the test opens it.
+#[derive(Default)]
+pub struct Gate(std::sync::Mutex<bool>, std::sync::Condvar);
+impl Gate {
+    pub fn wait(&self) {
+        let mut open = self.0.lock().unwrap();
+        while !*open {
+            open = self.1.wait(open).unwrap();
+        }
+    }
+    pub fn open(&self) {
+        *self.0.lock().unwrap() = true;
+        self.1.notify_all();
+    }
+}
+
 /// Meets the others at a barrier inside its behaviour, then counts itself: `n` of them can
 /// only finish if `n` workers run them at once.
 pub struct Meeter(pub Arc<std::sync::Barrier>, pub Arc<AtomicU64>);
