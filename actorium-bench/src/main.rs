@@ -20,6 +20,7 @@
 
 mod actorium_impl;
 mod ask;
+mod backpressure;
 mod harness;
 mod idle;
 mod report;
@@ -141,6 +142,28 @@ enum Cmd {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Backpressure: a fast producer and a slow consumer whose mailbox holds `--capacity`
+    /// messages, from a thread and from an actor, on actorium and the Rust peers with bounded
+    /// mailboxes: throughput and peak memory (writes OUT/backpressure.md).
+    Backpressure {
+        /// Messages in each phase.
+        #[arg(long, default_value_t = 500_000)]
+        n: u64,
+        /// The consumer's mailbox capacity.
+        #[arg(long, default_value_t = 1_000)]
+        capacity: usize,
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// One system's backpressure benchmark, in this process (what `backpressure` runs in a
+    /// child).
+    #[command(hide = true)]
+    BackpressureExec {
+        system: String,
+        threads: usize,
+        n: u64,
+        capacity: usize,
+    },
     /// One system's ask benchmark, in this process (what `ask` runs in a child).
     #[command(hide = true)]
     AskExec {
@@ -261,6 +284,41 @@ fn main() {
                 eprintln!("{}: {e}", path.display());
             }
             if failed {
+                std::process::exit(1);
+            }
+        }
+        Some(Cmd::Backpressure {
+            n,
+            capacity,
+            threads,
+        }) => {
+            let systems = if cli.systems.is_empty() {
+                backpressure::all_systems()
+            } else {
+                cli.systems.clone()
+            };
+            let n = if cli.quick { n.min(50_000) } else { n };
+            let threads = threads.unwrap_or_else(available_parallelism);
+            let md = backpressure::run(&systems, threads, n, capacity);
+            println!("{md}");
+            let _ = std::fs::create_dir_all(&cli.out);
+            let path = cli.out.join("backpressure.md");
+            let failed = md.contains("| failed");
+            if let Err(e) = std::fs::write(&path, md) {
+                eprintln!("{}: {e}", path.display());
+            }
+            if failed {
+                std::process::exit(1);
+            }
+        }
+        Some(Cmd::BackpressureExec {
+            ref system,
+            threads,
+            n,
+            capacity,
+        }) => {
+            if let Err(e) = backpressure::exec(system, threads, n, capacity) {
+                eprintln!("{e}");
                 std::process::exit(1);
             }
         }

@@ -44,8 +44,8 @@
 //! |---|---|
 //! | [`ActorSystem`] (one per program, or several) | spawn, fork/join from any thread, timers, resize, then [`shutdown`](ActorSystem::shutdown), [`shutdown_timeout`](ActorSystem::shutdown_timeout), [`stop`](ActorSystem::stop) or drop |
 //! | [`SystemHandle`] (cheap to clone, for threads and tasks) | what the system does while it runs, but not end it |
-//! | [`Context`] (inside a behaviour) | the actor's own address, spawn children, [`ask`](Context::ask) with a continuation, [`monitor`](Context::monitor), [`link`](Context::link), [`join`](Context::join) / [`scope`](Context::scope), [`stop`](Context::stop) |
-//! | [`Addr`] / [`Recipient`] / [`WeakAddr`] | [`send`](Addr::send), [`ask`](Addr::ask), [`monitor`](Addr::monitor), [`respawn`](Addr::respawn) |
+//! | [`Context`] (inside a behaviour) | the actor's own address, spawn children, [`ask`](Context::ask) with a continuation, [`when_room`](Context::when_room), [`monitor`](Context::monitor), [`link`](Context::link), [`join`](Context::join) / [`scope`](Context::scope), [`stop`](Context::stop) |
+//! | [`Addr`] / [`Recipient`] / [`WeakAddr`] | [`send`](Addr::send), [`ask`](Addr::ask), [`call`](Addr::call), [`monitor`](Addr::monitor), [`respawn`](Addr::respawn); to a bounded actor ([`spawn_bounded`](ActorSystem::spawn_bounded)) [`try_send`](Addr::try_send), [`send_wait`](Addr::send_wait), [`send_async`](Addr::send_async), [`queued`](Addr::queued) |
 //!
 //! ## Guarantees
 //!
@@ -89,8 +89,8 @@ mod system;
 pub use actor::{
     Actor, ActorExit, ActorRef, Addr, Allocation, Ask, AskError, AskTarget, Context, DeleteMsg,
     DestroyMsg, ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo,
-    Restart, SendError, Strategy, SuperviseError, Supervisor, SystemHandle, Timer, WeakAddr,
-    WeakRecipient, DETACHED,
+    Restart, Room, SendError, Strategy, SuperviseError, Supervisor, SystemHandle, Timer,
+    TrySendError, WeakAddr, WeakRecipient, DETACHED,
 };
 
 pub mod policy {

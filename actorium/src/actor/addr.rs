@@ -42,6 +42,14 @@ impl<A: Actor> Addr<A> {
         &self.cell
     }
 
+    /// The cell as a [`Recipient`]'s target.
+    pub(super) fn target<M: Send + 'static>(&self) -> &dyn Target<M>
+    where
+        A: Receive<M>,
+    {
+        &*self.cell
+    }
+
     /// The actor's system (its identity), its cell, and its executor if the caller drives it:
     /// what a [`Pending`] about this actor needs.
     pub(crate) fn pending_parts(&self) -> (*const (), *const (), Option<crate::core::ExecRef>) {
@@ -254,8 +262,13 @@ where
 }
 
 /// What a [`Recipient`] needs of a cell: deliver an `M`, tell its identity.
-trait Target<M>: Send + Sync {
+pub(super) trait Target<M>: Send + Sync {
     fn deliver(&self, msg: M) -> Result<(), M>;
+    /// Delivers `msg` to a bounded actor with a permit of its room the caller took (given
+    /// back, with the message, if the actor has ended).
+    fn deliver_counted(&self, msg: M) -> Result<(), M>;
+    /// The room of the actor's bounded mailbox, if it has one.
+    fn room(&self) -> Option<&crate::runtime::permits::Permits>;
     fn alive(&self) -> bool;
     /// The cell's address (its identity).
     fn id(&self) -> *const ();
@@ -274,6 +287,12 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
     #[inline]
     fn deliver(&self, msg: M) -> Result<(), M> {
         cell::send(self, msg)
+    }
+    fn deliver_counted(&self, msg: M) -> Result<(), M> {
+        cell::send_counted(self, msg)
+    }
+    fn room(&self) -> Option<&crate::runtime::permits::Permits> {
+        self.bound()
     }
     fn alive(&self) -> bool {
         self.header.status() == Status::Alive
@@ -339,7 +358,7 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
 /// # Ok::<(), actorium::ConfigError>(())
 /// ```
 pub struct Recipient<M> {
-    to: Arc<dyn Target<M>>,
+    pub(super) to: Arc<dyn Target<M>>,
 }
 
 impl<M: Send + 'static> Recipient<M> {

@@ -23,15 +23,19 @@ const TABLE: u8 = 0;
 /// Dispatch tag: the cell's executor is the message-centric one, called directly. (Tags are
 /// bits, so that the send path tests one: `Header::dispatch_has`.)
 const MESSAGE_CENTRIC: u8 = 1;
+/// Dispatch tag bit: the actor has a bounded mailbox, so a send counts the message
+/// (`actor/bounded.rs`); its sends leave the default executor's inlined path.
+const BOUNDED: u8 = 2;
 
-/// The dispatch tag for cells of `exec` (kept in their headers).
+/// The dispatch tag for cells of `exec` (kept in their headers), `bounded` or not.
 #[inline]
-pub(crate) fn tag_of(exec: &ExecRef) -> u8 {
-    if exec.is(&message_centric::OPS) {
+pub(crate) fn tag_of(exec: &ExecRef, bounded: bool) -> u8 {
+    let exec_bit = if exec.is(&message_centric::OPS) {
         MESSAGE_CENTRIC
     } else {
         TABLE
-    }
+    };
+    exec_bit | if bounded { BOUNDED } else { 0 }
 }
 
 /// A cell's executor, as the actor layer calls it.
@@ -80,6 +84,25 @@ pub(crate) fn message_centric(hdr: &Header) -> Option<&message_centric::Executor
     } else {
         None
     }
+}
+
+/// [`message_centric`] for an actor without a bounded mailbox: the send path's test, one
+/// masked compare on the hot bytes as before (a bounded actor's sends are counted, out of
+/// line).
+#[inline(always)]
+pub(crate) fn message_centric_unbounded(hdr: &Header) -> Option<&message_centric::Executor> {
+    if hdr.dispatch_is(MESSAGE_CENTRIC, MESSAGE_CENTRIC | BOUNDED) {
+        // SAFETY: as in `message_centric`.
+        Some(unsafe { hdr.exec.get_unchecked::<message_centric::Executor>() })
+    } else {
+        None
+    }
+}
+
+/// Whether the actor of `hdr` has a bounded mailbox (its tag: hot bytes only).
+#[inline(always)]
+pub(crate) fn bounded(hdr: &Header) -> bool {
+    hdr.dispatch_has(BOUNDED)
 }
 
 /// Queues `env` for the actor of `hdr`, giving it back if the actor no longer accepts

@@ -9,6 +9,7 @@
 mod addr;
 mod ask;
 mod ask_from;
+mod bounded;
 mod call;
 pub(crate) mod cell;
 mod dispatch;
@@ -21,6 +22,7 @@ mod timer;
 pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr, WeakRecipient};
 pub use ask::{Ask, AskError, Pending, ReplyTo};
 pub use ask_from::AskTarget;
+pub use bounded::{Room, TrySendError};
 pub use handle::{ExtraWorkers, SystemHandle};
 pub use monitor::ActorRef;
 pub use poison::{DeleteMsg, DestroyMsg, FinishedMsg};

@@ -80,7 +80,7 @@ const DISPATCH_SHIFT: u8 = 1;
 /// a cell pointer). The fields a send to the default executor reads (`ticket`, `status`,
 /// `installed`, `flags`, and the executor's address, the first half of `exec`: [`HOT_END`] =
 /// 16 bytes) come first; the rest (`exec`'s table and `mbox`, which sends to other executors
-/// read too, then `vtable`, `link` and the cell's `sup`) sit between them and the actor's
+/// read too, then `vtable`, `link` and the cell's `extra`) sit between them and the actor's
 /// state, which its behaviours write. Sharing a cache line with that state made every send to
 /// a busy actor miss; the cell pads the rest of the way if needed (`STATE_AT` in
 /// `actor/cell/mod.rs`). Sixteen hot bytes are what let a cell keep its state 64 bytes in, and a
@@ -212,6 +212,14 @@ impl Header {
         debug_assert!(bits != 0, "a dispatch tag to test has at least one bit");
         let mask = bits << DISPATCH_SHIFT;
         self.flags & mask == mask
+    }
+
+    /// Whether, of the dispatch tag's bits in `among`, exactly those of `bits` are set (one
+    /// masked compare, as [`Self::dispatch_has`]).
+    #[inline(always)]
+    pub(crate) fn dispatch_is(&self, bits: u8, among: u8) -> bool {
+        debug_assert!(bits & !among == 0);
+        self.flags & (among << DISPATCH_SHIFT) == bits << DISPATCH_SHIFT
     }
 
     #[inline]

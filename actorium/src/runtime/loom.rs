@@ -4,10 +4,10 @@
 //!
 //! The protocols that the models check — the idle-sleep handshake ([`crate::runtime::idle`]), the
 //! spinlock, the gulp and the queue swap of the message-centric executor, queue ownership, the
-//! resize lock, the task deque, the join latch, the ask reply slot — take their atomics, cells
-//! and locks from here, so no code outside this module and the models themselves names loom or
-//! shuttle. Code that the models do not cover (statistics counters, the life-cycle waits, a
-//! detached thread's signal) uses `std` directly.
+//! resize lock, the task deque, the join latch, the ask reply slot, a bounded mailbox's room —
+//! take their atomics, cells and locks from here, so no code outside this module and the models
+//! themselves names loom or shuttle. Code that the models do not cover (statistics counters,
+//! the life-cycle waits, a detached thread's signal) uses `std` directly.
 //!
 //! # Every model, in one list
 //!
@@ -30,6 +30,7 @@
 //! | task deque (THE protocol, split) | `runtime/tasks/deque_loom.rs` | `runtime/tasks/shuttle_tests.rs` |
 //! | join latch | `executor/forkjoin/latch_loom.rs` | — |
 //! | ask reply slot (one-shot) | `runtime/oneshot_loom.rs` | — |
+//! | a bounded mailbox's room: release against a new waiter, a try, a cancel | `runtime/permits_loom.rs` | — (stress: `tests/bounded.rs`) |
 //! | a monitor set while its actor ends | `core/monitors_loom.rs` | — |
 //! | gulp vs send, moving an actor | `executor/message_centric/tests/loom_work_queue.rs` | `executor/message_centric/tests/shuttle.rs` |
 //! | queue swap | `executor/message_centric/tests/loom_swap.rs` | `executor/message_centric/tests/shuttle.rs` |

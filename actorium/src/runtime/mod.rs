@@ -20,6 +20,7 @@
 //!   work stealing: Doug Lea, "A Java Fork/Join Framework", 2000), run by the same loop after
 //!   the unit's work;
 //! - [`oneshot`]: the one-shot reply slot under request/reply (a thread or a future waits);
+//! - [`permits`]: a counting semaphore with a FIFO queue of waiters (a bounded mailbox's room);
 //! - [`timer_thread`]: a system's timers (one thread, a heap of deadlines; no CPU while none
 //!   is due);
 //! - [`spinlock`]: the spinlock of the send paths; [`rng`]: the workers' random choices;
@@ -32,6 +33,7 @@ pub(crate) mod idle;
 pub(crate) mod life;
 pub(crate) mod loom;
 pub(crate) mod oneshot;
+pub(crate) mod permits;
 pub(crate) mod pool;
 pub(crate) mod resize;
 pub(crate) mod rng;

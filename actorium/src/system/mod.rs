@@ -90,6 +90,15 @@ impl ActorSystem {
         self.handle.try_spawn(actor)
     }
 
+    /// Spawns `actor` with a bounded mailbox of `capacity` messages
+    /// ([`SystemHandle::spawn_bounded`]).
+    ///
+    /// # Panics
+    /// If `capacity` is 0.
+    pub fn spawn_bounded<A: Actor>(&self, actor: A, capacity: usize) -> Addr<A> {
+        self.handle.spawn_bounded(actor, capacity)
+    }
+
     /// Spawns an actor on a thread of its own ([`SystemHandle::spawn_detached`]).
     pub fn spawn_detached<A: Actor>(&self, actor: A) -> Addr<A> {
         self.handle.spawn_detached(actor)

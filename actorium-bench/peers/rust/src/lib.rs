@@ -5,7 +5,8 @@
 //! share (parameters, the checksums, the tiny computation, xorshift, the matrices, the
 //! completion latch, the tokio runtime set-up) is in [`common`]. The fork/join workloads,
 //! written once over a `join` trait, run on rayon, chili and a sequential baseline
-//! ([`forkjoin`]). The request/reply benchmark is [`ask`], the idle benchmarks [`idle`]. Two
+//! ([`forkjoin`]). The request/reply benchmark is [`ask`], the bounded-mailbox benchmark [`backpressure`], the idle
+//! benchmarks [`idle`]. Two
 //! systems run on actix: `actix` (`T` arbiters, actors round-robin) and `actix-1` (one arbiter
 //! for every actor, whatever `T`).
 
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 
 pub mod actix_impl;
 pub mod ask;
+pub mod backpressure;
 pub mod common;
 pub mod forkjoin;
 pub mod idle;

@@ -55,13 +55,16 @@ impl<A: Actor> CellOps<A> {
             .ended(&cell.header, &ExitReason::Shutdown);
         cell.header.set_installed(false);
         // SAFETY: the workers have exited: nothing else touches the state.
-        let old = unsafe { ((*cell.state.get()).take(), (*cell.sup.get()).take()) };
+        let old = unsafe { ((*cell.state.get()).take(), cell.take_sup()) };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
             cell.header.exec.shared().report_panic(
                 Some(std::any::type_name::<A>()),
                 "destructor",
                 &*p,
             );
+        }
+        if let Some(room) = cell.bound() {
+            room.close();
         }
         // SAFETY: releases the system reference taken at spawn (or respawn).
         drop(unsafe { Arc::from_raw(hdr.cast::<Cell<A>>()) });
@@ -98,6 +101,38 @@ impl<A: Receive<M>, M: Send + 'static> Deliver<A, M> {
             c.messages_processed.bump(1);
         }
         run_behaviour(cell, w, "behaviour", move |a, ctx| a.receive(msg, ctx));
+    }
+}
+
+/// Envelope: deliver an `M` to a bounded `A`, giving back the message's permit of the actor's
+/// room when it is taken to run (or discarded).
+pub(super) struct Counted<A, M>(A, M);
+
+impl<A: Receive<M>, M: Send + 'static> Counted<A, M> {
+    pub(super) const VTABLE: EnvelopeVTable = EnvelopeVTable {
+        run: Self::run,
+        discard: Self::discard,
+        message: true,
+    };
+
+    unsafe fn run(target: *const (), p: *mut Payload, w: WorkerRef<'_>) {
+        // SAFETY: the envelope targets a `Cell<A>` kept alive by the system reference.
+        let cell = unsafe { &*target.cast::<Cell<A>>() };
+        if let Some(room) = cell.bound() {
+            room.release();
+        }
+        // SAFETY: forwarded: the payload is an `M` for this cell, consumed once there.
+        unsafe { Deliver::<A, M>::run(target, p, w) }
+    }
+
+    unsafe fn discard(target: *const (), p: *mut Payload) {
+        // SAFETY: as for `run`.
+        let cell = unsafe { &*target.cast::<Cell<A>>() };
+        if let Some(room) = cell.bound() {
+            room.release();
+        }
+        // SAFETY: forwarded.
+        unsafe { discard::<M>(target, p) }
     }
 }
 
@@ -256,7 +291,7 @@ impl<A: Actor> Revive<A> {
         let (generation, why) = unsafe { Payload::unpack::<(u64, Option<ExitReason>)>(p) };
         // SAFETY: we hold the actor's queue (this holds for every access to `sup` and `state`
         // below).
-        if cell.header.status() != Status::Alive || unsafe { (*cell.sup.get()).is_none() } {
+        if cell.header.status() != Status::Alive || unsafe { cell.sup() }.is_none() {
             return;
         }
         // A running incarnation (a sibling of a failed child) ends first.
@@ -272,7 +307,7 @@ impl<A: Actor> Revive<A> {
             return;
         }
         // SAFETY: see above.
-        let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };
+        let sup = unsafe { cell.sup().unwrap_unchecked() };
         sup.generation = generation;
         sup.suspended = false;
         match catch_unwind(AssertUnwindSafe(|| (sup.factory)())) {

@@ -13,6 +13,7 @@ use super::{Actor, Allocation, Context, Receive};
 use crate::core::envelope::{Envelope, Payload};
 use crate::core::{ExecRef, Executor, ExitReason, Header, Placement, Sibling, Status};
 use crate::executor::message_centric;
+use crate::runtime::permits::Permits;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::mem::ManuallyDrop;
@@ -30,35 +31,78 @@ use envelopes::*;
 #[repr(C)]
 pub(crate) struct Cell<A: Actor> {
     pub(crate) header: Header,
-    /// What a supervised actor keeps across restarts; `None` for every other actor. Touched
-    /// under the same rule as `state`. Dropped by `Cell`'s `Drop`, which checks it inline.
-    sup: ManuallyDrop<UnsafeCell<Option<Box<Supervised<A>>>>>,
+    /// What few actors have (supervision, a bounded mailbox); `None` for every other actor.
+    /// Set at spawn, never replaced: senders read its bound on any thread. Dropped by
+    /// `Cell`'s `Drop`, which checks it inline.
+    extra: ManuallyDrop<Option<Box<Extra<A>>>>,
     /// Puts `state` [`STATE_AT`] bytes into the cell (see there).
     _pad: [u8; PAD],
     state: UnsafeCell<Option<A>>,
 }
 
 impl<A: Actor> Drop for Cell<A> {
-    /// A cell seldom holds restart data here: an actor that ends for good drops it in
-    /// `retire`, a shutdown in `shutdown`; a supervised spawn refused by a closing system
-    /// still holds it. So the check is inline and the drop out of line. (As the field's own
-    /// drop, it would cost every cell's release a call.)
+    /// Few cells have extras (supervised and bounded actors), so the check is inline and the
+    /// drop out of line. (As the field's own drop, it would cost every cell's release a call.)
     #[inline]
     fn drop(&mut self) {
         /// # Safety
         /// Called once, from the cell's drop: the field is not used after.
         #[cold]
         #[inline(never)]
-        unsafe fn drop_sup<A: Actor>(
-            sup: &mut ManuallyDrop<UnsafeCell<Option<Box<Supervised<A>>>>>,
-        ) {
+        unsafe fn drop_extra<A: Actor>(extra: &mut ManuallyDrop<Option<Box<Extra<A>>>>) {
             // SAFETY: the caller's contract: dropped once, never used after.
-            unsafe { ManuallyDrop::drop(sup) };
+            unsafe { ManuallyDrop::drop(extra) };
         }
-        if self.sup.get_mut().is_some() {
-            // SAFETY: this is the cell's drop; `sup` is not touched after it.
-            unsafe { drop_sup(&mut self.sup) };
+        if self.extra.is_some() {
+            // SAFETY: this is the cell's drop; `extra` is not touched after it.
+            unsafe { drop_extra(&mut self.extra) };
         }
+    }
+}
+
+/// The part of a cell that only supervised and bounded actors have (one pointer in every cell).
+pub(crate) struct Extra<A: Actor> {
+    /// What a supervised actor keeps across restarts. Touched under the same rule as the
+    /// cell's `state`; taken when the actor ends for good.
+    sup: UnsafeCell<Option<Supervised<A>>>,
+    /// A bounded mailbox's room: a permit per message queued for the actor by a bounded send
+    /// (`actor/bounded.rs`). Read by senders on any thread, for as long as the cell lives.
+    bound: Option<Permits>,
+}
+
+impl<A: Actor> Cell<A> {
+    /// The supervision data, if the actor is supervised (and has not ended for good).
+    ///
+    /// # Safety
+    /// The caller runs the actor's behaviours (holds its queue or job), or every thread of its
+    /// system has stopped; no other borrow of the data is alive.
+    #[allow(clippy::mut_from_ref)]
+    #[inline]
+    pub(super) unsafe fn sup(&self) -> Option<&mut Supervised<A>> {
+        match &*self.extra {
+            // SAFETY: the caller's contract.
+            Some(x) => unsafe { (*x.sup.get()).as_mut() },
+            None => None,
+        }
+    }
+
+    /// Takes the supervision data (the actor ends for good).
+    ///
+    /// # Safety
+    /// As for [`Self::sup`].
+    #[inline]
+    pub(super) unsafe fn take_sup(&self) -> Option<Supervised<A>> {
+        match &*self.extra {
+            // SAFETY: the caller's contract.
+            Some(x) => unsafe { (*x.sup.get()).take() },
+            None => None,
+        }
+    }
+
+    /// The room of the actor's bounded mailbox, if it has one.
+    #[inline]
+    pub(crate) fn bound(&self) -> Option<&Permits> {
+        self.extra.as_ref()?.bound.as_ref()
     }
 }
 
@@ -210,19 +254,31 @@ pub(crate) fn spawn<A: Actor>(
         Exec::MessageCentric(e) if placement == Placement::Pooled => {
             // SAFETY: `Exec::MessageCentric` is the executor of this table.
             let own = || unsafe { exec.clone_unchecked::<message_centric::Executor>() };
-            spawn_on(e, own, actor, joinable)
+            spawn_on(e, own, actor, joinable, None)
         }
-        _ => spawn_other(exec, actor, joinable, placement),
+        _ => spawn_other(exec, actor, joinable, placement, None),
     }
 }
 
-/// [`spawn`] on any executor but the default one, or detached.
+/// Spawns `actor` pooled with a bounded mailbox of `capacity` messages (`actor/bounded.rs`);
+/// on a stopping system, a dead cell (the actor is dropped).
+pub(crate) fn spawn_bounded<A: Actor>(exec: &ExecRef, actor: A, capacity: usize) -> Arc<Cell<A>> {
+    let extra = Box::new(Extra {
+        sup: UnsafeCell::new(None),
+        bound: Some(Permits::new(capacity)),
+    });
+    spawn_other(exec, actor, false, Placement::Pooled, Some(extra))
+        .unwrap_or_else(|actor| dead_cell(exec, actor))
+}
+
+/// [`spawn`] on any executor but the default one, or detached, or with `extra`.
 #[inline(never)]
 fn spawn_other<A: Actor>(
     exec: &ExecRef,
     actor: A,
     joinable: bool,
     placement: Placement,
+    extra: Option<Box<Extra<A>>>,
 ) -> Result<Arc<Cell<A>>, A> {
     // The executor is borrowed (from the caller, or from `sibling`'s answer); the header takes
     // its own reference. (Each trait object is made once: making one is a call through the
@@ -237,7 +293,7 @@ fn spawn_other<A: Actor>(
         }
         Sibling::Gone => return Err(actor),
     };
-    spawn_on(e, || exec.clone(), actor, joinable)
+    spawn_on(e, || exec.clone(), actor, joinable, extra)
 }
 
 /// Makes the cell and registers it with `exec` (`own` makes the header's reference to it).
@@ -247,6 +303,7 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     own: impl FnOnce() -> ExecRef,
     actor: A,
     joinable: bool,
+    extra: Option<Box<Extra<A>>>,
 ) -> Result<Arc<Cell<A>>, A> {
     let Some(parts) = exec.spawn_parts() else {
         return Err(actor);
@@ -254,7 +311,8 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     // Built here, not by a helper shared with `spawn_unbuilt`: one taking the state as an
     // `Option` slowed spawn-heavy work measurably.
     let exec_ref = own();
-    let tag = dispatch::tag_of(&exec_ref);
+    let bounded = extra.as_ref().is_some_and(|x| x.bound.is_some());
+    let tag = dispatch::tag_of(&exec_ref, bounded);
     let header = Header::new(
         exec_ref,
         tag,
@@ -267,7 +325,7 @@ fn spawn_on<A: Actor, E: Executor + ?Sized>(
     );
     let cell = Arc::new(Cell {
         header,
-        sup: ManuallyDrop::new(UnsafeCell::new(None)),
+        extra: ManuallyDrop::new(extra),
         _pad: [0; PAD],
         state: UnsafeCell::new(Some(actor)),
     });
@@ -317,7 +375,7 @@ pub(crate) fn spawn_with<A: Actor>(exec: &ExecRef, build: BuildFn<A>) -> Arc<Cel
 /// builds the state. `None` if the system no longer accepts actors.
 fn spawn_unbuilt<A: Actor>(
     exec: &ExecRef,
-    sup: Option<Box<Supervised<A>>>,
+    sup: Option<Supervised<A>>,
     start: impl FnOnce(&Cell<A>) -> Envelope,
 ) -> Option<Arc<Cell<A>>> {
     let exec = executor_for(exec, Placement::Pooled)?;
@@ -327,7 +385,7 @@ fn spawn_unbuilt<A: Actor>(
     }
     let header = Header::new(
         exec.clone(),
-        dispatch::tag_of(&exec),
+        dispatch::tag_of(&exec, false),
         e.shared().stats_on,
         e.next_ticket(),
         e.new_mailbox(),
@@ -339,9 +397,15 @@ fn spawn_unbuilt<A: Actor>(
     // envelope is first in the actor's order anyway; this makes any envelope that overtook it
     // a dead letter, never a behaviour without a state).
     header.set_installed(false);
+    let extra = sup.map(|sup| {
+        Box::new(Extra {
+            sup: UnsafeCell::new(Some(sup)),
+            bound: None,
+        })
+    });
     let cell = Arc::new(Cell {
         header,
-        sup: ManuallyDrop::new(UnsafeCell::new(sup)),
+        extra: ManuallyDrop::new(extra),
         _pad: [0; PAD],
         state: UnsafeCell::new(None),
     });
@@ -359,7 +423,7 @@ pub(crate) fn spawn_supervised<A: Actor>(
     factory: Box<dyn FnMut() -> A + Send>,
     notify: Box<dyn Notify>,
 ) -> Option<Arc<Cell<A>>> {
-    let sup = Box::new(Supervised::new(factory, notify));
+    let sup = Supervised::new(factory, notify);
     spawn_unbuilt(exec, Some(sup), |cell| {
         Envelope::new(
             cell.raw(),
@@ -391,7 +455,7 @@ fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
     Arc::new(Cell {
         header: Header::new(
             exec.clone(),
-            dispatch::tag_of(exec),
+            dispatch::tag_of(exec, false),
             false,
             0,
             None,
@@ -399,7 +463,7 @@ fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
             false,
             &CellOps::<A>::VTABLE,
         ),
-        sup: ManuallyDrop::new(UnsafeCell::new(None)),
+        extra: ManuallyDrop::new(None),
         _pad: [0; PAD],
         state: UnsafeCell::new(None),
     })
@@ -410,7 +474,7 @@ fn dead_cell_empty<A: Actor>(exec: &ExecRef) -> Arc<Cell<A>> {
 pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Result<(), M> {
     // The default executor's send inlined here, with the envelope built where it is stored;
     // every other executor's is a call (see `dispatch::message_centric`).
-    let Some(e) = dispatch::message_centric(&cell.header) else {
+    let Some(e) = dispatch::message_centric_unbounded(&cell.header) else {
         return send_other(cell, msg);
     };
     let env = || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
@@ -421,15 +485,41 @@ pub(crate) fn send<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> 
     }
 }
 
-/// [`send`] on an executor other than the default one. (It takes the message itself: a
-/// closure that builds the envelope, passed to a call, went through memory.)
+/// [`send`] on an executor other than the default one, or to a bounded actor (the message
+/// counts against its capacity, past it if need be). (It takes the message itself: a closure
+/// that builds the envelope, passed to a call, went through memory.)
 #[inline(never)]
 fn send_other<A: Receive<M>, M: Send + 'static>(cell: &Cell<A>, msg: M) -> Result<(), M> {
+    if dispatch::bounded(&cell.header) {
+        if let Some(room) = cell.bound() {
+            room.force();
+            return send_counted(cell, msg);
+        }
+    }
     let env = || Envelope::new(cell.raw(), &Deliver::<A, M>::VTABLE, Payload::pack(msg));
     match dispatch::push_through_table(&cell.header, env) {
         Ok(()) => Ok(()),
         // SAFETY: the envelope was packed from an `M` just above.
         Err(env) => Err(unsafe { env.into_message::<M>() }),
+    }
+}
+
+/// Queues `msg` for the bounded actor in `cell`, with a permit of its room the caller took;
+/// if the actor no longer accepts messages, gives back the permit and the message.
+pub(crate) fn send_counted<A: Receive<M>, M: Send + 'static>(
+    cell: &Cell<A>,
+    msg: M,
+) -> Result<(), M> {
+    let env = Envelope::new(cell.raw(), &Counted::<A, M>::VTABLE, Payload::pack(msg));
+    match push_env(cell, env) {
+        Ok(()) => Ok(()),
+        Err(env) => {
+            if let Some(room) = cell.bound() {
+                room.release();
+            }
+            // SAFETY: the envelope was packed from an `M` just above.
+            Err(unsafe { env.into_message::<M>() })
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! allocation makes of the actor, the end of an incarnation (its state dropped or kept, its
 //! monitors told, its supervisor asked), and dead letters.
 
-use super::super::dispatch::Exec;
+use super::super::dispatch::{self, Exec};
 use super::super::{Actor, Allocation, Context};
 use super::*;
 use crate::core::{Event, Executor, ExitReason, Status, WorkerRef};
@@ -27,7 +27,7 @@ pub(super) fn end<A: Actor>(
     reason: ExitReason,
 ) {
     // SAFETY: we are the worker holding the actor's queue.
-    if unsafe { (*cell.sup.get()).is_some() } {
+    if unsafe { cell.sup() }.is_some() {
         end_supervised(cell, status, counters, reason);
     } else {
         terminate(cell, status, counters, reason);
@@ -93,7 +93,7 @@ pub(super) fn retire<A: Actor>(
     reason: ExitReason,
 ) {
     // SAFETY: we are the worker holding the actor's queue.
-    if unsafe { (*cell.sup.get()).is_some() } {
+    if unsafe { cell.sup() }.is_some() {
         drop_supervision(cell, counters);
     }
     // The status is terminal once retired. (The cell stays alive: its system reference is
@@ -112,6 +112,13 @@ pub(super) fn retire<A: Actor>(
             exec.shared().monitors.ended(&cell.header, &reason);
         }
     }
+    // Senders waiting for room hear that the actor ended (after its status is terminal).
+    // (The tag first: the hot bytes, not the cell's extras.)
+    if dispatch::bounded(&cell.header) {
+        if let Some(room) = cell.bound() {
+            room.close();
+        }
+    }
 }
 
 /// A supervised actor ends for good: its restart data and waiting mail are dropped (the mail
@@ -120,7 +127,7 @@ pub(super) fn retire<A: Actor>(
 #[inline(never)]
 pub(super) fn drop_supervision<A: Actor>(cell: &Cell<A>, counters: Counts<'_>) {
     // SAFETY: we are the worker holding the actor's queue (the caller's contract).
-    let Some(sup) = (unsafe { (*cell.sup.get()).take() }) else {
+    let Some(sup) = (unsafe { cell.take_sup() }) else {
         return;
     };
     let waiting = sup.stash.len() as u64;
@@ -160,7 +167,7 @@ pub(super) fn suspend<A: Actor>(
     cell.header.set_installed(false);
     if !cell.header.exec.shared().draining() {
         // SAFETY: we are the worker holding the actor's queue; `end` checked it is supervised.
-        let sup = unsafe { (*cell.sup.get()).as_mut().unwrap_unchecked() };
+        let sup = unsafe { cell.sup().unwrap_unchecked() };
         sup.suspended = true;
         if sup
             .notify
@@ -255,7 +262,7 @@ pub(super) fn runnable<A: Actor>(cell: &Cell<A>) -> bool {
 pub(super) unsafe fn not_runnable<A: Actor>(cell: &Cell<A>, counters: Counts<'_>, f: ThenFn<A>) {
     if cell.header.status() == Status::Alive {
         // SAFETY: caller contract.
-        if let Some(sup) = unsafe { (*cell.sup.get()).as_mut() } {
+        if let Some(sup) = unsafe { cell.sup() } {
             if sup.suspended {
                 sup.stash.push_back(f);
                 return;
@@ -288,7 +295,7 @@ pub(super) fn dead_letters<A: Actor>(cell: &Cell<A>, count: u64) {
 pub(super) fn replay<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>) {
     while runnable(cell) {
         // SAFETY: we hold the actor's queue; the borrow ends before the behaviour runs.
-        let next = unsafe { (*cell.sup.get()).as_mut().and_then(|s| s.stash.pop_front()) };
+        let next = unsafe { cell.sup().and_then(|s| s.stash.pop_front()) };
         let Some(f) = next else { break };
         if let Some(c) = w.counters {
             c.messages_processed.bump(1);

@@ -1,0 +1,71 @@
+//! The permits' hand-over under loom: a waiter queuing itself while the holder releases the
+//! only permit, a barging try in the same race, and a waiter giving up while it is served.
+//! Checked: the waiter is always served (no lost wake-up), a try never passes a queued
+//! waiter, no permit is lost, and the count ends right.
+
+use super::*;
+use loom::sync::atomic::AtomicBool;
+
+/// A waiter told through a flag.
+fn flagged(p: &Permits) -> (Arc<Waiter>, Arc<AtomicBool>) {
+    let told = Arc::new(AtomicBool::new(false));
+    let t = told.clone();
+    let w = p.wait(Wake::Call(Box::new(move |g| {
+        assert!(g, "never closed here");
+        t.store(true, Ordering::SeqCst)
+    })));
+    (w, told)
+}
+
+#[test]
+fn loom_a_release_racing_a_new_waiter_always_serves_it() {
+    loom::model(|| {
+        let p = Arc::new(Permits::new(1));
+        assert!(p.try_acquire());
+        let q = p.clone();
+        let holder = loom::thread::spawn(move || q.release());
+        let (w, told) = flagged(&p);
+        while !told.load(Ordering::SeqCst) {
+            loom::thread::yield_now();
+        }
+        assert!(w.granted());
+        w.used();
+        holder.join().unwrap();
+        assert_eq!(p.used(), 1);
+    });
+}
+
+#[test]
+fn loom_a_try_does_not_pass_a_queued_waiter() {
+    loom::model(|| {
+        let p = Arc::new(Permits::new(1));
+        assert!(p.try_acquire());
+        let (w, told) = flagged(&p);
+        let q = p.clone();
+        let releaser = loom::thread::spawn(move || q.release());
+        let q = p.clone();
+        let trier = loom::thread::spawn(move || q.try_acquire());
+        releaser.join().unwrap();
+        assert!(!trier.join().unwrap(), "the waiter was queued first");
+        assert!(w.granted() && told.load(Ordering::SeqCst));
+        assert_eq!(p.used(), 1);
+    });
+}
+
+#[test]
+fn loom_a_cancel_racing_a_release_loses_no_permit() {
+    loom::model(|| {
+        let p = Arc::new(Permits::new(1));
+        assert!(p.try_acquire());
+        let w = p.wait(Wake::Told);
+        let q = p.clone();
+        let releaser = loom::thread::spawn(move || q.release());
+        // A timed-out waiter gives up; if it was served meanwhile, it owns the permit.
+        if p.cancel(&w) {
+            p.release();
+        }
+        releaser.join().unwrap();
+        assert_eq!(p.used(), 0, "every permit back");
+        assert!(p.try_acquire(), "and free for the next");
+    });
+}
