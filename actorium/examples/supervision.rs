@@ -43,8 +43,10 @@ fn main() {
     std::panic::set_hook(Box::new(|_| {}));
     let system = ActorSystem::builder()
         .on_event(|e| match e {
-            Event::ChildRestarted { child, reason } => {
-                println!("  [event] restart {child}: {reason}")
+            Event::ChildRestarted {
+                child, id, reason, ..
+            } => {
+                println!("  [event] restart {child} {id}: {reason}")
             }
             Event::SupervisorGaveUp {
                 child,

@@ -142,7 +142,7 @@ pub mod policy {
     }
 }
 pub use crate::core::stats::Stats;
-pub use crate::core::{Event, ExitReason};
+pub use crate::core::{ActorId, Event, ExitReason};
 pub use executor::forkjoin::{join, scope, Forked, Scope};
 pub use executor::message_centric::QueueStealing;
 pub use runtime::pool::ResizeError;

@@ -364,9 +364,17 @@ fn supervisor_decisions_and_panics_are_events() {
     watchdog(120, || {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        let id_log = ids.clone();
         let system = ActorSystem::builder()
             .workers(2)
             .on_event(move |e| {
+                if let Event::ChildRestarted { id, .. }
+                | Event::SupervisorGaveUp { id, .. }
+                | Event::ChildEnded { id, .. } = e
+                {
+                    id_log.lock().unwrap().push(*id);
+                }
                 let s = match e {
                     Event::Panic { message, .. } => format!("panic {message}"),
                     Event::ChildRestarted { .. } => "restarted".to_string(),
@@ -383,10 +391,14 @@ fn supervisor_decisions_and_panics_are_events() {
         let down = sup.monitor();
         let starts = Arc::new(AtomicU32::new(0));
         let s = starts.clone();
-        sup.supervise(Restart::Permanent, move || Doomed(s.clone()))
+        let child = sup
+            .supervise(Restart::Permanent, move || Doomed(s.clone()))
             .unwrap();
         assert_eq!(down.wait(), Ok(ExitReason::Escalated));
         system.stop();
+        // Each supervisor event names the child by the id of its address.
+        assert_eq!(*ids.lock().unwrap(), [child.id(); 3]);
+        assert_ne!(child.id(), sup.id());
         let seen = seen.lock().unwrap().clone();
         assert_eq!(
             seen,

@@ -172,6 +172,12 @@ impl<A: Actor> Addr<A> {
         self.cell.header.status() == Status::Alive
     }
 
+    /// The actor's id, for logs and for matching an [`crate::Event`] about it (a supervised
+    /// child's restart or end): [`crate::ActorId`].
+    pub fn id(&self) -> crate::ActorId {
+        crate::ActorId::of(self.cell.raw())
+    }
+
     /// Puts `actor` into the cell of an actor that ended with [`crate::Allocation::Destroy`]:
     /// same address, same queue, no new allocation for the cell. Its `started` hook runs first;
     /// messages that were queued for the old incarnation are dropped, never delivered to the
@@ -253,7 +259,7 @@ where
         reply: ReplyTo::slot(slot.clone()),
     };
     match to.deliver(ask) {
-        Ok(()) => Ok(Pending::new(slot, to.owner(), to.id(), to.driver())),
+        Ok(()) => Ok(Pending::new(slot, to.owner(), to.cell_id(), to.driver())),
         Err(Ask { msg, reply }) => {
             reply.disarm();
             Err(SendError(msg))
@@ -271,7 +277,7 @@ pub(super) trait Target<M>: Send + Sync {
     fn room(&self) -> Option<&crate::runtime::permits::Permits>;
     fn alive(&self) -> bool;
     /// The cell's address (its identity).
-    fn id(&self) -> *const ();
+    fn cell_id(&self) -> *const ();
     /// Its system's identity.
     fn owner(&self) -> *const ();
     fn actor_type(&self) -> &'static str;
@@ -297,7 +303,7 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
     fn alive(&self) -> bool {
         self.header.status() == Status::Alive
     }
-    fn id(&self) -> *const () {
+    fn cell_id(&self) -> *const () {
         self.raw()
     }
     fn owner(&self) -> *const () {
@@ -376,8 +382,9 @@ impl<M: Send + 'static> Recipient<M> {
         self.to.alive()
     }
 
-    fn id(&self) -> *const () {
-        self.to.id()
+    /// The actor's id (for logs; equal for every reference to one actor): [`crate::ActorId`].
+    pub fn id(&self) -> crate::ActorId {
+        crate::ActorId::of(self.to.cell_id())
     }
 
     /// The actor's header (monitors and links).
@@ -392,7 +399,7 @@ impl<M: Send + 'static> Recipient<M> {
 
     /// As [`Addr::pending_parts`].
     pub(crate) fn pending_parts(&self) -> (*const (), *const (), Option<crate::core::ExecRef>) {
-        (self.to.owner(), self.to.id(), self.to.driver())
+        (self.to.owner(), self.to.cell_id(), self.to.driver())
     }
 }
 
@@ -450,7 +457,7 @@ impl<M: Send + 'static> fmt::Debug for Recipient<M> {
         f.debug_struct("Recipient")
             .field("message", &std::any::type_name::<M>())
             .field("actor", &self.to.actor_type())
-            .field("cell", &self.id())
+            .field("id", &self.id())
             .finish()
     }
 }
@@ -580,7 +587,7 @@ impl<A: Actor> fmt::Debug for Addr<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Addr")
             .field("actor", &std::any::type_name::<A>())
-            .field("cell", &Arc::as_ptr(&self.cell))
+            .field("id", &self.id())
             .field("status", &self.cell.header.status())
             .finish()
     }

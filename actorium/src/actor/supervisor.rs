@@ -31,7 +31,7 @@
 use super::addr::{Addr, WeakAddr};
 use super::cell::{self, ChildOps, Notify};
 use super::{Actor, Allocation, Cause, Context, Receive};
-use crate::core::{Event, ExecRef, ExitReason, Status};
+use crate::core::{ActorId, Event, ExecRef, ExitReason, Status};
 use crate::runtime::lock;
 use std::collections::VecDeque;
 use std::fmt;
@@ -140,6 +140,13 @@ struct Child {
     type_name: &'static str,
 }
 
+impl Child {
+    /// The child's actor id (its cell: what the operations are implemented on).
+    fn actor(&self) -> ActorId {
+        ActorId::of(Arc::as_ptr(&self.ops).cast())
+    }
+}
+
 impl Supervisor {
     /// A supervisor with `strategy`, Erlang's default intensity (1 restart in 5 seconds) and
     /// no children yet.
@@ -210,6 +217,7 @@ impl Drop for Core {
             if let Some(exec) = self.exec.get() {
                 exec.shared().report(&Event::ChildEnded {
                     child: c.type_name,
+                    id: c.actor(),
                     reason: &ExitReason::Shutdown,
                 });
             }
@@ -227,16 +235,16 @@ impl Actor for Supervisor {
             children.retain_mut(|c| {
                 if c.restart == Restart::Temporary {
                     c.ops.settle(Status::Deleted, ExitReason::Shutdown);
-                    ended.push(c.type_name);
+                    ended.push((c.type_name, c.actor()));
                     return false;
                 }
                 c.requested += 1;
                 c.ops.restart(c.requested, ExitReason::Shutdown)
             });
             drop(children);
-            for child in ended {
+            for (child, id) in ended {
                 let reason = &ExitReason::Shutdown;
-                report(ctx, Event::ChildEnded { child, reason });
+                report(ctx, Event::ChildEnded { child, id, reason });
             }
         }
     }
@@ -331,6 +339,7 @@ impl Supervisor {
                 ctx,
                 Event::ChildEnded {
                     child: c.type_name,
+                    id: c.actor(),
                     reason: &n.reason,
                 },
             );
@@ -347,12 +356,13 @@ impl Supervisor {
         }
         self.restarts.push_back(now);
         if self.restarts.len() > core.max_restarts as usize {
-            let child = children[i].type_name;
+            let (child, id) = (children[i].type_name, children[i].actor());
             drop(children);
             report(
                 ctx,
                 Event::SupervisorGaveUp {
                     child,
+                    id,
                     reason: &n.reason,
                     restarts: core.max_restarts,
                     period: core.period,
@@ -361,7 +371,7 @@ impl Supervisor {
             ctx.cause = Cause::Escalated;
             return Allocation::Delete;
         }
-        let restarted = children[i].type_name;
+        let (restarted, restarted_id) = (children[i].type_name, children[i].actor());
         let range = match core.strategy {
             Strategy::OneForOne => i..i + 1,
             Strategy::OneForAll => 0..children.len(),
@@ -375,7 +385,7 @@ impl Supervisor {
             let c = &mut children[j];
             let keep = if j != failed && c.restart == Restart::Temporary {
                 c.ops.settle(Status::Deleted, ExitReason::Shutdown);
-                ended.push(c.type_name);
+                ended.push((c.type_name, c.actor()));
                 false
             } else {
                 c.requested += 1;
@@ -402,12 +412,13 @@ impl Supervisor {
             ctx,
             Event::ChildRestarted {
                 child: restarted,
+                id: restarted_id,
                 reason: &n.reason,
             },
         );
-        for child in ended {
+        for (child, id) in ended {
             let reason = &ExitReason::Shutdown;
-            report(ctx, Event::ChildEnded { child, reason });
+            report(ctx, Event::ChildEnded { child, id, reason });
         }
         Allocation::Nodelete
     }

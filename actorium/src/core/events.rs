@@ -12,6 +12,46 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Which actor: the identity of its cell, as [`crate::Addr::id`] and [`crate::Recipient::id`]
+/// give it, for logs and for matching an [`Event`] to an address. Unique among the actors whose
+/// cells exist at one time: a cell lives while anything holds the actor's address, and keeps
+/// its id across a supervised child's restarts and a respawn. Once an ended actor's address is
+/// gone, its id may be given to a new actor. Printed as `#` and hexadecimal digits.
+///
+/// ```
+/// use actorium::{Actor, ActorSystem};
+/// struct A;
+/// impl Actor for A {}
+/// let system = ActorSystem::new()?;
+/// let (a, b) = (system.spawn(A), system.spawn(A));
+/// assert_ne!(a.id(), b.id());
+/// assert_eq!(a.id(), a.clone().recipient::<actorium::DeleteMsg>().id());
+/// println!("{}", a.id()); // e.g. #55d0c1a2e3f0
+/// # drop(system);
+/// # Ok::<(), actorium::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActorId(usize);
+
+impl ActorId {
+    /// The id of the actor whose cell is at `cell`.
+    pub(crate) fn of(cell: *const ()) -> Self {
+        ActorId(cell as usize)
+    }
+}
+
+impl std::fmt::Debug for ActorId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{:x}", self.0)
+    }
+}
+
+impl std::fmt::Display for ActorId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self, f)
+    }
+}
+
 /// Something the runtime reports ([`crate::ActorSystemBuilder::on_event`]).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -38,6 +78,8 @@ pub enum Event<'a> {
     ChildRestarted {
         /// The child's type.
         child: &'static str,
+        /// The child ([`crate::Addr::id`] of its address, which a restart keeps).
+        id: ActorId,
         /// How its incarnation ended.
         reason: &'a ExitReason,
     },
@@ -47,14 +89,18 @@ pub enum Event<'a> {
     ChildEnded {
         /// The child's type.
         child: &'static str,
+        /// The child ([`crate::Addr::id`]).
+        id: ActorId,
         /// How it ended.
         reason: &'a ExitReason,
     },
     /// A supervisor gave up: more than `restarts` restarts within `period`. It ends with
     /// [`ExitReason::Escalated`].
     SupervisorGaveUp {
-        /// The child whose end was one too many.
+        /// The type of the child whose end was one too many.
         child: &'static str,
+        /// That child ([`crate::Addr::id`]).
+        id: ActorId,
         /// How that child ended.
         reason: &'a ExitReason,
         /// The intensity: restarts allowed…
@@ -97,20 +143,22 @@ fn default_report(e: &Event<'_>) {
         Event::DeadLetters { actor, count } => {
             tracing::debug!(target: "actorium", actor, count, "dead letters")
         }
-        Event::ChildRestarted { child, reason } => {
-            tracing::info!(target: "actorium", child, %reason, "supervisor restarts a child")
+        Event::ChildRestarted { child, id, reason } => {
+            tracing::info!(target: "actorium", child, %id, %reason, "supervisor restarts a child")
         }
-        Event::ChildEnded { child, reason } => {
-            tracing::info!(target: "actorium", child, %reason, "supervisor lets a child end")
+        Event::ChildEnded { child, id, reason } => {
+            tracing::info!(target: "actorium", child, %id, %reason, "supervisor lets a child end")
         }
         Event::SupervisorGaveUp {
             child,
+            id,
             reason,
             restarts,
             period,
         } => tracing::warn!(
             target: "actorium",
             child,
+            %id,
             %reason,
             restarts,
             period_ms = period.as_millis() as u64,

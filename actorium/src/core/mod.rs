@@ -37,7 +37,7 @@ use crate::runtime::timer_thread::Timers;
 use actor_list::Registry;
 use crossbeam_utils::CachePadded;
 use envelope::Envelope;
-pub use events::Event;
+pub use events::{ActorId, Event};
 pub(crate) use exec_ref::ExecRef;
 pub(crate) use header::{Header, Status, HOT_END};
 pub use monitors::ExitReason;
