@@ -66,6 +66,18 @@ impl Receive<()> for Consumer {
     }
 }
 
+/// The threaded executors on which an actor spawned from outside runs while another worker
+/// is inside one long message (a gate). Not CAF's work-stealing policy: it may put the new
+/// actor's job in the busy worker's inbox, where it waits for that message to end while the
+/// other workers sleep (`executor/actor_centric/stealing.rs`, "Not covered").
+fn on_executors_that_run_past_a_long_message(mut f: impl FnMut(&str, common::ExecutorChoice)) {
+    on_every_threaded_executor(|name, choose| {
+        if !name.contains("stealing") {
+            f(name, choose)
+        }
+    })
+}
+
 /// Each sender's messages arrive once each, in order.
 fn check_order(seen: &[(u32, u64)], senders: u32, per_sender: u64) {
     let mut next = vec![0u64; senders as usize];
@@ -516,7 +528,7 @@ fn send_wait_in_a_behaviour_on_a_full_mailbox_panics_with_what_to_use() {
         }
     }
     watchdog(60, || {
-        on_every_threaded_executor(|_, choose| {
+        on_executors_that_run_past_a_long_message(|_, choose| {
             // Two workers: the gated consumer holds one.
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let gate = Arc::new(Gate::default());
@@ -589,7 +601,7 @@ fn a_waiting_when_room_hears_the_end_with_a_room_that_gives_the_message_back() {
         }
     }
     watchdog(60, || {
-        on_every_threaded_executor(|_, choose| {
+        on_executors_that_run_past_a_long_message(|_, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let gate = Arc::new(Gate::default());
             // The running behaviour (held at the gate) ends the actor; one message waits.
@@ -608,7 +620,8 @@ fn a_waiting_when_room_hears_the_end_with_a_room_that_gives_the_message_back() {
             assert_eq!(waiting.recv_timeout(Duration::from_secs(30)), Ok("waiting"));
             gate.open();
             assert_eq!(back.recv_timeout(Duration::from_secs(30)), Ok((5, 5)));
-            assert_eq!(a.queued(), Some(0), "no place left held");
+            // The queued message's place comes back when it is dropped as a dead letter.
+            settle(&system, 30, "no place left held", || a.queued() == Some(0));
             system.shutdown();
         })
     });
@@ -616,24 +629,57 @@ fn a_waiting_when_room_hears_the_end_with_a_room_that_gives_the_message_back() {
 
 #[test]
 fn send_wait_on_a_caller_driven_system_runs_its_jobs_meanwhile() {
-    let system = ActorSystem::builder()
-        .policy(actorium::policy::Testing)
-        .build()
-        .unwrap();
-    let gate = Arc::new(Gate::default());
-    gate.open();
-    let c = Consumer::new(gate);
-    let seen = c.seen.clone();
-    let a = system.spawn_bounded(c, 2);
-    for n in 0..10 {
-        // Nothing runs unless this thread runs it: the wait must.
-        a.send_wait((0, n)).unwrap();
-    }
-    settle(&system, 30, "every message", || {
-        seen.lock().unwrap().len() == 10
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .policy(actorium::policy::Testing)
+            .build()
+            .unwrap();
+        let gate = Arc::new(Gate::default());
+        gate.open();
+        let c = Consumer::new(gate);
+        let seen = c.seen.clone();
+        let a = system.spawn_bounded(c, 2);
+        for n in 0..10 {
+            // Nothing runs unless this thread runs it: the wait must.
+            a.send_wait((0, n)).unwrap();
+        }
+        settle(&system, 30, "every message", || {
+            seen.lock().unwrap().len() == 10
+        });
+        check_order(&seen.lock().unwrap(), 1, 10);
+        system.shutdown();
     });
-    check_order(&seen.lock().unwrap(), 1, 10);
-    system.shutdown();
+}
+
+#[test]
+fn the_end_of_the_actor_wakes_waiters_even_when_a_dead_letter_s_place_would_not() {
+    // A future that waits and is never polled again holds the place a dead letter gives back:
+    // only the actor's end itself can tell the blocked thread behind it.
+    watchdog(60, || {
+        on_every_threaded_executor(|_, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let gate = Arc::new(Gate::default());
+            let a = system.spawn_bounded(Consumer::new(gate.clone()), 1);
+            a.send(()).unwrap(); // held at the gate, then ends the actor
+            settle(&system, 30, "the first message to run", || {
+                a.queued() == Some(0)
+            });
+            a.try_send((0, 1)).unwrap();
+            let fut = a.send_async((1, 0));
+            let mut fut = std::pin::pin!(fut);
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(fut.as_mut().poll(&mut cx).is_pending());
+            let (b, (tx, rx)) = (a.clone(), mpsc::channel());
+            let thread = std::thread::spawn(move || {
+                tx.send(()).unwrap();
+                b.send_wait((0, 2))
+            });
+            rx.recv().unwrap();
+            gate.open();
+            assert_eq!(thread.join().unwrap().unwrap_err().into_inner(), (0, 2));
+            system.shutdown();
+        })
+    });
 }
 
 #[test]

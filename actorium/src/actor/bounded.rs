@@ -98,7 +98,9 @@ pub struct Room<M: Send + 'static> {
 }
 
 impl<M: Send + 'static> Room<M> {
-    /// Sends `msg` into the place held.
+    /// Sends `msg` into the place held. (If the actor ended while its sender waited, there is
+    /// no place: the message comes back, unless a respawn made the actor alive again, which
+    /// then takes it as a plain [`Addr::send`] would.)
     ///
     /// # Errors
     /// [`SendError`], holding `msg`, if the actor has ended.
@@ -195,7 +197,8 @@ fn send_wait<M: Send + 'static>(
                 // Served between the last look and the cancel: use it.
                 return to.deliver_counted(msg).map_err(TrySendError::Dead);
             }
-            return Err(if late && !w.closed() {
+            // (An actor that ended has its status stored before its waiters are closed.)
+            return Err(if late && !w.closed() && to.alive() {
                 TrySendError::Full(msg)
             } else {
                 TrySendError::Dead(msg)
@@ -336,7 +339,8 @@ macro_rules! bounded_sends {
         ///
         /// # Errors
         /// [`TrySendError::Full`] if the mailbox stayed full, [`TrySendError::Dead`] if the
-        /// actor ended; the message is inside.
+        /// actor ended (or the calling thread's own system is being dropped, as for
+        /// [`Self::send_wait`]); the message is inside.
         ///
         /// # Panics
         /// As [`Self::send_wait`].
@@ -490,7 +494,8 @@ impl<A: Actor> Addr<A> {
     ///
     /// # Errors
     /// [`TrySendError::Full`] if the mailbox stayed full, [`TrySendError::Dead`] if the actor
-    /// ended; the message is inside.
+    /// ended (or the calling thread's own system is being dropped, as for
+    /// [`Self::send_wait`]); the message is inside.
     ///
     /// # Panics
     /// As [`Self::send_wait`].
@@ -568,7 +573,8 @@ fn spawn_bounded<A: Actor>(exec: &crate::core::ExecRef, actor: A, capacity: usiz
 }
 
 impl<A: Actor> Context<'_, A> {
-    /// Spawns a child with a bounded mailbox ([`SystemHandle::spawn_bounded`]).
+    /// Spawns an actor with a bounded mailbox on this actor's system
+    /// ([`SystemHandle::spawn_bounded`]).
     ///
     /// # Panics
     /// If `capacity` is 0.

@@ -177,7 +177,10 @@ impl Permits {
     /// tells, so a nested serve would only deepen the stack, once per waiter.
     fn serving_here(&self) -> bool {
         let me: *const Self = self;
-        SERVING.with(|s| s.borrow().contains(&me.cast()))
+        // (Not during this thread's thread-local destruction: then nothing is served here.)
+        SERVING
+            .try_with(|s| s.borrow().contains(&me.cast()))
+            .unwrap_or(false)
     }
 
     /// Queues a waiter woken by `wake` once it holds a permit (or the permits close). It may be
@@ -269,7 +272,7 @@ impl Permits {
         struct Serving(*const ());
         impl Drop for Serving {
             fn drop(&mut self) {
-                SERVING.with(|s| {
+                let _ = SERVING.try_with(|s| {
                     let mut s = s.borrow_mut();
                     if let Some(i) = s.iter().rposition(|&p| p == self.0) {
                         s.swap_remove(i);
@@ -278,7 +281,9 @@ impl Permits {
             }
         }
         let me: *const Self = self;
-        SERVING.with(|s| s.borrow_mut().push(me.cast()));
+        // (During thread-local destruction the mark is skipped: a nested serve then recurses,
+        // which is only deeper, never wrong.)
+        let _ = SERVING.try_with(|s| s.borrow_mut().push(me.cast()));
         let _serving = Serving(me.cast());
         loop {
             let w = {

@@ -208,7 +208,9 @@ impl<A: Actor> ChildOps for Cell<A> {
 // worker holding its queue or running its job: behaviours, termination); after the actor is
 // terminal, by its join handle (`join`, or dropping it: the `Header::keep_final_state` /
 // `handle_dropped` handshake orders that after the worker's last access); or by shutdown once
-// every thread has stopped. The header is Sync. `A: Send` lets the state move between threads.
+// every thread has stopped. The extras' supervision data follows the state's rule; their
+// bound (`Permits`) is Sync on its own. The header is Sync. `A: Send` lets the state move
+// between threads.
 unsafe impl<A: Actor> Sync for Cell<A> {}
 // SAFETY: as above.
 unsafe impl<A: Actor> Send for Cell<A> {}
