@@ -66,18 +66,6 @@ impl Receive<()> for Consumer {
     }
 }
 
-/// The threaded executors on which an actor spawned from outside runs while another worker
-/// is inside one long message (a gate). Not CAF's work-stealing policy: it may put the new
-/// actor's job in the busy worker's inbox, where it waits for that message to end while the
-/// other workers sleep (`executor/actor_centric/stealing.rs`, "Not covered").
-fn on_executors_that_run_past_a_long_message(mut f: impl FnMut(&str, common::ExecutorChoice)) {
-    on_every_threaded_executor(|name, choose| {
-        if !name.contains("stealing") {
-            f(name, choose)
-        }
-    })
-}
-
 /// Each sender's messages arrive once each, in order.
 fn check_order(seen: &[(u32, u64)], senders: u32, per_sender: u64) {
     let mut next = vec![0u64; senders as usize];
@@ -528,7 +516,7 @@ fn send_wait_in_a_behaviour_on_a_full_mailbox_panics_with_what_to_use() {
         }
     }
     watchdog(60, || {
-        on_executors_that_run_past_a_long_message(|_, choose| {
+        on_every_threaded_executor(|_, choose| {
             // Two workers: the gated consumer holds one.
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let gate = Arc::new(Gate::default());
@@ -601,7 +589,7 @@ fn a_waiting_when_room_hears_the_end_with_a_room_that_gives_the_message_back() {
         }
     }
     watchdog(60, || {
-        on_executors_that_run_past_a_long_message(|_, choose| {
+        on_every_threaded_executor(|_, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let gate = Arc::new(Gate::default());
             // The running behaviour (held at the gate) ends the actor; one message waits.

@@ -795,3 +795,59 @@ fn a_pair_messaging_each_other_for_ever_does_not_starve_a_third_actor() {
         });
     });
 }
+
+/// Blocks inside its first message until the test opens the gate (one long message).
+struct Long(Arc<common::Gate>, mpsc::Sender<()>);
+impl Actor for Long {}
+impl Receive<()> for Long {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        self.1.send(()).unwrap();
+        self.0.wait();
+        Allocation::Nodelete
+    }
+}
+
+/// Tells the test it started, and that its message ran.
+struct Quick(mpsc::Sender<()>);
+impl Actor for Quick {
+    fn started(&mut self, _: &mut Context<'_, Self>) {
+        self.0.send(()).unwrap();
+    }
+}
+impl Receive<()> for Quick {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        self.0.send(()).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn a_message_from_outside_runs_while_another_worker_is_in_one_long_message() {
+    // Work stealing used to put a job from outside in the inbox of whichever worker it
+    // targeted (round-robin): if that worker was inside the long message, the job waited there
+    // while the other worker slept. (The pause lets the free worker fall asleep first, which
+    // that failure needed; the outcome does not depend on it.)
+    watchdog(120, || {
+        common::on_every_threaded_executor(|name, choose| {
+            for round in 0..3 {
+                let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+                let gate = Arc::new(common::Gate::default());
+                let (tx, rx) = mpsc::channel();
+                system.spawn(Long(gate.clone(), tx)).send(()).unwrap();
+                rx.recv().unwrap(); // inside its long message
+                let (tx, rx) = mpsc::channel();
+                let quick = system.spawn(Quick(tx));
+                rx.recv_timeout(Duration::from_secs(20)).unwrap(); // started
+                std::thread::sleep(Duration::from_millis(20));
+                quick.send(()).unwrap();
+                let ran = rx.recv_timeout(Duration::from_secs(20));
+                gate.open();
+                assert!(
+                    ran.is_ok(),
+                    "{name}, round {round}: the new actor did not run"
+                );
+                system.shutdown();
+            }
+        })
+    });
+}

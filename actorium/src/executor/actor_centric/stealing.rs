@@ -23,17 +23,18 @@
 //! is zero, the default) and *relaxed*. CAF's relaxed tier polls every 10 ms forever; here it
 //! steals once, then falls into the idle sleep of the Cforall runtime (Thierry Delisle, PhD thesis,
 //! Waterloo 2022, chapter "Scheduling in practice"; [`crate::policy::WorkerCtx::idle_sleep`]): an
-//! idle system burns no CPU. Who wakes a sleeper: an external enqueue wakes the worker it targets;
-//! a worker whose own deque holds a backlog (two or more jobs) wakes one sleeper to steal; and a
-//! worker running a long job wakes one every `LONG_JOB_CHECK` messages or so while
+//! idle system burns no CPU. Who wakes a sleeper: an external enqueue wakes the worker it targets,
+//! or, if that worker is not asleep (it may be inside one long message), a sleeping one to steal
+//! the job; a worker whose own deque holds a backlog (two or more jobs) wakes one sleeper to
+//! steal; and a worker running a long job wakes one every `LONG_JOB_CHECK` messages or so while
 //! anything waits in its deque or inbox ([`Policy::during_resume`]). A woken worker first searches
 //! every worker once, so the job it was woken for is found at once. A job in a deque belongs to a
 //! worker that is running (it pushed it) and that either takes it when its current job ends or, if
 //! that job is long, wakes a sleeper for it; a job in an inbox was followed by a notification of
-//! the inbox's owner. Not covered: a job put in the inbox of a worker that is inside one long
-//! *message* (the checks above come between messages) waits for that message to end, or for a thief
-//! woken by something else, while the other workers sleep; CAF's relaxed tier would find it within
-//! 10 ms of polling.
+//! the inbox's owner, or of a sleeper when the owner was awake. (Not covered: a job a behaviour
+//! pushes on its own deque just before it runs long in the same message waits for that message,
+//! as a job in a deque always belongs to a running worker; CAF's relaxed tier would find it
+//! within 10 ms of polling.)
 
 use super::policy::{Policy, Scheduler, WorkerCtx};
 use crate::executor::mailbox::Job;
@@ -346,7 +347,12 @@ impl Policy for WorkStealing {
 
     fn external_enqueue(&self, s: &Scheduler<'_, Self>, worker: usize, job: Job) {
         s.worker(worker).inbox.push(job);
-        s.notify(worker);
+        // A target that was not asleep takes the job when its current job ends, which may be
+        // one long message: a sleeping worker, if any, is woken to steal it meanwhile. (A
+        // target about to find it anyway costs the woken one a search.)
+        if !s.notify(worker) && s.has_sleepers() {
+            s.notify_any();
+        }
     }
 
     fn internal_enqueue(&self, me: &mut WorkerCtx<'_, Self>, job: Job) {
