@@ -218,6 +218,31 @@ fn full_consumer(system: &ActorSystem, gate: &Arc<Gate>) -> (Addr<Consumer>, Con
     (a, shadow)
 }
 
+/// A gated consumer of capacity 1 whose running (gated) behaviour ends it, with one message
+/// waiting behind.
+fn ending_consumer(system: &ActorSystem, gate: &Arc<Gate>) -> Addr<Consumer> {
+    let a = system.spawn_bounded(Consumer::new(gate.clone()), 1);
+    a.send(()).unwrap();
+    settle(system, 30, "the first message to run", || {
+        a.queued() == Some(0)
+    });
+    a.try_send((0, 1)).unwrap();
+    a
+}
+
+/// Polls `fut` once, with a waker that does nothing: it must wait (the mailbox is full).
+fn poll_pending<F: Future>(fut: std::pin::Pin<&mut F>) {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(fut.poll(&mut cx).is_pending(), "the mailbox is full");
+}
+
+/// Waits until the consumer has seen `n` messages.
+fn wait_seen(system: &ActorSystem, seen: &Mutex<Vec<(u32, u64)>>, n: usize) {
+    settle(system, 30, "the consumer's messages", || {
+        seen.lock().unwrap().len() == n
+    });
+}
+
 #[test]
 fn send_timeout_reports_full_and_gives_the_message_back() {
     watchdog(60, || {
@@ -231,9 +256,7 @@ fn send_timeout_reports_full_and_gives_the_message_back() {
             }
             gate.open();
             a.send_timeout((0, 2), Duration::from_secs(30)).unwrap();
-            settle(&system, 30, "all three", || {
-                c.seen.lock().unwrap().len() == 3
-            });
+            wait_seen(&system, &c.seen, 3);
             check_order(&c.seen.lock().unwrap(), 1, 3);
             system.shutdown();
         })
@@ -250,23 +273,14 @@ fn a_dropped_waiting_future_gives_its_place_back() {
             {
                 let fut = a.send_async((0, 99));
                 let mut fut = std::pin::pin!(fut);
-                let waker = std::task::Waker::noop();
-                let mut cx = std::task::Context::from_waker(waker);
-                assert!(
-                    fut.as_mut().poll(&mut cx).is_pending(),
-                    "the mailbox is full"
-                );
+                poll_pending(fut.as_mut());
             }
             gate.open();
-            settle(&system, 30, "the queued one", || {
-                c.seen.lock().unwrap().len() == 2
-            });
+            wait_seen(&system, &c.seen, 2);
             // The dropped future's place went back: nobody waits, there is room.
             assert_eq!(a.queued(), Some(0));
             a.try_send((0, 2)).unwrap();
-            settle(&system, 30, "the last one", || {
-                c.seen.lock().unwrap().len() == 3
-            });
+            wait_seen(&system, &c.seen, 3);
             check_order(&c.seen.lock().unwrap(), 1, 3);
             system.shutdown();
         })
@@ -280,12 +294,7 @@ fn waiting_senders_hear_that_the_actor_ended() {
             let system = choose(ActorSystem::builder()).build().unwrap();
             let gate = Arc::new(Gate::default());
             // The running behaviour (held at the gate) ends the actor; one message waits.
-            let a = system.spawn_bounded(Consumer::new(gate.clone()), 1);
-            a.send(()).unwrap();
-            settle(&system, 30, "the first message to run", || {
-                a.queued() == Some(0)
-            });
-            a.try_send((0, 1)).unwrap();
+            let a = ending_consumer(&system, &gate);
             let (b, r) = (a.clone(), a.recipient::<(u32, u64)>());
             let thread = std::thread::spawn(move || b.send_wait((0, 2)));
             let task = std::thread::spawn(move || block_on(r.send_async((1, 0))));
@@ -479,9 +488,7 @@ fn send_counts_past_the_capacity_without_refusing() {
             assert_eq!(a.queued(), Some(9));
             assert!(a.try_send((0, 10)).unwrap_err().is_full());
             gate.open();
-            settle(&system, 30, "every message", || {
-                c.seen.lock().unwrap().len() == 10
-            });
+            wait_seen(&system, &c.seen, 10);
             assert_eq!(a.queued(), Some(0));
             system.shutdown();
         })
@@ -549,17 +556,13 @@ fn a_dropped_future_that_was_given_room_gives_it_back() {
                 gate.open();
                 // The queued message is taken to run: its place goes to the waiting future,
                 // which holds it (never polled again) ...
-                settle(&system, 30, "the queued one", || {
-                    c.seen.lock().unwrap().len() == 2
-                });
+                wait_seen(&system, &c.seen, 2);
                 assert_eq!(a.queued(), Some(1));
             }
             // ... until it is dropped.
             assert_eq!(a.queued(), Some(0));
             a.try_send((0, 2)).unwrap();
-            settle(&system, 30, "the last one", || {
-                c.seen.lock().unwrap().len() == 3
-            });
+            wait_seen(&system, &c.seen, 3);
             check_order(&c.seen.lock().unwrap(), 1, 3);
             system.shutdown();
         })
@@ -593,12 +596,7 @@ fn a_waiting_when_room_hears_the_end_with_a_room_that_gives_the_message_back() {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let gate = Arc::new(Gate::default());
             // The running behaviour (held at the gate) ends the actor; one message waits.
-            let a = system.spawn_bounded(Consumer::new(gate.clone()), 1);
-            a.send(()).unwrap();
-            settle(&system, 30, "the first message to run", || {
-                a.queued() == Some(0)
-            });
-            a.try_send((0, 1)).unwrap();
+            let a = ending_consumer(&system, &gate);
             let (waiting_tx, waiting) = mpsc::channel();
             let (back_tx, back) = mpsc::channel();
             system
@@ -647,16 +645,10 @@ fn the_end_of_the_actor_wakes_waiters_even_when_a_dead_letter_s_place_would_not(
         on_every_threaded_executor(|_, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let gate = Arc::new(Gate::default());
-            let a = system.spawn_bounded(Consumer::new(gate.clone()), 1);
-            a.send(()).unwrap(); // held at the gate, then ends the actor
-            settle(&system, 30, "the first message to run", || {
-                a.queued() == Some(0)
-            });
-            a.try_send((0, 1)).unwrap();
+            let a = ending_consumer(&system, &gate);
             let fut = a.send_async((1, 0));
             let mut fut = std::pin::pin!(fut);
-            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-            assert!(fut.as_mut().poll(&mut cx).is_pending());
+            poll_pending(fut.as_mut());
             let (b, (tx, rx)) = (a.clone(), mpsc::channel());
             let thread = std::thread::spawn(move || {
                 tx.send(()).unwrap();
