@@ -30,7 +30,7 @@
 //! | task deque (THE protocol, split) | `runtime/tasks/deque_loom.rs` | `runtime/tasks/shuttle_tests.rs` |
 //! | join latch | `executor/forkjoin/latch_loom.rs` | — |
 //! | ask reply slot (one-shot) | `runtime/oneshot_loom.rs` | — |
-//! | a bounded mailbox's room: release against a new waiter, a try, a cancel | `runtime/permits_loom.rs` | — (stress: `tests/bounded.rs`) |
+//! | a bounded mailbox's room: release against a new waiter, a try, a cancel; the end against a new waiter | `runtime/permits_loom.rs` | — (stress: `tests/bounded.rs`) |
 //! | a monitor set while its actor ends | `core/monitors_loom.rs` | — |
 //! | gulp vs send, moving an actor | `executor/message_centric/tests/loom_work_queue.rs` | `executor/message_centric/tests/shuttle.rs` |
 //! | queue swap | `executor/message_centric/tests/loom_swap.rs` | `executor/message_centric/tests/shuttle.rs` |

@@ -1,7 +1,8 @@
 //! The permits' hand-over under loom: a waiter queuing itself while the holder releases the
-//! only permit, a barging try in the same race, and a waiter giving up while it is served.
-//! Checked: the waiter is always served (no lost wake-up), a try never passes a queued
-//! waiter, no permit is lost, and the count ends right.
+//! only permit, a barging try in the same race, a waiter giving up while it is served, and the
+//! actor's end while a waiter queues. Checked: the waiter is always served (no lost wake-up),
+//! a try never passes a queued waiter, no permit is lost, the count ends right, and an end
+//! tells a waiter exactly once.
 
 use super::*;
 use loom::sync::atomic::AtomicBool;
@@ -67,5 +68,27 @@ fn loom_a_cancel_racing_a_release_loses_no_permit() {
         releaser.join().unwrap();
         assert_eq!(p.used(), 0, "every permit back");
         assert!(p.try_acquire(), "and free for the next");
+    });
+}
+
+#[test]
+fn loom_an_end_racing_a_new_waiter_tells_it_exactly_once() {
+    // The actor's end closes the permits while a sender queues a waiter; the sender then
+    // checks the actor (here: always ended) and closes its own waiter if still waiting.
+    loom::model(|| {
+        let p = Arc::new(Permits::new(1));
+        assert!(p.try_acquire());
+        let told = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let q = p.clone();
+        let ender = loom::thread::spawn(move || q.close());
+        let t = told.clone();
+        let w = p.wait(Wake::Call(Box::new(move |granted| {
+            assert!(!granted, "no permit was free");
+            t.fetch_add(1, Ordering::SeqCst);
+        })));
+        ender.join().unwrap();
+        p.close_one(&w);
+        assert!(w.closed());
+        assert_eq!(told.load(Ordering::SeqCst), 1, "told exactly once");
     });
 }
