@@ -221,23 +221,14 @@ fn main() {
             pings,
             threads,
         }) => {
-            let systems = if cli.systems.is_empty() {
-                idle::all_systems()
-            } else {
-                cli.systems.clone()
-            };
+            let systems = systems_or(&cli, idle::all_systems);
             let md = idle::run(
                 &systems,
                 threads.unwrap_or_else(available_parallelism),
                 secs,
                 pings,
             );
-            println!("{md}");
-            let _ = std::fs::create_dir_all(&cli.out);
-            let path = cli.out.join("idle.md");
-            if let Err(e) = std::fs::write(&path, md) {
-                eprintln!("{}: {e}", path.display());
-            }
+            write_report(&cli, "idle.md", md, false);
         }
         Some(Cmd::IdleExec {
             ref system,
@@ -261,55 +252,24 @@ fn main() {
                 runs,
                 cli.quick,
             );
-            println!("{md}");
-            let _ = std::fs::create_dir_all(&cli.out);
-            let path = cli.out.join("resize.md");
-            if let Err(e) = std::fs::write(&path, md) {
-                eprintln!("{}: {e}", path.display());
-            }
+            write_report(&cli, "resize.md", md, false);
         }
         Some(Cmd::Ask { n, threads }) => {
-            let systems = if cli.systems.is_empty() {
-                ask::all_systems()
-            } else {
-                cli.systems.clone()
-            };
+            let systems = systems_or(&cli, ask::all_systems);
             let n = if cli.quick { n.min(100_000) } else { n };
             let md = ask::run(&systems, threads.unwrap_or_else(available_parallelism), n);
-            println!("{md}");
-            let _ = std::fs::create_dir_all(&cli.out);
-            let path = cli.out.join("ask.md");
-            let failed = md.contains("| failed");
-            if let Err(e) = std::fs::write(&path, md) {
-                eprintln!("{}: {e}", path.display());
-            }
-            if failed {
-                std::process::exit(1);
-            }
+            write_report(&cli, "ask.md", md, true);
         }
         Some(Cmd::Backpressure {
             n,
             capacity,
             threads,
         }) => {
-            let systems = if cli.systems.is_empty() {
-                backpressure::all_systems()
-            } else {
-                cli.systems.clone()
-            };
+            let systems = systems_or(&cli, backpressure::all_systems);
             let n = if cli.quick { n.min(50_000) } else { n };
             let threads = threads.unwrap_or_else(available_parallelism);
             let md = backpressure::run(&systems, threads, n, capacity);
-            println!("{md}");
-            let _ = std::fs::create_dir_all(&cli.out);
-            let path = cli.out.join("backpressure.md");
-            let failed = md.contains("| failed");
-            if let Err(e) = std::fs::write(&path, md) {
-                eprintln!("{}: {e}", path.display());
-            }
-            if failed {
-                std::process::exit(1);
-            }
+            write_report(&cli, "backpressure.md", md, true);
         }
         Some(Cmd::BackpressureExec {
             ref system,
@@ -333,11 +293,7 @@ fn main() {
             }
         }
         Some(Cmd::Scale { n, peer_n, threads }) => {
-            let systems = if cli.systems.is_empty() {
-                scale::all_systems()
-            } else {
-                cli.systems.clone()
-            };
+            let systems = systems_or(&cli, scale::all_systems);
             let (n, peer_n) = if cli.quick {
                 (n.min(100_000), peer_n.min(100_000))
             } else {
@@ -373,12 +329,7 @@ fn main() {
         Some(Cmd::ThreadsTable { ref files }) => match threads::load(files) {
             Ok(cells) => {
                 let md = threads::markdown(&cells);
-                println!("{md}");
-                let _ = std::fs::create_dir_all(&cli.out);
-                let path = cli.out.join("threads.md");
-                if let Err(e) = std::fs::write(&path, md) {
-                    eprintln!("{}: {e}", path.display());
-                }
+                write_report(&cli, "threads.md", md, false);
             }
             Err(e) => {
                 eprintln!("actorium-bench: {e}");
@@ -798,4 +749,28 @@ fn write_outputs(
     }
     eprintln!("wrote {} and {}", md_path.display(), charts.join(", "));
     Ok(())
+}
+
+/// Prints a subcommand's Markdown report and writes it to `OUT/file`; with `fail_on_failed`,
+/// exits 1 if a system's cell says it failed.
+fn write_report(cli: &Cli, file: &str, md: String, fail_on_failed: bool) {
+    println!("{md}");
+    let _ = std::fs::create_dir_all(&cli.out);
+    let path = cli.out.join(file);
+    let failed = fail_on_failed && md.contains("| failed");
+    if let Err(e) = std::fs::write(&path, md) {
+        eprintln!("{}: {e}", path.display());
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
+
+/// The systems named with `--systems`, or else a subcommand's default list.
+fn systems_or(cli: &Cli, all: fn() -> Vec<String>) -> Vec<String> {
+    if cli.systems.is_empty() {
+        all()
+    } else {
+        cli.systems.clone()
+    }
 }

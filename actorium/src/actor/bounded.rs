@@ -158,11 +158,10 @@ fn send_wait<M: Send + 'static>(
     msg: M,
     deadline: Option<Instant>,
 ) -> Result<(), TrySendError<M>> {
-    let room = match try_send(to, msg) {
+    let (room, msg) = match try_send(to, msg) {
         Err(TrySendError::Full(m)) => (to.room().expect("only a bound is full"), m),
         done => return done,
     };
-    let (room, msg) = room;
     let owner = to.owner();
     assert!(
         !runs_for(owner) || detached_actor_of(owner).is_some(),
@@ -212,14 +211,13 @@ fn send_wait<M: Send + 'static>(
             backoff.snooze();
             continue;
         }
-        let nap = match (&drive, deadline) {
+        let mut nap = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if drive.is_some() {
             // Nothing to run: look again soon (another thread may send or run it too).
-            (Some(_), d) => Some(d.map_or(Duration::from_millis(1), |d| {
-                d.saturating_duration_since(Instant::now())
-                    .min(Duration::from_millis(1))
-            })),
-            (None, d) => d.map(|d| d.saturating_duration_since(Instant::now())),
-        };
+            nap = Some(nap.map_or(Duration::from_millis(1), |n| {
+                n.min(Duration::from_millis(1))
+            }));
+        }
         match nap {
             Some(t) => std::thread::park_timeout(t),
             None => std::thread::park(),
@@ -238,54 +236,43 @@ struct SendAsync<M: Send + 'static> {
 // No field is pinned: the message is moved out, never borrowed across polls.
 impl<M: Send + 'static> Unpin for SendAsync<M> {}
 
-impl<M: Send + 'static> SendAsync<M> {
-    /// Sends with the permit this future's waiter was granted.
-    fn send_granted(&mut self) -> Poll<Result<(), SendError<M>>> {
-        self.waiter = None;
-        let msg = self.msg.take().expect("polled after completion");
-        Poll::Ready(self.to.to.deliver_counted(msg).map_err(SendError))
-    }
-}
-
 impl<M: Send + 'static> Future for SendAsync<M> {
     type Output = Result<(), SendError<M>>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if let Some(w) = &this.waiter {
-            // The waker first, then the state (see `Waiter::set_waker`).
-            w.set_waker(cx.waker());
-            if w.granted() {
-                w.used();
-                return this.send_granted();
-            }
-            if w.closed() {
-                this.waiter = None;
+        let w = match &this.waiter {
+            Some(w) => w,
+            None => {
                 let msg = this.msg.take().expect("polled after completion");
-                return Poll::Ready(Err(SendError(msg)));
+                let msg = match try_send(&*this.to.to, msg) {
+                    Err(TrySendError::Full(m)) => m,
+                    done => return Poll::Ready(done.map_err(|e| SendError(e.into_inner()))),
+                };
+                this.msg = Some(msg);
+                let room = this.to.to.room().expect("only a bound is full");
+                let w = room.wait(Wake::Task(cx.waker().clone()));
+                if !this.to.is_alive() {
+                    // Ended before the waiter was queued: nobody would close it.
+                    room.close_one(&w);
+                }
+                this.waiter.insert(w)
             }
-            return Poll::Pending;
-        }
-        let msg = this.msg.take().expect("polled after completion");
-        let msg = match try_send(&*this.to.to, msg) {
-            Err(TrySendError::Full(m)) => m,
-            Ok(()) => return Poll::Ready(Ok(())),
-            Err(TrySendError::Dead(m)) => return Poll::Ready(Err(SendError(m))),
         };
-        this.msg = Some(msg);
-        let room = this.to.to.room().expect("only a bound is full");
-        let w = room.wait(Wake::Task(Some(cx.waker().clone())));
-        if !this.to.is_alive() {
-            // Ended before the waiter was queued: nobody would close it.
-            room.close_one(&w);
-        }
+        // The waker first, then the state (see `Waiter::set_waker`).
+        w.set_waker(cx.waker());
         if w.granted() {
             w.used();
-            return this.send_granted();
+            this.waiter = None;
+            let msg = this.msg.take().expect("polled after completion");
+            return Poll::Ready(this.to.to.deliver_counted(msg).map_err(SendError));
         }
-        this.waiter = Some(w);
-        // A grant or close from now on wakes the waker just given.
-        Pin::new(this).poll(cx)
+        if w.closed() {
+            this.waiter = None;
+            let msg = this.msg.take().expect("polled after completion");
+            return Poll::Ready(Err(SendError(msg)));
+        }
+        Poll::Pending
     }
 }
 
@@ -301,109 +288,19 @@ impl<M: Send + 'static> Drop for SendAsync<M> {
     }
 }
 
-/// The bounded-mailbox side of an address: the same on [`Addr`] and [`Recipient`].
-macro_rules! bounded_sends {
-    () => {
-        /// Sends `msg` if the actor's bounded mailbox has room, else gives it back at once
-        /// ([`TrySendError::Full`]). To an actor without a capacity it is [`Self::send`].
-        /// Senders waiting for room ([`Self::send_wait`], [`Self::send_async`],
-        /// [`Context::when_room`]) are served first: a `try_send` does not pass them.
-        ///
-        /// # Errors
-        /// [`TrySendError::Full`] or [`TrySendError::Dead`], holding `msg`.
-        pub fn try_send(&self, msg: M) -> Result<(), TrySendError<M>> {
-            try_send(self.target(), msg)
-        }
-
-        /// Sends `msg`, blocking this thread while the actor's bounded mailbox is full (as
-        /// `tokio::sync::mpsc::Sender::blocking_send`). To an actor without a capacity it is
-        /// [`Self::send`]. Waiting senders are served in the order they came.
-        ///
-        /// On a caller-driven system (the [`crate::policy::Testing`] policy) it runs the system's
-        /// jobs while it waits, as [`crate::ActorSystem::run_once`] does.
-        ///
-        /// # Errors
-        /// [`SendError`], holding `msg`, if the actor has ended (before or while waiting), or if
-        /// the calling thread is a detached actor's (or a worker's) whose own system is being
-        /// dropped: the drop waits for that thread, and the send gives up rather than hold it.
-        ///
-        /// # Panics
-        /// If it would have to wait on a worker of the actor's own system (in a behaviour: use
-        /// [`Self::try_send`] or [`Context::when_room`] there). A detached actor of that system
-        /// may wait: it has a thread of its own.
-        pub fn send_wait(&self, msg: M) -> Result<(), SendError<M>> {
-            send_wait(self.target(), msg, None).map_err(|e| SendError(e.into_inner()))
-        }
-
-        /// [`Self::send_wait`] for at most `timeout`.
-        ///
-        /// # Errors
-        /// [`TrySendError::Full`] if the mailbox stayed full, [`TrySendError::Dead`] if the
-        /// actor ended (or the calling thread's own system is being dropped, as for
-        /// [`Self::send_wait`]); the message is inside.
-        ///
-        /// # Panics
-        /// As [`Self::send_wait`].
-        pub fn send_timeout(&self, msg: M, timeout: Duration) -> Result<(), TrySendError<M>> {
-            let deadline = Instant::now().checked_add(timeout);
-            send_wait(self.target(), msg, deadline)
-        }
-
-        /// Sends `msg` from async code, waiting while the actor's bounded mailbox is full
-        /// (as `tokio::sync::mpsc::Sender::send`). To an actor without a capacity it is
-        /// [`Self::send`]. Dropping the future gives up its place in the queue of waiting
-        /// senders.
-        ///
-        /// # Errors
-        /// [`SendError`], holding `msg`, if the actor has ended.
-        pub fn send_async(
-            &self,
-            msg: M,
-        ) -> impl Future<Output = Result<(), SendError<M>>> + Send + 'static {
-            SendAsync {
-                to: self.to_recipient(),
-                msg: Some(msg),
-                waiter: None,
-            }
-        }
-    };
-}
-
-/// The common part of [`Addr`] and [`Recipient`]: how many messages wait, and the capacity.
-macro_rules! bounded_counts {
-    () => {
-        /// How many messages are queued for the actor (a snapshot, for monitoring), if it has
-        /// a bounded mailbox ([`SystemHandle::spawn_bounded`]; a capacity of `usize::MAX`
-        /// counts without bounding): sends not yet taken to run, and places held for a sender
-        /// that was given room and has not used it yet ([`Room`]). It passes the capacity
-        /// only through [`Addr::send`]s. `None` for an actor without a capacity: its sends
-        /// are not counted.
-        pub fn queued(&self) -> Option<usize> {
-            self.room().map(Permits::used)
-        }
-
-        /// The capacity of the actor's bounded mailbox, if it has one.
-        pub fn capacity(&self) -> Option<usize> {
-            self.room().map(Permits::capacity)
-        }
-    };
-}
-
 impl<A: Actor> Addr<A> {
-    fn room(&self) -> Option<&Permits> {
-        self.cell().bound()
+    /// How many messages are queued for the actor (a snapshot, for monitoring), if it has a
+    /// bounded mailbox ([`SystemHandle::spawn_bounded`]; a capacity of `usize::MAX` counts
+    /// without bounding): sends not yet taken to run, and places held for a sender that was
+    /// given room and has not used it yet ([`Room`]). It passes the capacity only through
+    /// [`Addr::send`]s. `None` for an actor without a capacity: its sends are not counted.
+    pub fn queued(&self) -> Option<usize> {
+        self.cell().bound().map(Permits::used)
     }
 
-    bounded_counts!();
-}
-
-/// The bounded-mailbox sends of an [`Addr`], for each message type the actor receives.
-impl<A: Actor> Addr<A> {
-    fn to_recipient<M: Send + 'static>(&self) -> Recipient<M>
-    where
-        A: Receive<M>,
-    {
-        self.recipient()
+    /// The capacity of the actor's bounded mailbox, if it has one.
+    pub fn capacity(&self) -> Option<usize> {
+        self.cell().bound().map(Permits::capacity)
     }
 }
 
@@ -524,28 +421,69 @@ impl<A: Actor> Addr<A> {
         A: Receive<M>,
     {
         SendAsync {
-            to: self.to_recipient(),
+            to: self.recipient(),
             msg: Some(msg),
             waiter: None,
         }
     }
 }
 
+/// The bounded-mailbox side of a [`Recipient`]: as on [`Addr`].
 impl<M: Send + 'static> Recipient<M> {
-    fn room(&self) -> Option<&Permits> {
-        self.to.room()
+    /// As [`Addr::try_send`].
+    ///
+    /// # Errors
+    /// [`TrySendError::Full`] or [`TrySendError::Dead`], holding `msg`.
+    pub fn try_send(&self, msg: M) -> Result<(), TrySendError<M>> {
+        try_send(&*self.to, msg)
     }
 
-    fn target(&self) -> &dyn Target<M> {
-        &*self.to
+    /// As [`Addr::send_wait`].
+    ///
+    /// # Errors
+    /// As [`Addr::send_wait`].
+    ///
+    /// # Panics
+    /// As [`Addr::send_wait`].
+    pub fn send_wait(&self, msg: M) -> Result<(), SendError<M>> {
+        send_wait(&*self.to, msg, None).map_err(|e| SendError(e.into_inner()))
     }
 
-    fn to_recipient(&self) -> Recipient<M> {
-        self.clone()
+    /// As [`Addr::send_timeout`].
+    ///
+    /// # Errors
+    /// As [`Addr::send_timeout`].
+    ///
+    /// # Panics
+    /// As [`Addr::send_wait`].
+    pub fn send_timeout(&self, msg: M, timeout: Duration) -> Result<(), TrySendError<M>> {
+        send_wait(&*self.to, msg, Instant::now().checked_add(timeout))
     }
 
-    bounded_counts!();
-    bounded_sends!();
+    /// As [`Addr::send_async`].
+    ///
+    /// # Errors
+    /// [`SendError`], holding `msg`, if the actor has ended.
+    pub fn send_async(
+        &self,
+        msg: M,
+    ) -> impl Future<Output = Result<(), SendError<M>>> + Send + 'static {
+        SendAsync {
+            to: self.clone(),
+            msg: Some(msg),
+            waiter: None,
+        }
+    }
+
+    /// As [`Addr::queued`].
+    pub fn queued(&self) -> Option<usize> {
+        self.to.room().map(Permits::used)
+    }
+
+    /// As [`Addr::capacity`].
+    pub fn capacity(&self) -> Option<usize> {
+        self.to.room().map(Permits::capacity)
+    }
 }
 
 impl SystemHandle {

@@ -47,7 +47,7 @@ pub(crate) enum Wake {
     /// with a timeout: the loom model waits with a callback.)
     Thread(std::thread::Thread),
     /// An async task: its waker is woken (the latest one its future was polled with).
-    Task(Option<Waker>),
+    Task(Waker),
     /// Called once, with `true` when served (it then owns the permit), `false` when closed.
     Call(Box<dyn FnOnce(bool) + Send>),
     /// Already told.
@@ -87,8 +87,8 @@ impl Waiter {
     pub(crate) fn set_waker(&self, waker: &Waker) {
         let mut w = locked!(self.wake);
         if let Wake::Task(old) = &mut *w {
-            if !old.as_ref().is_some_and(|o| o.will_wake(waker)) {
-                *old = Some(waker.clone());
+            if !old.will_wake(waker) {
+                *old = waker.clone();
             }
         }
     }
@@ -100,9 +100,9 @@ impl Waiter {
         let how = std::mem::replace(&mut *locked!(self.wake), Wake::Told);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || match how {
             Wake::Thread(t) => t.unpark(),
-            Wake::Task(Some(w)) => w.wake(),
+            Wake::Task(w) => w.wake(),
             Wake::Call(f) => f(granted),
-            Wake::Task(None) | Wake::Told => {}
+            Wake::Told => {}
         }));
     }
 }
