@@ -86,6 +86,10 @@ mod executor;
 mod runtime;
 mod system;
 
+#[cfg(feature = "remote")]
+#[cfg_attr(docsrs, doc(cfg(feature = "remote")))]
+pub mod remote;
+
 pub use actor::{
     Actor, ActorExit, ActorRef, Addr, Allocation, Ask, AskError, AskTarget, Context, DeleteMsg,
     DestroyMsg, ExtraWorkers, FinishedMsg, JoinHandle, Pending, Receive, Recipient, ReplyTo,

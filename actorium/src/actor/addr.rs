@@ -268,7 +268,7 @@ where
 }
 
 /// What a [`Recipient`] needs of a cell: deliver an `M`, tell its identity.
-pub(super) trait Target<M>: Send + Sync {
+pub(crate) trait Target<M>: Send + Sync {
     fn deliver(&self, msg: M) -> Result<(), M>;
     /// Delivers `msg` to a bounded actor with a permit of its room the caller took (given
     /// back, with the message, if the actor has ended).
@@ -283,10 +283,16 @@ pub(super) trait Target<M>: Send + Sync {
     fn actor_type(&self) -> &'static str;
     /// Its executor, if the caller drives it.
     fn driver(&self) -> Option<crate::core::ExecRef>;
-    /// Its header (what monitors and links watch).
-    fn header(&self) -> &crate::core::Header;
+    /// Adds `w` to the actor's watchers; gives it back if the actor has ended.
+    fn watch(
+        &self,
+        w: crate::core::monitors::Watcher,
+    ) -> Result<(), crate::core::monitors::Watcher>;
     /// A watcher that runs its `linked_exit` (its half of a link).
     fn link_watcher(&self) -> crate::core::monitors::Watcher;
+    /// Itself, to tell a cell from a remote actor's stand-in.
+    #[cfg(feature = "remote")]
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
@@ -315,11 +321,18 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
     fn driver(&self) -> Option<crate::core::ExecRef> {
         self.header.exec.if_caller_driven()
     }
-    fn header(&self) -> &crate::core::Header {
-        &self.header
+    fn watch(
+        &self,
+        w: crate::core::monitors::Watcher,
+    ) -> Result<(), crate::core::monitors::Watcher> {
+        super::monitor::watch_header(&self.header, w)
     }
     fn link_watcher(&self) -> crate::core::monitors::Watcher {
         super::monitor::link_watcher(&Addr::from_cell(cell::arc_of(self)))
+    }
+    #[cfg(feature = "remote")]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
@@ -368,6 +381,18 @@ pub struct Recipient<M> {
 }
 
 impl<M: Send + 'static> Recipient<M> {
+    /// A recipient reaching `to` (a cell, or a remote actor's stand-in).
+    #[cfg(feature = "remote")]
+    pub(crate) fn from_target(to: Arc<dyn Target<M>>) -> Self {
+        Self { to }
+    }
+
+    /// What it reaches.
+    #[cfg(feature = "remote")]
+    pub(crate) fn target(&self) -> &dyn Target<M> {
+        &*self.to
+    }
+
     /// Sends `msg`, as [`Addr::send`].
     ///
     /// # Errors
@@ -387,9 +412,12 @@ impl<M: Send + 'static> Recipient<M> {
         crate::ActorId::of(self.to.cell_id())
     }
 
-    /// The actor's header (monitors and links).
-    pub(crate) fn header(&self) -> &crate::core::Header {
-        self.to.header()
+    /// Adds `w` to the actor's watchers (monitors and links); gives it back if it has ended.
+    pub(crate) fn watch(
+        &self,
+        w: crate::core::monitors::Watcher,
+    ) -> Result<(), crate::core::monitors::Watcher> {
+        self.to.watch(w)
     }
 
     /// A watcher that runs the actor's `linked_exit` (its half of a link).

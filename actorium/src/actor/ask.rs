@@ -94,6 +94,34 @@ impl<R: Send + 'static> ReplyTo<R> {
         Self { to: To::Actor(k) }
     }
 
+    /// Ends the port without a reply because the link to the node of the asked actor was
+    /// lost: the asker gets [`AskError::NodeDown`].
+    #[cfg(feature = "remote")]
+    pub(crate) fn node_down(mut self) {
+        match std::mem::replace(&mut self.to, To::Done) {
+            To::Slot(s) => s.close_lost(),
+            To::Actor(k) => k(Err(AskError::NodeDown)),
+            To::Done => {}
+        }
+    }
+
+    /// Ends the port without a reply because the asked actor (on another node) had ended:
+    /// the asker gets [`AskError::Dead`].
+    #[cfg(feature = "remote")]
+    pub(crate) fn dead(mut self) {
+        match std::mem::replace(&mut self.to, To::Done) {
+            To::Slot(s) => s.close_dead(),
+            To::Actor(k) => k(Err(AskError::Dead)),
+            To::Done => {}
+        }
+    }
+
+    /// A port that reaches nobody (stands in for one already answered).
+    #[cfg(feature = "remote")]
+    pub(crate) fn unused() -> Self {
+        Self { to: To::Done }
+    }
+
     /// Drops the port without telling anyone (its request was never sent).
     pub(crate) fn disarm(mut self) {
         self.to = To::Done;
@@ -168,6 +196,10 @@ pub enum AskError {
     /// system (a behaviour on one of its workers, or the asked actor's own detached thread),
     /// and blocking it could deadlock. Ask with [`crate::Context::ask`] there.
     WouldBlock,
+    /// The asked actor is on another node, and the link to that node was lost before the
+    /// reply came (the node ended, or was unreachable past its lease): the request may or may
+    /// not have run. (Remote actors, feature `remote`.)
+    NodeDown,
 }
 
 impl fmt::Display for AskError {
@@ -182,6 +214,10 @@ impl fmt::Display for AskError {
                 "a blocking wait for a reply inside the asked actor's own system (a \
                  behaviour, or the actor's own thread) could deadlock: use `Context::ask`, \
                  whose reply runs a continuation on the asking actor"
+            }
+            AskError::NodeDown => {
+                "the link to the asked actor's node was lost before the reply came (the \
+                 request may or may not have run)"
             }
         })
     }
@@ -254,9 +290,11 @@ impl<R> Pending<R> {
         Ok(())
     }
 
-    fn done(t: Taken<R>) -> Result<R, AskError> {
+    fn done(&self, t: Taken<R>) -> Result<R, AskError> {
         match t {
             Taken::Value(v) => Ok(v),
+            Taken::Closed if self.slot.lost() => Err(AskError::NodeDown),
+            Taken::Closed if self.slot.dead() => Err(AskError::Dead),
             Taken::Closed => Err(AskError::Dropped),
             Taken::Empty => Err(AskError::Timeout),
         }
@@ -278,7 +316,7 @@ impl<R> Pending<R> {
             // thread's own system is dropped, as below).
             exec.wait_until(&mut || self.slot.completed() || own_system_aborting());
         }
-        Self::done(self.slot.wait_or_give_up(None, own_system_aborting))
+        self.done(self.slot.wait_or_give_up(None, own_system_aborting))
     }
 
     /// [`Self::wait`], giving up after `timeout` ([`AskError::Timeout`]; a reply sent later
@@ -302,7 +340,7 @@ impl<R> Pending<R> {
                 }
             }
         }
-        Self::done(
+        self.done(
             self.slot
                 .wait_or_give_up(Some(deadline), own_system_aborting),
         )
@@ -315,7 +353,7 @@ impl<R> Pending<R> {
     pub fn try_get(&mut self) -> Option<Result<R, AskError>> {
         match self.slot.take() {
             Taken::Empty => None,
-            t => Some(Self::done(t)),
+            t => Some(self.done(t)),
         }
     }
 }
@@ -328,7 +366,7 @@ impl<R> Future for Pending<R> {
         loop {
             match slot.take() {
                 Taken::Empty => {}
-                t => return Poll::Ready(Self::done(t)),
+                t => return Poll::Ready(self.done(t)),
             }
             let waker = cx.waker();
             if slot.register(

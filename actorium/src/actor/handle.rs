@@ -24,6 +24,12 @@ impl fmt::Debug for SystemHandle {
 }
 
 impl SystemHandle {
+    /// Reports `e` as the system reports its own events (its hook, or the default way).
+    #[cfg(feature = "remote")]
+    pub(crate) fn report(&self, e: &crate::Event<'_>) {
+        self.exec.shared().report(e);
+    }
+
     pub(crate) fn from_executor(exec: ExecRef) -> Self {
         Self { exec }
     }

@@ -19,6 +19,8 @@ mod poison;
 mod supervisor;
 mod timer;
 
+#[cfg(feature = "remote")]
+pub(crate) use addr::Target;
 pub use addr::{ActorExit, Addr, JoinHandle, Recipient, SendError, WeakAddr, WeakRecipient};
 pub use ask::{Ask, AskError, Pending, ReplyTo};
 pub use ask_from::AskTarget;

@@ -14,26 +14,29 @@ use crate::runtime::oneshot::Slot;
 use std::sync::Arc;
 
 mod sealed {
+    use crate::core::monitors::Watcher;
     /// What monitors and links need of an actor reference.
     pub trait Watched {
-        /// The actor's header.
-        fn header(&self) -> super::HeaderRef<'_>;
+        /// Adds `w` to the actor's watchers (told once, when it ends); gives `w` back if it
+        /// has ended.
+        fn watch(&self, w: Watcher) -> Result<(), Watcher>;
         /// A watcher that runs the actor's `linked_exit` (its half of a link).
-        fn link_watcher(&self) -> crate::core::monitors::Watcher;
+        fn link_watcher(&self) -> Watcher;
     }
 }
 
-/// An actor's header, as [`ActorRef`]'s sealed half hands it over (opaque).
-#[doc(hidden)]
-pub struct HeaderRef<'a>(&'a Header);
+/// Adds `w` to the watchers of the actor of `hdr` (a local cell).
+pub(crate) fn watch_header(hdr: &Header, w: Watcher) -> Result<(), Watcher> {
+    hdr.exec.shared().monitors.watch(hdr, w)
+}
 
 /// A reference to an actor that [`Context::monitor`] and [`Context::link`] accept: an
 /// [`Addr`], or a [`Recipient`] (whatever the actor's type). Sealed.
 pub trait ActorRef: sealed::Watched {}
 
 impl<A: Actor> sealed::Watched for Addr<A> {
-    fn header(&self) -> HeaderRef<'_> {
-        HeaderRef(&self.cell().header)
+    fn watch(&self, w: Watcher) -> Result<(), Watcher> {
+        watch_header(&self.cell().header, w)
     }
     fn link_watcher(&self) -> Watcher {
         link_watcher(self)
@@ -42,8 +45,8 @@ impl<A: Actor> sealed::Watched for Addr<A> {
 impl<A: Actor> ActorRef for Addr<A> {}
 
 impl<M: Send + 'static> sealed::Watched for Recipient<M> {
-    fn header(&self) -> HeaderRef<'_> {
-        HeaderRef(Recipient::header(self))
+    fn watch(&self, w: Watcher) -> Result<(), Watcher> {
+        Recipient::watch(self, w)
     }
     fn link_watcher(&self) -> Watcher {
         Recipient::link_watcher(self)
@@ -51,9 +54,9 @@ impl<M: Send + 'static> sealed::Watched for Recipient<M> {
 }
 impl<M: Send + 'static> ActorRef for Recipient<M> {}
 
-/// A [`Pending`] resolved with the reason the actor of `hdr` ends.
-fn monitor_pending(
-    hdr: &Header,
+/// A [`Pending`] resolved with the reason the actor `of` ends.
+fn monitor_pending<W: sealed::Watched + ?Sized>(
+    of: &W,
     (owner, target, drive): (*const (), *const (), Option<crate::core::ExecRef>),
 ) -> Pending<ExitReason> {
     let slot = Arc::new(Slot::default());
@@ -61,7 +64,7 @@ fn monitor_pending(
     let w: Watcher = Box::new(move |r: &ExitReason| {
         let _ = to.send(r.clone());
     });
-    if hdr.exec.shared().monitors.watch(hdr, w).is_err() {
+    if of.watch(w).is_err() {
         let _ = slot.send(ExitReason::NotAlive);
     }
     Pending::new(slot, owner, target, drive)
@@ -70,7 +73,7 @@ fn monitor_pending(
 impl<M: Send + 'static> Recipient<M> {
     /// Resolves when the actor ends, with the reason, as [`Addr::monitor`].
     pub fn monitor(&self) -> Pending<ExitReason> {
-        monitor_pending(Recipient::header(self), self.pending_parts())
+        monitor_pending(self, self.pending_parts())
     }
 }
 
@@ -97,7 +100,7 @@ impl<A: Actor> Addr<A> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn monitor(&self) -> Pending<ExitReason> {
-        monitor_pending(&self.cell().header, self.pending_parts())
+        monitor_pending(self, self.pending_parts())
     }
 }
 
@@ -149,8 +152,7 @@ impl<A: Actor> Context<'_, A> {
                 let _ = cell::send_then(me.cell(), incarnation, f);
             }
         });
-        let hdr = other.header().0;
-        if let Err(w) = hdr.exec.shared().monitors.watch(hdr, w) {
+        if let Err(w) = other.watch(w) {
             w(&ExitReason::NotAlive);
         }
     }
@@ -214,19 +216,12 @@ impl<A: Actor> Context<'_, A> {
     pub fn link<W: ActorRef + ?Sized>(&self, other: &W) {
         let me = self.address();
         // Its end reaches this actor...
-        let hdr = other.header().0;
-        if let Err(w) = hdr.exec.shared().monitors.watch(hdr, link_watcher(&me)) {
+        if let Err(w) = other.watch(link_watcher(&me)) {
             w(&ExitReason::NotAlive);
             return;
         }
         // ...and this actor's end reaches it.
-        let mine = &self.cell.header;
-        if let Err(w) = mine
-            .exec
-            .shared()
-            .monitors
-            .watch(mine, other.link_watcher())
-        {
+        if let Err(w) = watch_header(&self.cell.header, other.link_watcher()) {
             w(&ExitReason::NotAlive);
         }
     }

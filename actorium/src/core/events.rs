@@ -108,6 +108,15 @@ pub enum Event<'a> {
         /// …within this period.
         period: Duration,
     },
+    /// A frame from another node was dropped unread: malformed, truncated, too large, or for
+    /// a message type or actor this node does not serve (remote actors, feature `remote`).
+    /// Nothing else happens: the node goes on.
+    RemoteFrameDropped {
+        /// The sending node's id.
+        from: &'a str,
+        /// Why.
+        reason: &'a str,
+    },
 }
 
 /// A system's event hook.
@@ -163,6 +172,12 @@ fn default_report(e: &Event<'_>) {
             restarts,
             period_ms = period.as_millis() as u64,
             "supervisor gave up: restart intensity exceeded"
+        ),
+        Event::RemoteFrameDropped { from, reason } => tracing::warn!(
+            target: "actorium",
+            from,
+            reason,
+            "a frame from another node was dropped"
         ),
     }
 }

@@ -46,15 +46,23 @@ pub enum ExitReason {
     /// allows ([`crate::Supervisor::intensity`]), and it had no supervisor of its own to
     /// restart it (or that one gave up too).
     Escalated,
+    /// The actor is on another node, and the link to that node was lost (the node ended, or
+    /// was unreachable past its lease): it may still run, unreachable. Erlang's
+    /// `noconnection`. (Remote actors, feature `remote`.)
+    NodeDown,
 }
 
 impl ExitReason {
     /// Whether this end is a failure that links pass on and transient children are restarted
-    /// after: [`Self::Panicked`], [`Self::Linked`] and [`Self::Escalated`].
+    /// after: [`Self::Panicked`], [`Self::Linked`], [`Self::Escalated`] and
+    /// [`Self::NodeDown`].
     pub fn is_abnormal(&self) -> bool {
         matches!(
             self,
-            ExitReason::Panicked(_) | ExitReason::Linked | ExitReason::Escalated
+            ExitReason::Panicked(_)
+                | ExitReason::Linked
+                | ExitReason::Escalated
+                | ExitReason::NodeDown
         )
     }
 }
@@ -69,6 +77,7 @@ impl std::fmt::Display for ExitReason {
             ExitReason::NotAlive => f.write_str("had already ended when monitored"),
             ExitReason::Linked => f.write_str("ended with a linked actor that failed"),
             ExitReason::Escalated => f.write_str("a supervisor exceeded its restart intensity"),
+            ExitReason::NodeDown => f.write_str("the link to its node was lost"),
         }
     }
 }

@@ -31,6 +31,10 @@ const CLOSED: u8 = 2;
 const WAITING: u8 = 4;
 /// The receiver went away.
 const GONE: u8 = 8;
+/// Set with `CLOSED`: the sender was lost with the link to another node, not dropped.
+const LOST: u8 = 16;
+/// Set with `CLOSED`: the sender's actor (on another node) had ended.
+const DEAD: u8 = 32;
 
 /// How long a blocking receiver spins before it parks.
 #[cfg(not(any(loom, shuttle)))]
@@ -110,7 +114,36 @@ impl<T> Slot<T> {
 
     /// Sender: goes away without a value (wakes the receiver).
     pub(crate) fn close(&self) {
-        let prev = self.state.fetch_or(CLOSED, Ordering::AcqRel);
+        self.close_with(0);
+    }
+
+    /// Sender: goes away without a value because the link to the node that would have
+    /// replied was lost ([`Self::lost`]).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn close_lost(&self) {
+        self.close_with(LOST);
+    }
+
+    /// Sender: goes away without a value because the actor that would have replied (on
+    /// another node) had ended ([`Self::dead`]).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn close_dead(&self) {
+        self.close_with(DEAD);
+    }
+
+    /// Whether a `Closed` slot was closed by [`Self::close_lost`] (read after `take` saw it
+    /// closed: the bit was set by the same read-modify-write as `CLOSED`).
+    pub(crate) fn lost(&self) -> bool {
+        self.state.load(Ordering::Acquire) & LOST != 0
+    }
+
+    /// Whether a `Closed` slot was closed by [`Self::close_dead`] (as [`Self::lost`]).
+    pub(crate) fn dead(&self) -> bool {
+        self.state.load(Ordering::Acquire) & DEAD != 0
+    }
+
+    fn close_with(&self, why: u8) {
+        let prev = self.state.fetch_or(CLOSED | why, Ordering::AcqRel);
         // (A receiver that went away left its waiter behind: no need to wake it.)
         if prev & WAITING != 0 && prev & GONE == 0 {
             self.wake();

@@ -1,0 +1,212 @@
+//! How a node joins the others ([`RemoteConfig`]) and what can go wrong ([`RemoteError`]).
+
+use std::fmt;
+use std::time::Duration;
+
+/// How a node connects: its Zenoh mode, where it listens, whom it connects to, how fast a
+/// lost link is noticed.
+///
+/// Whatever the mode, multicast scouting is off (nodes find each other through the endpoints
+/// given here, and through the peers those know), and a node listens on loopback unless told
+/// otherwise.
+///
+/// ```
+/// use actorium::remote::RemoteConfig;
+/// use std::time::Duration;
+/// // Two processes on one machine, no server: one listens on a known port...
+/// let a = RemoteConfig::peer().listen("tcp/127.0.0.1:7447");
+/// // ...the other connects to it (and listens on a port of its own, for third nodes).
+/// let b = RemoteConfig::peer().connect("tcp/127.0.0.1:7447").lease(Duration::from_secs(3));
+/// // Many machines: clients of routers (`zenohd`, or a node opened with `router()`).
+/// let c = RemoteConfig::client().connect("tcp/10.0.0.1:7447");
+/// # let _ = (a, b, c);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RemoteConfig {
+    pub(super) mode: Mode,
+    pub(super) listen: Vec<String>,
+    pub(super) connect: Vec<String>,
+    pub(super) lease: Duration,
+    pub(super) max_frame: usize,
+    pub(super) extra: Vec<(String, String)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Mode {
+    Peer,
+    Client,
+    Router,
+}
+
+impl Default for RemoteConfig {
+    /// [`Self::peer`]: a peer listening on a free loopback port.
+    fn default() -> Self {
+        Self::peer()
+    }
+}
+
+impl RemoteConfig {
+    /// A peer: talks to the nodes it connects to and those that connect to it, directly (no
+    /// server). Listens on a free loopback port (`tcp/127.0.0.1:0`) unless [`Self::listen`]
+    /// says otherwise: give a node that others connect to a known port.
+    pub fn peer() -> Self {
+        Self {
+            mode: Mode::Peer,
+            listen: Vec::new(),
+            connect: Vec::new(),
+            lease: Duration::from_secs(10),
+            max_frame: 16 << 20,
+            extra: Vec::new(),
+        }
+    }
+
+    /// A client: reaches every other node through the routers (or peers) it connects to;
+    /// listens on nothing.
+    pub fn client() -> Self {
+        Self {
+            mode: Mode::Client,
+            ..Self::peer()
+        }
+    }
+
+    /// A router: routes for clients and peers (what `zenohd` does), and is a node itself.
+    pub fn router() -> Self {
+        Self {
+            mode: Mode::Router,
+            ..Self::peer()
+        }
+    }
+
+    /// Listens on `endpoint` (a Zenoh endpoint, such as `tcp/127.0.0.1:7447`). The first call
+    /// replaces the loopback default.
+    pub fn listen(mut self, endpoint: impl Into<String>) -> Self {
+        self.listen.push(endpoint.into());
+        self
+    }
+
+    /// Connects to `endpoint` (retried in the background until it answers, for a peer or a
+    /// router; a client's open fails if it cannot connect).
+    pub fn connect(mut self, endpoint: impl Into<String>) -> Self {
+        self.connect.push(endpoint.into());
+        self
+    }
+
+    /// How long a silent link lives before it is declared lost (Zenoh's lease; default 10 s;
+    /// four keep-alives are sent per lease). A process that ends closes its sockets, and its
+    /// links are lost at once, whatever the lease: the lease bounds how long a frozen process
+    /// or a cut cable goes unnoticed.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The largest frame this node accepts (default 16 MiB): a larger one is dropped and
+    /// reported ([`crate::Event::RemoteFrameDropped`]).
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        self.max_frame = bytes;
+        self
+    }
+
+    /// Sets any other Zenoh configuration key to a JSON5 value, for instance TLS
+    /// (`"transport/link/tls/root_ca_certificate"`; Zenoh's TLS transport needs its
+    /// `transport_tls` feature, which actorium's `remote-tls` feature turns on) or access
+    /// control (`"access_control"`). Applied last: it overrides what the other methods set.
+    pub fn zenoh(mut self, key: impl Into<String>, json5: impl Into<String>) -> Self {
+        self.extra.push((key.into(), json5.into()));
+        self
+    }
+
+    /// The Zenoh configuration.
+    pub(super) fn to_zenoh(&self) -> Result<zenoh::Config, RemoteError> {
+        let mut c = zenoh::Config::default();
+        let mode = match self.mode {
+            Mode::Peer => "peer",
+            Mode::Client => "client",
+            Mode::Router => "router",
+        };
+        let listen = if self.listen.is_empty() && self.mode != Mode::Client {
+            vec!["tcp/127.0.0.1:0".to_string()]
+        } else {
+            self.listen.clone()
+        };
+        let lease = self.lease.as_millis().max(1);
+        let mut set = |k: &str, v: String| {
+            c.insert_json5(k, &v)
+                .map_err(|e| RemoteError::Config(format!("`{k}` = {v}: {e}")))
+        };
+        set("mode", format!("{mode:?}"))?;
+        set("scouting/multicast/enabled", "false".into())?;
+        set("listen/endpoints", json_list(&listen))?;
+        set("connect/endpoints", json_list(&self.connect))?;
+        set("transport/link/tx/lease", lease.to_string())?;
+        // The first connection is waited for at open, not after it (the default waits
+        // `scouting.delay`, 500 ms, for peers that multicast would have found).
+        set("scouting/delay", "0".into())?;
+        for (k, v) in &self.extra {
+            set(k, v.clone())?;
+        }
+        Ok(c)
+    }
+}
+
+fn json_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
+    format!("[{}]", quoted.join(","))
+}
+
+/// What went wrong opening a node, registering or looking up a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RemoteError {
+    /// The configuration was refused (the key, its value and Zenoh's reason).
+    Config(String),
+    /// The node could not open (for instance a port already in use, or a client that could
+    /// reach no router).
+    Open(String),
+    /// A name or tag is not valid: 1 to 128 characters, none of `/ * $ ? # ~`, no space.
+    BadName(String),
+    /// No actor under that name, serving that protocol, was found in time.
+    NotFound(String),
+    /// The node was closed.
+    Closed,
+    /// Only an actor of this node's own system can be registered on it.
+    NotLocal,
+    /// Zenoh refused an operation (its message).
+    Engine(String),
+}
+
+impl fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemoteError::Config(m) => write!(f, "remote configuration refused: {m}"),
+            RemoteError::Open(m) => write!(f, "the node could not open: {m}"),
+            RemoteError::BadName(n) => write!(
+                f,
+                "`{n}` is not a valid name or tag: use 1 to 128 characters, none of \
+                 `/ * $ ? # ~` or whitespace"
+            ),
+            RemoteError::NotFound(n) => {
+                write!(
+                    f,
+                    "no actor named `{n}` serving this protocol was found in time"
+                )
+            }
+            RemoteError::Closed => f.write_str("the node is closed"),
+            RemoteError::NotLocal => {
+                f.write_str("only a local actor can be registered (this one is remote)")
+            }
+            RemoteError::Engine(m) => write!(f, "the Zenoh engine refused: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+/// Whether `name` is a valid registered name.
+pub(super) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '/' | '*' | '$' | '?' | '#' | '~'))
+}

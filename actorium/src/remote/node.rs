@@ -1,0 +1,716 @@
+//! A node: one Zenoh session, the frames it sends and receives, and this node's tables —
+//! local actors other nodes may reach (exports), remote actors this node reaches (proxies),
+//! asks waiting for their replies, and which nodes are lost.
+//!
+//! Keys (Zenoh key expressions):
+//! - `actorium/inbox/<to>/<from>`: frames from node `from` to node `to`. Each node subscribes
+//!   to its own inbox before it announces itself, and sends to a node only after seeing it
+//!   (its name or its address came from it), so no frame goes to an inbox not yet declared.
+//! - `actorium/node/<id>`: a liveliness token per node. Its deletion (the process ended, or
+//!   the link was silent past the lease) is the node's loss: every ask waiting on it fails
+//!   with `NodeDown`, every watcher of its actors hears `NodeDown`.
+//! - `actorium/name/<name>/<tag>/<node>/<actor>`: a liveliness token per registered name and
+//!   protocol (`names.rs`); it vanishes with the actor, the node or the link.
+//!
+//! Locks: the tables are under one mutex, never held while calling Zenoh or user code (Zenoh
+//! may call this node's own callbacks from inside a declaration).
+
+use super::config::{RemoteConfig, RemoteError};
+use super::proxy::{Proxy, RemoteTarget};
+use super::wire::{AwaitedReply, Head, Inbound, Incoming, Outcome, Protocol};
+use crate::actor::{AskError, Recipient, SystemHandle};
+use crate::core::monitors::Watcher;
+use crate::{Event, ExitReason};
+use serde::{de::DeserializeOwned, Serialize};
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use zenoh::qos::CongestionControl;
+use zenoh::sample::{Sample, SampleKind};
+use zenoh::Wait;
+
+/// The prefix of every key this crate uses.
+pub(super) const PREFIX: &str = "actorium";
+
+/// A node's state, shared by its [`super::Node`] handles, its Zenoh callbacks (weakly) and
+/// the remote recipients it made (weakly).
+pub struct NodeInner {
+    pub(super) session: zenoh::Session,
+    /// This node's id (its Zenoh id).
+    pub(super) id: Arc<str>,
+    system: SystemHandle,
+    max_frame: usize,
+    numbers: AtomicU64,
+    closed: AtomicBool,
+    tables: Mutex<Tables>,
+    /// A publisher per destination node (`None`: the node was lost).
+    publishers: Mutex<HashMap<Arc<str>, Option<Arc<zenoh::pubsub::Publisher<'static>>>>>,
+    /// The inbox subscriber, the node watch and the node's token, dropped at close.
+    keep: Mutex<Vec<Box<dyn Any + Send>>>,
+}
+
+#[derive(Default)]
+pub(super) struct Tables {
+    /// Nodes whose link was lost.
+    down: HashSet<Arc<str>>,
+    /// Asks sent, waiting for replies: number → (node asked, port).
+    asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
+    /// Remote actors with recipients on this node.
+    proxies: HashMap<(Arc<str>, u64), Weak<Proxy>>,
+    /// Remote actors being watched (kept until they end).
+    watched: HashMap<(Arc<str>, u64), Arc<Proxy>>,
+    /// Local actors other nodes may reach, by number.
+    exports: HashMap<u64, Export>,
+    /// Local actor (its id) → its number.
+    export_of: HashMap<usize, u64>,
+    /// Registered names: (name, tag, actor number) → its token.
+    pub(super) names: HashMap<(String, String, u64), zenoh::liveliness::LivelinessToken>,
+}
+
+impl Tables {
+    /// Whether exported actor `id` is still served (it has not ended).
+    pub(super) fn serves(&self, id: u64) -> bool {
+        self.exports.contains_key(&id)
+    }
+
+    /// Whether the link to node `id` was lost.
+    pub(super) fn is_down(&self, id: &str) -> bool {
+        self.down.contains(id)
+    }
+}
+
+/// A local actor other nodes may reach.
+struct Export {
+    actor: usize,
+    /// What it serves: tag → (delivery, its `Recipient<M>` as `Any`).
+    tags: HashMap<String, (Inbound, Box<dyn Any + Send + Sync>)>,
+    /// Makes a watcher that runs the actor's `linked_exit`.
+    link: Arc<dyn Fn() -> Watcher + Send + Sync>,
+    /// Nodes watching it (told `Down` when it ends).
+    watched_by: HashSet<Arc<str>>,
+    /// Links from actors on other nodes (node → how many).
+    linked_by: HashMap<Arc<str>, usize>,
+}
+
+thread_local! {
+    /// The node encoding or decoding a frame on this thread (for recipients inside messages).
+    static CURRENT: RefCell<Vec<Arc<NodeInner>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `node` as this thread's current node.
+fn with_node<T>(node: &Arc<NodeInner>, f: impl FnOnce() -> T) -> T {
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.borrow_mut().pop());
+        }
+    }
+    CURRENT.with(|c| c.borrow_mut().push(node.clone()));
+    let _pop = Pop;
+    f()
+}
+
+/// The node encoding or decoding a frame on this thread, if any.
+pub(super) fn current() -> Option<Arc<NodeInner>> {
+    CURRENT.with(|c| c.borrow().last().cloned())
+}
+
+impl NodeInner {
+    /// Opens a node for `system`.
+    pub(super) fn open(system: SystemHandle, cfg: &RemoteConfig) -> Result<Arc<Self>, RemoteError> {
+        let session = zenoh::open(cfg.to_zenoh()?)
+            .wait()
+            .map_err(|e| RemoteError::Open(e.to_string()))?;
+        let id: Arc<str> = session.zid().to_string().into();
+        let node = Arc::new(NodeInner {
+            session,
+            id: id.clone(),
+            system,
+            max_frame: cfg.max_frame,
+            numbers: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+            tables: Mutex::new(Tables::default()),
+            publishers: Mutex::new(HashMap::new()),
+            keep: Mutex::new(Vec::new()),
+        });
+        let engine = |e: zenoh::Error| RemoteError::Engine(e.to_string());
+        // The inbox first, then the watch of other nodes, then this node's own token: a node
+        // that sees the token can send at once.
+        let weak = Arc::downgrade(&node);
+        let inbox = node
+            .session
+            .declare_subscriber(format!("{PREFIX}/inbox/{id}/*"))
+            .callback(move |s: Sample| {
+                if let Some(n) = weak.upgrade() {
+                    n.on_frame(&s);
+                }
+            })
+            .wait()
+            .map_err(engine)?;
+        let weak = Arc::downgrade(&node);
+        let nodes = node
+            .session
+            .liveliness()
+            .declare_subscriber(format!("{PREFIX}/node/*"))
+            .history(true)
+            .callback(move |s: Sample| {
+                if let Some(n) = weak.upgrade() {
+                    n.on_node(&s);
+                }
+            })
+            .wait()
+            .map_err(engine)?;
+        let token = node
+            .session
+            .liveliness()
+            .declare_token(format!("{PREFIX}/node/{id}"))
+            .wait()
+            .map_err(engine)?;
+        node.keep_lock().extend([
+            Box::new(inbox) as Box<dyn Any + Send>,
+            Box::new(nodes),
+            Box::new(token),
+        ]);
+        Ok(node)
+    }
+
+    pub(super) fn tables(&self) -> MutexGuard<'_, Tables> {
+        self.tables.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn keep_lock(&self) -> MutexGuard<'_, Vec<Box<dyn Any + Send>>> {
+        self.keep.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Closes the node: its names and token vanish, its links close, every ask it waits on
+    /// fails with `NodeDown` and every remote actor it watches is told `NodeDown`.
+    pub(super) fn close(self: &Arc<Self>) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let names: Vec<_> = self.tables().names.drain().map(|(_, t)| t).collect();
+        drop(names);
+        let keep: Vec<_> = self.keep_lock().drain(..).collect();
+        drop(keep);
+        self.publishers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        let _ = self.session.close().wait();
+        // Everything remote is now unreachable from here.
+        let (asks, proxies) = {
+            let mut t = self.tables();
+            let asks: Vec<_> = t.asks.drain().map(|(_, (_, a))| a).collect();
+            let mut proxies: Vec<Arc<Proxy>> = t.watched.drain().map(|(_, p)| p).collect();
+            proxies.extend(t.proxies.drain().filter_map(|(_, p)| p.upgrade()));
+            t.exports.clear();
+            t.export_of.clear();
+            (asks, proxies)
+        };
+        self.lost(asks, proxies, Vec::new());
+    }
+
+    /// A fresh number (asks, exported actors).
+    pub(super) fn next_number(&self) -> u64 {
+        self.numbers.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Encodes a frame: `head`, then `body` (recipients inside it are exported by this node).
+    pub(super) fn encode<B: Serialize + ?Sized>(
+        self: &Arc<Self>,
+        head: &Head<'_>,
+        body: &B,
+    ) -> Result<Vec<u8>, String> {
+        with_node(self, || {
+            let v = postcard::to_extend(head, Vec::with_capacity(64)).map_err(|e| e.to_string())?;
+            postcard::to_extend(body, v).map_err(|e| e.to_string())
+        })
+    }
+
+    /// Decodes a frame's body as a `T`: all of it, or an error (never a panic: a user's
+    /// `Deserialize` that panics is an error too).
+    pub(super) fn decode<T: DeserializeOwned>(self: &Arc<Self>, body: &[u8]) -> Result<T, String> {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_node(self, || postcard::take_from_bytes::<T>(body))
+        }));
+        match r {
+            Ok(Ok((v, []))) => Ok(v),
+            Ok(Ok((_, rest))) => Err(format!("{} bytes past the end of the message", rest.len())),
+            Ok(Err(e)) => Err(format!("malformed: {e}")),
+            Err(p) => Err(format!(
+                "its decoding panicked: {}",
+                crate::core::panic_message(&*p)
+            )),
+        }
+    }
+
+    /// Sends `frame` to node `to`. Blocks while the link is congested (the frame is never
+    /// dropped for congestion); `Err` if the node is lost or this node is closed.
+    pub(super) fn put(&self, to: &Arc<str>, frame: Vec<u8>) -> Result<(), ()> {
+        if self.is_closed() {
+            return Err(());
+        }
+        let publisher = {
+            let mut p = self.publishers.lock().unwrap_or_else(|p| p.into_inner());
+            match p.get(to) {
+                Some(Some(p)) => p.clone(),
+                Some(None) => return Err(()),
+                None => {
+                    let publisher = self
+                        .session
+                        .declare_publisher(format!("{PREFIX}/inbox/{to}/{}", self.id))
+                        .congestion_control(CongestionControl::Block)
+                        .wait()
+                        .map_err(|_| ())?;
+                    let publisher = Arc::new(publisher);
+                    p.insert(to.clone(), Some(publisher.clone()));
+                    publisher
+                }
+            }
+        };
+        publisher.put(frame).wait().map_err(|_| ())
+    }
+
+    /// Sends a frame with no body (best effort: a lost node's watchers hear it otherwise).
+    pub(super) fn send_head(self: &Arc<Self>, to: &Arc<str>, head: &Head<'_>) {
+        if let Ok(frame) = self.encode(head, &()) {
+            let _ = self.put(to, frame);
+        }
+    }
+
+    /// Sends the reply to ask `ask` of node `to`.
+    pub(super) fn reply<R: Serialize>(
+        self: &Arc<Self>,
+        to: &str,
+        ask: u64,
+        r: Result<R, AskError>,
+    ) {
+        let to: Arc<str> = to.into();
+        let frame = match &r {
+            Ok(v) => self.encode(
+                &Head::Reply {
+                    ask,
+                    outcome: Outcome::Replied,
+                },
+                v,
+            ),
+            Err(e) => self.encode(
+                &Head::Reply {
+                    ask,
+                    outcome: Outcome::of(*e),
+                },
+                &(),
+            ),
+        };
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => {
+                self.dropped_outgoing(std::any::type_name::<R>(), &e);
+                match self.encode(
+                    &Head::Reply {
+                        ask,
+                        outcome: Outcome::Dropped,
+                    },
+                    &(),
+                ) {
+                    Ok(f) => f,
+                    Err(_) => return,
+                }
+            }
+        };
+        let _ = self.put(&to, frame);
+    }
+
+    /// Files `port` under `ask` until node `to` replies; gives it back if `to` is lost.
+    pub(super) fn await_reply(
+        &self,
+        to: &Arc<str>,
+        ask: u64,
+        port: AwaitedReply,
+    ) -> Result<(), AwaitedReply> {
+        let mut t = self.tables();
+        if t.down.contains(to) || self.is_closed() {
+            return Err(port);
+        }
+        t.asks.insert(ask, (to.clone(), port));
+        Ok(())
+    }
+
+    /// Takes back the port filed under `ask`, if it is still there.
+    pub(super) fn take_awaited(&self, ask: u64) -> Option<AwaitedReply> {
+        self.tables().asks.remove(&ask).map(|(_, p)| p)
+    }
+
+    /// Keeps `proxy` alive while it is watched.
+    pub(super) fn keep_watched(&self, proxy: &Arc<Proxy>) {
+        self.tables()
+            .watched
+            .insert((proxy.node_id.clone(), proxy.id), proxy.clone());
+    }
+
+    /// A recipient of actor `id` of node `node` (this node's own actor if `node` is this
+    /// one's id).
+    pub(super) fn recipient<M: Protocol>(self: &Arc<Self>, node: &str, id: u64) -> Recipient<M> {
+        if *node == *self.id {
+            if let Some(r) = self.local::<M>(id) {
+                return r;
+            }
+        }
+        let (proxy, lost) = {
+            let mut t = self.tables();
+            let key: (Arc<str>, u64) = (node.into(), id);
+            let lost = t.down.contains(node) || self.is_closed();
+            match t.proxies.get(&key).and_then(Weak::upgrade) {
+                Some(p) => (p, false),
+                None => {
+                    let p = Arc::new(Proxy::new(Arc::downgrade(self), key.0.clone(), id));
+                    t.proxies.retain(|_, p| p.strong_count() > 0);
+                    t.proxies.insert(key, Arc::downgrade(&p));
+                    (p, lost)
+                }
+            }
+        };
+        if lost {
+            proxy.end(ExitReason::NodeDown);
+        } else if *node == *self.id {
+            // One of ours that has ended (or never served `M`).
+            proxy.end(ExitReason::NotAlive);
+        }
+        Recipient::from_target(Arc::new(RemoteTarget::<M>::new(proxy)))
+    }
+
+    /// This node's exported actor `id`, as a `Recipient<M>`, if it serves `M`.
+    fn local<M: Protocol>(&self, id: u64) -> Option<Recipient<M>> {
+        let t = self.tables();
+        let (_, any) = t.exports.get(&id)?.tags.get(&M::tag())?;
+        any.downcast_ref::<Recipient<M>>().cloned()
+    }
+
+    /// The address other nodes reach `r` at: (node, number). A local actor is exported (it
+    /// will serve `M` to other nodes until it ends).
+    pub(super) fn address_of<M: Protocol>(self: &Arc<Self>, r: &Recipient<M>) -> (Arc<str>, u64) {
+        match r.target().as_any().downcast_ref::<RemoteTarget<M>>() {
+            Some(t) => (t.proxy.node_id.clone(), t.proxy.id),
+            None => (self.id.clone(), self.export(r)),
+        }
+    }
+
+    /// Exports the local actor of `r` for protocol `M`; its number.
+    pub(super) fn export<M: Protocol>(self: &Arc<Self>, r: &Recipient<M>) -> u64 {
+        let actor = r.target().cell_id() as usize;
+        let (id, new) = {
+            let mut t = self.tables();
+            let (id, new) = match t.export_of.get(&actor) {
+                Some(&id) => (id, false),
+                None => (self.next_number(), true),
+            };
+            if new {
+                t.export_of.insert(actor, id);
+                let link_to = r.clone();
+                t.exports.insert(
+                    id,
+                    Export {
+                        actor,
+                        tags: HashMap::new(),
+                        link: Arc::new(move || link_to.link_watcher()),
+                        watched_by: HashSet::new(),
+                        linked_by: HashMap::new(),
+                    },
+                );
+            }
+            let e = t.exports.get_mut(&id).expect("inserted above");
+            e.tags
+                .entry(M::tag())
+                .or_insert_with(|| (M::inbound(r.clone()), Box::new(r.clone())));
+            (id, new)
+        };
+        if new {
+            // Served until it ends; then its names vanish and its watchers hear why.
+            let weak = Arc::downgrade(self);
+            let end: Watcher = Box::new(move |why: &ExitReason| {
+                if let Some(n) = weak.upgrade() {
+                    n.unexport(id, why);
+                }
+            });
+            if let Err(end) = r.watch(end) {
+                end(&ExitReason::NotAlive);
+            }
+        }
+        id
+    }
+
+    /// Exported actor `id` ended with `why`.
+    fn unexport(self: &Arc<Self>, id: u64, why: &ExitReason) {
+        let (export, names) = {
+            let mut t = self.tables();
+            let Some(e) = t.exports.remove(&id) else {
+                return;
+            };
+            t.export_of.remove(&e.actor);
+            let keys: Vec<_> = t.names.keys().filter(|k| k.2 == id).cloned().collect();
+            let names: Vec<_> = keys.iter().filter_map(|k| t.names.remove(k)).collect();
+            (e, names)
+        };
+        drop(names); // (undeclared outside the lock)
+        let reason = super::wire::WireExit::from(why);
+        for n in &export.watched_by {
+            self.send_head(
+                n,
+                &Head::Down {
+                    actor: id,
+                    reason: reason.clone(),
+                },
+            );
+        }
+    }
+
+    /// A frame arrived in the inbox.
+    fn on_frame(self: &Arc<Self>, s: &Sample) {
+        let key = s.key_expr().as_str();
+        let from = key.rsplit('/').next().unwrap_or("").to_string();
+        let bytes = s.payload().to_bytes();
+        self.on_bytes(&from, &bytes);
+    }
+
+    /// A frame from node `from`: handled, or dropped and reported.
+    pub(super) fn on_bytes(self: &Arc<Self>, from: &str, bytes: &[u8]) {
+        if let Err(why) = self.handle(from, bytes) {
+            self.dropped_incoming_from(from, &why);
+        }
+    }
+
+    fn handle(self: &Arc<Self>, from: &str, bytes: &[u8]) -> Result<(), String> {
+        if bytes.len() > self.max_frame {
+            return Err(format!(
+                "{} bytes, more than this node's largest frame ({})",
+                bytes.len(),
+                self.max_frame
+            ));
+        }
+        let (head, body) = postcard::take_from_bytes::<Head<'_>>(bytes)
+            .map_err(|e| format!("malformed head: {e}"))?;
+        let from_arc: Arc<str> = from.into();
+        match head {
+            Head::Tell { to, tag } | Head::Ask { to, tag, .. } => {
+                let ask = match head {
+                    Head::Ask { ask, .. } => Some(ask),
+                    _ => None,
+                };
+                let inbound = {
+                    let t = self.tables();
+                    match t.exports.get(&to) {
+                        // Ended (or never here): a dead letter, as locally; an ask hears `Dead`.
+                        None => None,
+                        Some(e) => match e.tags.get(tag) {
+                            Some((i, _)) => Some(i.clone()),
+                            None => {
+                                return Err(format!("actor {to} does not serve `{tag}`"));
+                            }
+                        },
+                    }
+                };
+                match inbound {
+                    Some(i) => i(Incoming {
+                        node: self,
+                        from,
+                        ask,
+                        body,
+                    })
+                    .map_err(|e| format!("`{tag}`: {e}")),
+                    None => {
+                        if let Some(ask) = ask {
+                            self.reply::<()>(from, ask, Err(AskError::Dead));
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            Head::Reply { ask, outcome } => {
+                let port = {
+                    let mut t = self.tables();
+                    match t.asks.get(&ask) {
+                        Some((n, _)) if **n == *from => t.asks.remove(&ask).map(|(_, p)| p),
+                        _ => None,
+                    }
+                };
+                let Some(port) = port else {
+                    return Err(format!("a reply to ask {ask}, which it was not asked"));
+                };
+                let r = match outcome {
+                    Outcome::Replied => Ok(body),
+                    Outcome::Dead => Err(AskError::Dead),
+                    Outcome::Dropped => Err(AskError::Dropped),
+                };
+                port.complete(r, self);
+                Ok(())
+            }
+            Head::Monitor { to } => {
+                let known = {
+                    let mut t = self.tables();
+                    match t.exports.get_mut(&to) {
+                        Some(e) => {
+                            e.watched_by.insert(from_arc.clone());
+                            true
+                        }
+                        None => false,
+                    }
+                };
+                if !known {
+                    let reason = super::wire::WireExit::NotAlive;
+                    self.send_head(&from_arc, &Head::Down { actor: to, reason });
+                }
+                Ok(())
+            }
+            Head::Down { actor, reason } => {
+                let proxy = self
+                    .tables()
+                    .proxies
+                    .get(&(from_arc.clone(), actor))
+                    .cloned();
+                if let Some(p) = proxy.and_then(|p| p.upgrade()) {
+                    p.end(reason.into());
+                }
+                self.tables().watched.remove(&(from_arc, actor));
+                Ok(())
+            }
+            Head::Link { to } => {
+                let mut t = self.tables();
+                if let Some(e) = t.exports.get_mut(&to) {
+                    *e.linked_by.entry(from_arc).or_default() += 1;
+                }
+                Ok(())
+            }
+            Head::Exit { to, reason } => {
+                let link = {
+                    let mut t = self.tables();
+                    match t.exports.get_mut(&to) {
+                        Some(e) => match e.linked_by.get_mut(&from_arc) {
+                            Some(n) => {
+                                *n -= 1;
+                                if *n == 0 {
+                                    e.linked_by.remove(&from_arc);
+                                }
+                                Some(e.link.clone())
+                            }
+                            None => None,
+                        },
+                        None => None,
+                    }
+                };
+                if let Some(link) = link {
+                    link()(&reason.into());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// A node's token came or went.
+    fn on_node(self: &Arc<Self>, s: &Sample) {
+        if s.kind() != SampleKind::Delete {
+            return;
+        }
+        let Some(node) = s.key_expr().as_str().rsplit('/').next() else {
+            return;
+        };
+        if *node != *self.id {
+            self.node_down(node);
+        }
+    }
+
+    /// The link to `node` was lost.
+    pub(super) fn node_down(self: &Arc<Self>, node: &str) {
+        let node: Arc<str> = node.into();
+        let (asks, proxies, links) = {
+            let mut t = self.tables();
+            if !t.down.insert(node.clone()) {
+                return;
+            }
+            let ids: Vec<u64> = t
+                .asks
+                .iter()
+                .filter(|(_, (n, _))| *n == node)
+                .map(|(k, _)| *k)
+                .collect();
+            let asks: Vec<_> = ids
+                .iter()
+                .filter_map(|k| t.asks.remove(k))
+                .map(|(_, a)| a)
+                .collect();
+            let mut proxies: Vec<Arc<Proxy>> = Vec::new();
+            t.watched.retain(|(n, _), p| {
+                if *n == node {
+                    proxies.push(p.clone());
+                }
+                *n != node
+            });
+            t.proxies.retain(|(n, _), p| {
+                if *n == node {
+                    proxies.extend(p.upgrade());
+                }
+                *n != node
+            });
+            let mut links = Vec::new();
+            for e in t.exports.values_mut() {
+                e.watched_by.remove(&node);
+                if let Some(k) = e.linked_by.remove(&node) {
+                    links.extend(std::iter::repeat_n(e.link.clone(), k));
+                }
+            }
+            (asks, proxies, links)
+        };
+        self.publishers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(node, None);
+        self.lost(asks, proxies, links);
+    }
+
+    /// Tells everyone waiting on a lost node.
+    fn lost(
+        self: &Arc<Self>,
+        asks: Vec<AwaitedReply>,
+        proxies: Vec<Arc<Proxy>>,
+        links: Vec<Arc<dyn Fn() -> Watcher + Send + Sync>>,
+    ) {
+        for a in asks {
+            a.complete(Err(AskError::NodeDown), self);
+        }
+        for p in proxies {
+            p.end(ExitReason::NodeDown);
+        }
+        for l in links {
+            l()(&ExitReason::NodeDown);
+        }
+    }
+
+    /// Reports a frame from `from` dropped for `why`.
+    pub(super) fn dropped_incoming_from(&self, from: &str, why: &str) {
+        self.system
+            .report(&Event::RemoteFrameDropped { from, reason: why });
+    }
+
+    /// Reports a frame being decoded dropped for `why`.
+    pub(super) fn dropped_incoming(&self, why: &str) {
+        self.dropped_incoming_from("(a reply)", why);
+    }
+
+    /// Reports a message that could not be encoded (it was not sent).
+    pub(super) fn dropped_outgoing(&self, tag: &str, why: &str) {
+        let reason = format!("not sent: `{tag}` could not be encoded: {why}");
+        self.system.report(&Event::RemoteFrameDropped {
+            from: &self.id,
+            reason: &reason,
+        });
+    }
+}
+
+#[cfg(test)]
+#[path = "node_tests.rs"]
+mod tests;

@@ -1,0 +1,215 @@
+//! Bad input on a node's inbox: random, mutated, truncated, oversized and mistyped frames are
+//! dropped and reported, never a panic, and the node goes on serving.
+
+use super::*;
+use crate::actor::Ask;
+use crate::remote::wire::RemoteMessage;
+use crate::remote::RemoteConfig;
+use crate::{Actor, ActorSystem, Allocation, Context, Receive};
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicUsize;
+use std::sync::mpsc;
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Num(u64);
+impl RemoteMessage for Num {
+    const TAG: &'static str = "unit.Num";
+}
+
+/// Its decoding panics.
+#[derive(Serialize, Debug)]
+struct Boom;
+impl<'de> Deserialize<'de> for Boom {
+    fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        panic!("a Deserialize that panics")
+    }
+}
+impl RemoteMessage for Boom {
+    const TAG: &'static str = "unit.Boom";
+}
+
+struct Sink(mpsc::Sender<u64>);
+impl Actor for Sink {}
+impl Receive<Num> for Sink {
+    fn receive(&mut self, Num(n): Num, _: &mut Context<'_, Self>) -> Allocation {
+        let _ = self.0.send(n);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Boom> for Sink {
+    fn receive(&mut self, _: Boom, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Nodelete
+    }
+}
+impl Receive<Ask<Num, Num>> for Sink {
+    fn receive(&mut self, a: Ask<Num, Num>, _: &mut Context<'_, Self>) -> Allocation {
+        let _ = a.reply.send(Num(a.msg.0 + 1));
+        Allocation::Nodelete
+    }
+}
+
+/// A node serving a sink (exported as `Num`, `Boom` and `Ask<Num, Num>`), with a count of
+/// the frames it reported dropped.
+struct Fixture {
+    _system: ActorSystem,
+    node: Arc<NodeInner>,
+    _closer: crate::remote::Node,
+    sink: u64,
+    got: mpsc::Receiver<u64>,
+    dropped: Arc<AtomicUsize>,
+}
+
+fn fixture(max_frame: usize) -> Fixture {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let d = dropped.clone();
+    let system = ActorSystem::builder()
+        .workers(1)
+        .on_event(move |e| {
+            if let Event::RemoteFrameDropped { .. } = e {
+                d.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+        .build()
+        .unwrap();
+    let node = system
+        .remote(RemoteConfig::peer().max_frame(max_frame))
+        .unwrap();
+    let (tx, got) = mpsc::channel();
+    let sink = system.spawn(Sink(tx));
+    let inner = node.inner.clone();
+    let id = inner.export::<Num>(&sink.recipient());
+    inner.export::<Boom>(&sink.recipient());
+    inner.export::<Ask<Num, Num>>(&sink.recipient());
+    Fixture {
+        _system: system,
+        node: inner,
+        _closer: node,
+        sink: id,
+        got,
+        dropped,
+    }
+}
+
+impl Fixture {
+    fn tell(&self, n: u64) -> Vec<u8> {
+        let head = Head::Tell {
+            to: self.sink,
+            tag: Num::TAG,
+        };
+        self.node.encode(&head, &Num(n)).unwrap()
+    }
+
+    fn dropped(&self) -> usize {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// A good frame still arrives (the node goes on).
+    fn still_serves(&self) {
+        let n = 0xfeed;
+        self.node.on_bytes("00", &self.tell(n));
+        loop {
+            let got = self.got.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+            if got == n {
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_good_frame_is_delivered_and_reports_nothing() {
+    let f = fixture(1 << 20);
+    f.node.on_bytes("00", &f.tell(7));
+    assert_eq!(f.got.recv().unwrap(), 7);
+    assert_eq!(f.dropped(), 0);
+}
+
+#[test]
+fn malformed_truncated_trailing_oversized_and_mistyped_frames_are_reported() {
+    let f = fixture(256);
+    let good = f.tell(5);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", Vec::new()),
+        ("an unknown head", vec![0xff, 0xff, 0xff]),
+        ("truncated", good[..good.len() - 1].to_vec()),
+        ("trailing bytes", [good.clone(), vec![0]].concat()),
+        ("oversized", [good.clone(), vec![0; 300]].concat()),
+        (
+            "a tag the actor does not serve",
+            f.node
+                .encode(&Head::Tell { to: f.sink, tag: "unit.Other" }, &Num(1))
+                .unwrap(),
+        ),
+        (
+            "an ask for a told type",
+            f.node
+                .encode(&Head::Ask { to: f.sink, tag: Num::TAG, ask: 1 }, &Num(1))
+                .unwrap(),
+        ),
+        (
+            "a decoding that panics",
+            f.node
+                .encode(&Head::Tell { to: f.sink, tag: Boom::TAG }, &Boom)
+                .unwrap(),
+        ),
+        (
+            "a reply to an ask never sent",
+            f.node
+                .encode(&Head::Reply { ask: 99, outcome: Outcome::Replied }, &Num(1))
+                .unwrap(),
+        ),
+    ];
+    for (i, (what, bytes)) in cases.iter().enumerate() {
+        f.node.on_bytes("00", bytes);
+        assert_eq!(f.dropped(), i + 1, "{what}: reported once");
+    }
+    f.still_serves();
+}
+
+#[test]
+fn a_recipient_encodes_only_inside_a_message_to_a_remote_actor() {
+    let f = fixture(1 << 20);
+    let (tx, _rx) = mpsc::channel();
+    let r: crate::Recipient<Num> = f._system.spawn(Sink(tx)).recipient();
+    let e = postcard::to_allocvec(&r).unwrap_err();
+    assert!(!e.to_string().is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Random bytes: no panic; every frame that is not handled is reported.
+    #[test]
+    fn random_frames_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let f = fixture(1 << 20);
+        let before = f.dropped();
+        let r = f.node.handle("00", &bytes);
+        f.node.on_bytes("00", &bytes);
+        prop_assert_eq!(f.dropped() - before, usize::from(r.is_err()));
+    }
+
+    /// A good frame with bytes changed, cut or added: no panic, and a frame that is not
+    /// delivered is reported; the node still serves.
+    #[test]
+    fn mutated_frames_never_panic(
+        n in any::<u64>(),
+        flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+        cut in any::<Option<usize>>(),
+    ) {
+        let f = fixture(1 << 20);
+        let mut bytes = f.tell(n);
+        for (at, x) in flips {
+            let at = at % bytes.len();
+            bytes[at] ^= x | 1;
+        }
+        if let Some(c) = cut {
+            bytes.truncate(c % (bytes.len() + 1));
+        }
+        let before = f.dropped();
+        let r = f.node.handle("00", &bytes);
+        f.node.on_bytes("00", &bytes);
+        prop_assert_eq!(f.dropped() - before, usize::from(r.is_err()));
+        f.still_serves();
+    }
+}

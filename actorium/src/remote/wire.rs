@@ -1,0 +1,319 @@
+//! What travels between nodes: the message types that opt in ([`RemoteMessage`]), what a
+//! remote name serves ([`Protocol`]: a message, or an ask of one), and the frames.
+//!
+//! A frame is a postcard-encoded [`Head`] followed by its body, the postcard encoding of the
+//! message or reply (so a message is encoded once, straight into the frame's buffer). Tags
+//! name message types on the wire: a frame is decoded only as the type its tag names, and only
+//! if the receiving actor was registered for that tag.
+
+use super::node::NodeInner;
+use super::proxy::Proxy;
+use crate::actor::{Ask, AskError, Recipient, ReplyTo, SendError};
+use crate::ExitReason;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::sync::{Arc, Weak};
+
+/// A message type that may cross to another node: serde, and a stable `TAG` that names it on
+/// the wire (never `type_name`, which changes with a module's path). Two programs that share
+/// a message type share its tag; one whose fields change should change its tag.
+///
+/// A tag is 1 to 64 ASCII letters, digits, `_`, `-` or `.`, unique among the message types
+/// of a system of nodes (a reverse domain name or a crate prefix keeps it so).
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// #[derive(Serialize, Deserialize)]
+/// struct Greet(String);
+/// impl actorium::remote::RemoteMessage for Greet {
+///     const TAG: &'static str = "demo.Greet";
+/// }
+/// ```
+pub trait RemoteMessage: Serialize + DeserializeOwned + Send + 'static {
+    /// The type's name on the wire.
+    const TAG: &'static str;
+}
+
+/// What a remote name can serve and a remote [`Recipient`] can carry: a [`RemoteMessage`]
+/// `M` (sent with `send`), or an [`Ask<Q, R>`] whose question and reply are both remote
+/// messages (sent with `ask`, blocking, `.await` or [`crate::Context::ask`]). Sealed.
+pub trait Protocol: sealed::Wire {}
+
+impl<M: RemoteMessage> Protocol for M {}
+impl<Q: RemoteMessage, R: RemoteMessage> Protocol for Ask<Q, R> {}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// How a protocol crosses: its wire tag, its send, and its delivery on the far side.
+    pub trait Wire: Send + Sized + 'static {
+        /// The tag this protocol is registered and looked up under.
+        fn tag() -> String;
+        /// Sends `self` to the remote actor of `to`, over `node`; gives it back if it cannot.
+        fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy) -> Result<(), Self>;
+        /// What delivers this protocol's frames to `local` on this node.
+        fn inbound(local: Recipient<Self>) -> Inbound;
+    }
+}
+
+/// Delivers one frame's body to a local actor.
+pub type Inbound = Arc<dyn Fn(Incoming<'_>) -> Result<(), String> + Send + Sync>;
+
+/// A frame for a local actor, as [`Inbound`] receives it.
+pub struct Incoming<'a> {
+    pub(super) node: &'a Arc<NodeInner>,
+    /// The sending node.
+    pub(super) from: &'a str,
+    /// The ask's number on the sending node, for an ask.
+    pub(super) ask: Option<u64>,
+    pub(super) body: &'a [u8],
+}
+
+impl<M: RemoteMessage> sealed::Wire for M {
+    fn tag() -> String {
+        M::TAG.to_string()
+    }
+
+    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy) -> Result<(), Self> {
+        let head = Head::Tell {
+            to: to.id,
+            tag: M::TAG,
+        };
+        match node.encode(&head, &self) {
+            Ok(frame) => node.put(&to.node_id, frame).map_err(|()| self),
+            Err(e) => {
+                node.dropped_outgoing(M::TAG, &e);
+                Err(self)
+            }
+        }
+    }
+
+    fn inbound(local: Recipient<Self>) -> Inbound {
+        Arc::new(move |i: Incoming<'_>| {
+            if i.ask.is_some() {
+                return Err(format!("an ask for `{}`, which is told, not asked", M::TAG));
+            }
+            let m: M = i.node.decode(i.body)?;
+            // A dead letter if the actor ended meanwhile: at most once, as for local sends.
+            let _ = local.send(m);
+            Ok(())
+        })
+    }
+}
+
+impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
+    fn tag() -> String {
+        ask_tag(Q::TAG, R::TAG)
+    }
+
+    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy) -> Result<(), Self> {
+        let Ask { msg, reply } = self;
+        let tag = ask_tag(Q::TAG, R::TAG);
+        // The number the reply will carry; the port waits under it until then (or until the
+        // node is lost: NodeDown).
+        let ask = node.next_number();
+        let head = Head::Ask {
+            to: to.id,
+            tag: &tag,
+            ask,
+        };
+        let frame = match node.encode(&head, &msg) {
+            Ok(f) => f,
+            Err(e) => {
+                node.dropped_outgoing(&tag, &e);
+                return Err(Ask { msg, reply });
+            }
+        };
+        if let Err(reply) = node.await_reply(&to.node_id, ask, AwaitedReply::new(reply)) {
+            return Err(Ask {
+                msg,
+                reply: reply.into_port(),
+            });
+        }
+        if node.put(&to.node_id, frame).is_err() {
+            // Not sent: take the port back (unless the node's loss already answered it).
+            if let Some(r) = node.take_awaited(ask) {
+                return Err(Ask {
+                    msg,
+                    reply: r.into_port(),
+                });
+            }
+            return Err(Ask {
+                msg,
+                reply: ReplyTo::unused(),
+            });
+        }
+        Ok(())
+    }
+
+    fn inbound(local: Recipient<Self>) -> Inbound {
+        Arc::new(move |i: Incoming<'_>| {
+            let Some(ask) = i.ask else {
+                return Err(format!(
+                    "a told message for an ask `{}`",
+                    ask_tag(Q::TAG, R::TAG)
+                ));
+            };
+            let q: Q = i.node.decode(i.body)?;
+            let node: Weak<NodeInner> = Arc::downgrade(i.node);
+            let from = i.from.to_string();
+            let reply = ReplyTo::actor(Box::new(move |r: Result<R, AskError>| {
+                if let Some(node) = node.upgrade() {
+                    node.reply(&from, ask, r);
+                }
+            }));
+            if let Err(SendError(Ask { reply, .. })) = local.send(Ask { msg: q, reply }) {
+                // The actor ended: the asker hears `Dead` rather than `Dropped`.
+                reply.disarm();
+                i.node.reply::<R>(i.from, ask, Err(AskError::Dead));
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The tag of `Ask<Q, R>`.
+fn ask_tag(q: &str, r: &str) -> String {
+    format!("{q}~{r}")
+}
+
+/// Whether `tag` is a valid [`RemoteMessage::TAG`].
+pub(super) fn valid_tag(tag: &str) -> bool {
+    !tag.is_empty()
+        && tag.len() <= 64
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// A reply port with its reply type erased.
+type AnyPort = Box<dyn std::any::Any + Send>;
+
+/// A reply port waiting for its reply from another node (the reply type erased).
+pub struct AwaitedReply {
+    port: AnyPort,
+    /// Decodes the reply as the port's type and sends it (or ends the port with the error).
+    complete: fn(AnyPort, Result<&[u8], AskError>, &Arc<NodeInner>),
+}
+
+impl AwaitedReply {
+    fn new<R: RemoteMessage>(port: ReplyTo<R>) -> Self {
+        fn complete<R: RemoteMessage>(
+            port: AnyPort,
+            r: Result<&[u8], AskError>,
+            node: &Arc<NodeInner>,
+        ) {
+            let port = *port.downcast::<ReplyTo<R>>().expect("the port's own type");
+            match r {
+                Ok(body) => match node.decode::<R>(body) {
+                    Ok(v) => {
+                        let _ = port.send(v);
+                    }
+                    Err(e) => {
+                        node.dropped_incoming(&format!("a reply `{}`: {e}", R::TAG));
+                        drop(port); // the asker hears `Dropped`
+                    }
+                },
+                Err(AskError::NodeDown) => port.node_down(),
+                Err(AskError::Dead) => port.dead(),
+                Err(_) => drop(port),
+            }
+        }
+        Self {
+            port: Box::new(port),
+            complete: complete::<R>,
+        }
+    }
+
+    /// Answers the port.
+    pub(super) fn complete(self, r: Result<&[u8], AskError>, node: &Arc<NodeInner>) {
+        (self.complete)(self.port, r, node);
+    }
+
+    /// The port itself, unanswered (its ask was not sent).
+    fn into_port<R: 'static>(self) -> ReplyTo<R> {
+        *self
+            .port
+            .downcast::<ReplyTo<R>>()
+            .expect("the port's own type")
+    }
+}
+
+/// A frame's head; the body (a message or a reply) follows it.
+#[derive(Serialize, Deserialize, Debug)]
+pub(super) enum Head<'a> {
+    /// A message for actor `to`, of type `tag`.
+    Tell { to: u64, tag: &'a str },
+    /// A question for actor `to`, of protocol `tag`; the reply names `ask`.
+    Ask { to: u64, tag: &'a str, ask: u64 },
+    /// The reply to the sender's ask `ask` (the body follows if `Replied`).
+    Reply { ask: u64, outcome: Outcome },
+    /// The sender watches actor `to`: tell it (`Down`) when it ends.
+    Monitor { to: u64 },
+    /// Actor `actor` (of the sending node), watched by the receiver, ended.
+    Down { actor: u64, reason: WireExit },
+    /// An actor on the sending node linked itself with actor `to`: if the link between the
+    /// nodes is lost, `to` hears it as a linked end (`NodeDown`).
+    Link { to: u64 },
+    /// The actor on the sending node linked with `to` ended with `reason`.
+    Exit { to: u64, reason: WireExit },
+}
+
+/// How an ask ended, on the wire.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    Replied,
+    Dropped,
+    Dead,
+}
+
+impl Outcome {
+    pub(super) fn of(e: AskError) -> Self {
+        match e {
+            AskError::Dead => Outcome::Dead,
+            _ => Outcome::Dropped,
+        }
+    }
+}
+
+/// [`ExitReason`] on the wire.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub(super) enum WireExit {
+    Normal,
+    Panicked(String),
+    PoisonPill,
+    Shutdown,
+    NotAlive,
+    Linked,
+    Escalated,
+    NodeDown,
+}
+
+impl From<&ExitReason> for WireExit {
+    fn from(r: &ExitReason) -> Self {
+        match r {
+            ExitReason::Normal => WireExit::Normal,
+            ExitReason::Panicked(m) => WireExit::Panicked(m.clone()),
+            ExitReason::PoisonPill => WireExit::PoisonPill,
+            ExitReason::Shutdown => WireExit::Shutdown,
+            ExitReason::NotAlive => WireExit::NotAlive,
+            ExitReason::Linked => WireExit::Linked,
+            ExitReason::Escalated => WireExit::Escalated,
+            _ => WireExit::NodeDown,
+        }
+    }
+}
+
+impl From<WireExit> for ExitReason {
+    fn from(r: WireExit) -> Self {
+        match r {
+            WireExit::Normal => ExitReason::Normal,
+            WireExit::Panicked(m) => ExitReason::Panicked(m),
+            WireExit::PoisonPill => ExitReason::PoisonPill,
+            WireExit::Shutdown => ExitReason::Shutdown,
+            WireExit::NotAlive => ExitReason::NotAlive,
+            WireExit::Linked => ExitReason::Linked,
+            WireExit::Escalated => ExitReason::Escalated,
+            WireExit::NodeDown => ExitReason::NodeDown,
+        }
+    }
+}
