@@ -23,6 +23,7 @@ mod ask;
 mod backpressure;
 mod harness;
 mod idle;
+mod remote;
 mod report;
 mod resize;
 mod scale;
@@ -155,6 +156,26 @@ enum Cmd {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Remote actors between two processes on 127.0.0.1, with raw TCP and Zenoh floors
+    /// measured in the same run: ask round trips, tell throughput, sparse asks, CPU
+    /// (writes OUT/remote.md).
+    Remote {
+        /// Round trips per latency case.
+        #[arg(long, default_value_t = 20_000)]
+        n: u64,
+        /// Messages per throughput case.
+        #[arg(long, default_value_t = 1_000_000)]
+        tells: u64,
+        /// Sparse round trips (one per 5 ms).
+        #[arg(long, default_value_t = 200)]
+        sparse: u64,
+        /// Alternating rounds.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+    },
+    /// The server process of `remote` (node port, raw Zenoh port, TCP echo port).
+    #[command(hide = true)]
+    RemoteExec { node: u16, zenoh: u16, tcp: u16 },
     /// One system's backpressure benchmark, in this process (what `backpressure` runs in a
     /// child).
     #[command(hide = true)]
@@ -270,6 +291,36 @@ fn main() {
             let threads = threads.unwrap_or_else(available_parallelism);
             let md = backpressure::run(&systems, threads, n, capacity);
             write_report(&cli, "backpressure.md", md, true);
+        }
+        Some(Cmd::Remote {
+            n,
+            tells,
+            sparse,
+            rounds,
+        }) => {
+            let (n, tells, sparse, rounds) = if cli.quick {
+                (
+                    n.min(2_000),
+                    tells.min(100_000),
+                    sparse.min(20),
+                    rounds.min(1),
+                )
+            } else {
+                (n, tells, sparse, rounds)
+            };
+            match remote::run(n, tells, rounds, sparse) {
+                Ok(md) => write_report(&cli, "remote.md", md, true),
+                Err(e) => {
+                    eprintln!("remote benchmark failed: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        Some(Cmd::RemoteExec { node, zenoh, tcp }) => {
+            if let Err(e) = remote::exec(node, zenoh, tcp) {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
         }
         Some(Cmd::BackpressureExec {
             ref system,

@@ -358,3 +358,157 @@ fn a_name_watch_sees_actors_come_and_go() {
         assert!(!rx.recv_timeout(FIND).unwrap(), "down");
     });
 }
+
+#[test]
+fn a_late_reply_arrives_and_a_dropped_reply_port_is_reported_as_dropped() {
+    watchdog(60, || {
+        /// Keeps the first question; answers it when the second comes; drops the port of any
+        /// question of 0.
+        struct Late(Option<actorium::ReplyTo<Num>>);
+        impl Actor for Late {}
+        impl Receive<Ask<Num, Num>> for Late {
+            fn receive(&mut self, a: Ask<Num, Num>, _: &mut Context<'_, Self>) -> Allocation {
+                if a.msg.0 == 0 {
+                    return Allocation::Nodelete; // the port is dropped
+                }
+                match self.0.take() {
+                    None => self.0 = Some(a.reply),
+                    Some(first) => {
+                        let _ = first.send(Num(1));
+                        let _ = a.reply.send(Num(2));
+                    }
+                }
+                Allocation::Nodelete
+            }
+        }
+        let (sa, a, _sb, b) = pair();
+        a.register::<Ask<Num, Num>>("late", &sa.spawn(Late(None)))
+            .unwrap();
+        let r = b.lookup::<Ask<Num, Num>>("late", FIND).unwrap();
+        let mut first = r.ask(Num(1)).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(first.try_get().is_none(), "kept, not answered yet");
+        let second = r.ask(Num(1)).unwrap();
+        assert_eq!(first.wait().unwrap(), Num(1));
+        assert_eq!(second.wait().unwrap(), Num(2));
+        assert_eq!(r.ask(Num(0)).unwrap().wait(), Err(AskError::Dropped));
+    });
+}
+
+#[test]
+fn an_ask_to_an_ended_remote_actor_hears_dead() {
+    watchdog(60, || {
+        let (sa, a, _sb, b) = pair();
+        let d = sa.spawn(Doubler);
+        a.register::<Ask<Num, Num>>("d", &d).unwrap();
+        a.register::<Text>("d", &d).unwrap();
+        let asks = b.lookup::<Ask<Num, Num>>("d", FIND).unwrap();
+        let tells = b.lookup::<Text>("d", FIND).unwrap();
+        // Not monitored from b: b learns of the end only from the ask's answer. (On a, the
+        // export's own watcher was set before this monitor, and runs first.)
+        let ended = d.monitor();
+        tells.send(Text("end".into())).unwrap();
+        ended.wait().unwrap();
+        assert_eq!(asks.ask(Num(1)).unwrap().wait(), Err(AskError::Dead));
+    });
+}
+
+#[test]
+fn unregister_removes_the_name_and_the_actor_lives_on() {
+    watchdog(60, || {
+        let (sa, a, _sb, b) = pair();
+        let d = sa.spawn(Doubler);
+        a.register::<Ask<Num, Num>>("d", &d).unwrap();
+        let r = b.lookup::<Ask<Num, Num>>("d", FIND).unwrap();
+        a.unregister("d");
+        common::wait_for(20, "the name to vanish", || {
+            b.lookup_all::<Ask<Num, Num>>("d", Duration::from_millis(200))
+                .unwrap()
+                .is_empty()
+        });
+        assert_eq!(
+            r.ask(Num(4)).unwrap().wait().unwrap(),
+            Num(8),
+            "still served"
+        );
+    });
+}
+
+#[test]
+fn two_clients_reach_each_other_through_a_router() {
+    watchdog(60, || {
+        let port = free_port();
+        let router_system = ActorSystem::new().unwrap();
+        let _router = router_system
+            .remote(RemoteConfig::router().listen(format!("tcp/127.0.0.1:{port}")))
+            .unwrap();
+        let client = || {
+            let s = ActorSystem::new().unwrap();
+            let n = s
+                .remote(RemoteConfig::client().connect(format!("tcp/127.0.0.1:{port}")))
+                .unwrap();
+            (s, n)
+        };
+        let (s1, c1) = client();
+        let (_s2, c2) = client();
+        c1.register::<Ask<Num, Num>>("d", &s1.spawn(Doubler))
+            .unwrap();
+        let r = c2.lookup::<Ask<Num, Num>>("d", FIND).unwrap();
+        assert_eq!(r.ask(Num(5)).unwrap().wait().unwrap(), Num(10));
+        let down = r.monitor();
+        c1.close();
+        assert_eq!(down.wait_timeout(FIND).unwrap(), ExitReason::NodeDown);
+    });
+}
+
+#[test]
+fn a_flood_of_tells_into_a_slow_actor_loses_nothing() {
+    watchdog(120, || {
+        /// Counts, slowly at first (so the flood queues on the way), and reports the count and
+        /// whether every number came in order.
+        struct Slow {
+            next: u64,
+            in_order: bool,
+        }
+        impl Actor for Slow {}
+        impl Receive<Num> for Slow {
+            fn receive(&mut self, Num(n): Num, _: &mut Context<'_, Self>) -> Allocation {
+                if n < 1000 {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                self.in_order &= n == self.next;
+                self.next += 1;
+                Allocation::Nodelete
+            }
+        }
+        impl Receive<Ask<Text, Num>> for Slow {
+            fn receive(&mut self, a: Ask<Text, Num>, _: &mut Context<'_, Self>) -> Allocation {
+                let _ = a
+                    .reply
+                    .send(Num(if self.in_order { self.next } else { u64::MAX }));
+                Allocation::Nodelete
+            }
+        }
+        let n: u64 = std::env::var("ACTORIUM_REMOTE_FLOOD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(200_000);
+        let (sa, a, _sb, b) = pair();
+        let slow = sa.spawn(Slow {
+            next: 0,
+            in_order: true,
+        });
+        a.register::<Num>("slow", &slow).unwrap();
+        a.register::<Ask<Text, Num>>("slow", &slow).unwrap();
+        let tells = b.lookup::<Num>("slow", FIND).unwrap();
+        let count = b.lookup::<Ask<Text, Num>>("slow", FIND).unwrap();
+        for i in 0..n {
+            tells.send(Num(i)).unwrap();
+        }
+        // The ask comes after every tell (one pair, one order).
+        assert_eq!(
+            count.ask(Text(String::new())).unwrap().wait().unwrap(),
+            Num(n)
+        );
+    });
+}

@@ -100,6 +100,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Whether `id` looks like a node id (a Zenoh id: 1 to 32 hexadecimal digits).
+fn valid_node_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// A system's presence on the network: where its actors are registered and remote actors
 /// looked up. Cheap to clone; the node closes when its last handle is dropped, or at
 /// [`Node::close`] (its names vanish, its links close, every remote ask and watch it holds

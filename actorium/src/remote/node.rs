@@ -3,9 +3,12 @@
 //! asks waiting for their replies, and which nodes are lost.
 //!
 //! Keys (Zenoh key expressions):
-//! - `actorium/inbox/<to>/<from>`: frames from node `from` to node `to`. Each node subscribes
-//!   to its own inbox before it announces itself, and sends to a node only after seeing it
-//!   (its name or its address came from it), so no frame goes to an inbox not yet declared.
+//! - `actorium/inbox/<to>`: frames to node `to`, each opening with its sender's id. (One exact
+//!   key per node, declared by its senders: Zenoh keeps the route, where a wildcard
+//!   subscription would match every frame's key again: 10x the receiving cost.) Each node
+//!   subscribes to its own inbox before it announces itself, and sends to a node only after
+//!   seeing it (its name or its address came from it), so no frame goes to an inbox not yet
+//!   declared.
 //! - `actorium/node/<id>`: a liveliness token per node. Its deletion (the process ended, or
 //!   the link was silent past the lease) is the node's loss: every ask waiting on it fails
 //!   with `NodeDown`, every watcher of its actors hears `NodeDown`.
@@ -23,7 +26,6 @@ use crate::core::monitors::Watcher;
 use crate::{Event, ExitReason};
 use serde::{de::DeserializeOwned, Serialize};
 use std::any::Any;
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -95,26 +97,36 @@ struct Export {
 }
 
 thread_local! {
-    /// The node encoding or decoding a frame on this thread (for recipients inside messages).
-    static CURRENT: RefCell<Vec<Arc<NodeInner>>> = const { RefCell::new(Vec::new()) };
+    /// The node encoding or decoding a frame on this thread (for recipients inside messages):
+    /// borrowed from the caller of [`with_node`] for its duration, null outside.
+    static CURRENT: std::cell::Cell<*const NodeInner> = const { std::cell::Cell::new(std::ptr::null()) };
 }
 
 /// Runs `f` with `node` as this thread's current node.
 fn with_node<T>(node: &Arc<NodeInner>, f: impl FnOnce() -> T) -> T {
-    struct Pop;
-    impl Drop for Pop {
+    struct Restore(*const NodeInner);
+    impl Drop for Restore {
         fn drop(&mut self) {
-            CURRENT.with(|c| c.borrow_mut().pop());
+            CURRENT.with(|c| c.set(self.0));
         }
     }
-    CURRENT.with(|c| c.borrow_mut().push(node.clone()));
-    let _pop = Pop;
+    let _restore = Restore(CURRENT.with(|c| c.replace(Arc::as_ptr(node))));
     f()
 }
 
 /// The node encoding or decoding a frame on this thread, if any.
 pub(super) fn current() -> Option<Arc<NodeInner>> {
-    CURRENT.with(|c| c.borrow().last().cloned())
+    let p = CURRENT.with(|c| c.get());
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null `CURRENT` was set by `with_node` from an `Arc<NodeInner>` its caller
+    // holds until `with_node` returns and restores the previous value; we are inside it, on
+    // its thread. So the allocation is alive, and taking one more strong count is sound.
+    unsafe {
+        Arc::increment_strong_count(p);
+        Some(Arc::from_raw(p))
+    }
 }
 
 impl NodeInner {
@@ -141,7 +153,7 @@ impl NodeInner {
         let weak = Arc::downgrade(&node);
         let inbox = node
             .session
-            .declare_subscriber(format!("{PREFIX}/inbox/{id}/*"))
+            .declare_subscriber(format!("{PREFIX}/inbox/{id}"))
             .callback(move |s: Sample| {
                 if let Some(n) = weak.upgrade() {
                     n.on_frame(&s);
@@ -221,14 +233,18 @@ impl NodeInner {
         self.numbers.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Encodes a frame: `head`, then `body` (recipients inside it are exported by this node).
+    /// Encodes a frame: this node's id (a length byte, then the id), `head`, then `body`
+    /// (recipients inside it are exported by this node).
     pub(super) fn encode<B: Serialize + ?Sized>(
         self: &Arc<Self>,
         head: &Head<'_>,
         body: &B,
     ) -> Result<Vec<u8>, String> {
         with_node(self, || {
-            let v = postcard::to_extend(head, Vec::with_capacity(64)).map_err(|e| e.to_string())?;
+            let mut v = Vec::with_capacity(64);
+            v.push(self.id.len() as u8);
+            v.extend_from_slice(self.id.as_bytes());
+            let v = postcard::to_extend(head, v).map_err(|e| e.to_string())?;
             postcard::to_extend(body, v).map_err(|e| e.to_string())
         })
     }
@@ -262,9 +278,16 @@ impl NodeInner {
                 Some(Some(p)) => p.clone(),
                 Some(None) => return Err(()),
                 None => {
+                    // A declared key: the receiving side keeps its route, instead of matching
+                    // the key against its subscriptions for every frame.
+                    let key = self
+                        .session
+                        .declare_keyexpr(format!("{PREFIX}/inbox/{to}"))
+                        .wait()
+                        .map_err(|_| ())?;
                     let publisher = self
                         .session
-                        .declare_publisher(format!("{PREFIX}/inbox/{to}/{}", self.id))
+                        .declare_publisher(key)
                         .congestion_control(CongestionControl::Block)
                         .wait()
                         .map_err(|_| ())?;
@@ -472,10 +495,20 @@ impl NodeInner {
 
     /// A frame arrived in the inbox.
     fn on_frame(self: &Arc<Self>, s: &Sample) {
-        let key = s.key_expr().as_str();
-        let from = key.rsplit('/').next().unwrap_or("").to_string();
-        let bytes = s.payload().to_bytes();
-        self.on_bytes(&from, &bytes);
+        self.on_frame_bytes(&s.payload().to_bytes());
+    }
+
+    /// A whole frame: the sender's id, then what [`Self::on_bytes`] takes.
+    pub(super) fn on_frame_bytes(self: &Arc<Self>, frame: &[u8]) {
+        let from = frame
+            .split_first()
+            .and_then(|(&n, rest)| rest.get(..usize::from(n)).map(|id| (id, &rest[n.into()..])))
+            .and_then(|(id, rest)| Some((std::str::from_utf8(id).ok()?, rest)))
+            .filter(|(id, _)| super::valid_node_id(id));
+        match from {
+            Some((from, rest)) => self.on_bytes(from, rest),
+            None => self.dropped_incoming_from("(unknown)", "no valid sender id"),
+        }
     }
 
     /// A frame from node `from`: handled, or dropped and reported.
@@ -495,7 +528,7 @@ impl NodeInner {
         }
         let (head, body) = postcard::take_from_bytes::<Head<'_>>(bytes)
             .map_err(|e| format!("malformed head: {e}"))?;
-        let from_arc: Arc<str> = from.into();
+        let from_arc = || -> Arc<str> { from.into() };
         match head {
             Head::Tell { to, tag } | Head::Ask { to, tag, .. } => {
                 let ask = match head {
@@ -555,7 +588,7 @@ impl NodeInner {
                     let mut t = self.tables();
                     match t.exports.get_mut(&to) {
                         Some(e) => {
-                            e.watched_by.insert(from_arc.clone());
+                            e.watched_by.insert(from_arc());
                             true
                         }
                         None => false,
@@ -563,26 +596,22 @@ impl NodeInner {
                 };
                 if !known {
                     let reason = super::wire::WireExit::NotAlive;
-                    self.send_head(&from_arc, &Head::Down { actor: to, reason });
+                    self.send_head(&from_arc(), &Head::Down { actor: to, reason });
                 }
                 Ok(())
             }
             Head::Down { actor, reason } => {
-                let proxy = self
-                    .tables()
-                    .proxies
-                    .get(&(from_arc.clone(), actor))
-                    .cloned();
+                let proxy = self.tables().proxies.get(&(from_arc(), actor)).cloned();
                 if let Some(p) = proxy.and_then(|p| p.upgrade()) {
                     p.end(reason.into());
                 }
-                self.tables().watched.remove(&(from_arc, actor));
+                self.tables().watched.remove(&(from_arc(), actor));
                 Ok(())
             }
             Head::Link { to } => {
                 let mut t = self.tables();
                 if let Some(e) = t.exports.get_mut(&to) {
-                    *e.linked_by.entry(from_arc).or_default() += 1;
+                    *e.linked_by.entry(from_arc()).or_default() += 1;
                 }
                 Ok(())
             }
@@ -590,11 +619,11 @@ impl NodeInner {
                 let link = {
                     let mut t = self.tables();
                     match t.exports.get_mut(&to) {
-                        Some(e) => match e.linked_by.get_mut(&from_arc) {
+                        Some(e) => match e.linked_by.get_mut(from) {
                             Some(n) => {
                                 *n -= 1;
                                 if *n == 0 {
-                                    e.linked_by.remove(&from_arc);
+                                    e.linked_by.remove(from);
                                 }
                                 Some(e.link.clone())
                             }

@@ -91,13 +91,23 @@ fn fixture(max_frame: usize) -> Fixture {
     }
 }
 
+/// A frame without its sender's id (what `on_bytes` takes).
+fn body(frame: Vec<u8>) -> Vec<u8> {
+    frame[1 + usize::from(frame[0])..].to_vec()
+}
+
 impl Fixture {
+    /// A frame for `handle`: no sender id (the tests give it as "00").
+    fn encode<B: Serialize>(&self, head: &Head<'_>, b: &B) -> Vec<u8> {
+        body(self.node.encode(head, b).unwrap())
+    }
+
     fn tell(&self, n: u64) -> Vec<u8> {
         let head = Head::Tell {
             to: self.sink,
             tag: Num::TAG,
         };
-        self.node.encode(&head, &Num(n)).unwrap()
+        self.encode(&head, &Num(n))
     }
 
     fn dropped(&self) -> usize {
@@ -109,7 +119,10 @@ impl Fixture {
         let n = 0xfeed;
         self.node.on_bytes("00", &self.tell(n));
         loop {
-            let got = self.got.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+            let got = self
+                .got
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .unwrap();
             if got == n {
                 return;
             }
@@ -137,27 +150,44 @@ fn malformed_truncated_trailing_oversized_and_mistyped_frames_are_reported() {
         ("oversized", [good.clone(), vec![0; 300]].concat()),
         (
             "a tag the actor does not serve",
-            f.node
-                .encode(&Head::Tell { to: f.sink, tag: "unit.Other" }, &Num(1))
-                .unwrap(),
+            f.encode(
+                &Head::Tell {
+                    to: f.sink,
+                    tag: "unit.Other",
+                },
+                &Num(1),
+            ),
         ),
         (
             "an ask for a told type",
-            f.node
-                .encode(&Head::Ask { to: f.sink, tag: Num::TAG, ask: 1 }, &Num(1))
-                .unwrap(),
+            f.encode(
+                &Head::Ask {
+                    to: f.sink,
+                    tag: Num::TAG,
+                    ask: 1,
+                },
+                &Num(1),
+            ),
         ),
         (
             "a decoding that panics",
-            f.node
-                .encode(&Head::Tell { to: f.sink, tag: Boom::TAG }, &Boom)
-                .unwrap(),
+            f.encode(
+                &Head::Tell {
+                    to: f.sink,
+                    tag: Boom::TAG,
+                },
+                &Boom,
+            ),
         ),
         (
             "a reply to an ask never sent",
-            f.node
-                .encode(&Head::Reply { ask: 99, outcome: Outcome::Replied }, &Num(1))
-                .unwrap(),
+            f.encode(
+                &Head::Reply {
+                    ask: 99,
+                    outcome: Outcome::Replied,
+                },
+                &Num(1),
+            ),
         ),
     ];
     for (i, (what, bytes)) in cases.iter().enumerate() {
@@ -187,6 +217,22 @@ proptest! {
         let r = f.node.handle("00", &bytes);
         f.node.on_bytes("00", &bytes);
         prop_assert_eq!(f.dropped() - before, usize::from(r.is_err()));
+    }
+
+    /// Random whole frames (the sender's id too): no panic, at most one report each.
+    #[test]
+    fn random_whole_frames_never_panic(
+        id in "[0-9a-f]{0,40}",
+        bytes in proptest::collection::vec(any::<u8>(), 0..64),
+        len_byte in any::<Option<u8>>(),
+    ) {
+        let f = fixture(1 << 20);
+        let mut frame = vec![len_byte.unwrap_or(id.len() as u8)];
+        frame.extend_from_slice(id.as_bytes());
+        frame.extend_from_slice(&bytes);
+        let before = f.dropped();
+        f.node.on_frame_bytes(&frame);
+        prop_assert!(f.dropped() - before <= 1);
     }
 
     /// A good frame with bytes changed, cut or added: no panic, and a frame that is not

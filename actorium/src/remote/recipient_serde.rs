@@ -24,7 +24,7 @@ impl<M: Protocol> Serialize for Recipient<M> {
 impl<'de, M: Protocol> Deserialize<'de> for Recipient<M> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let (at, id): (String, u64) = Deserialize::deserialize(d)?;
-        if at.is_empty() || at.len() > 32 || !at.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !super::valid_node_id(&at) {
             return Err(D::Error::custom(format!("`{at}` is not a node id")));
         }
         let node = current().ok_or_else(|| D::Error::custom(OUTSIDE))?;
