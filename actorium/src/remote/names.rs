@@ -131,6 +131,9 @@ impl NodeInner {
             match rx.recv_timeout(left) {
                 Ok(key) => {
                     if let Some((node, id)) = parse(&key) {
+                        // A name seen now: its node is reachable now (it may have been lost
+                        // before, and this node not yet have heard it is back).
+                        self.node_up(node);
                         break Some(self.recipient::<M>(node, id));
                     }
                 }
@@ -160,6 +163,7 @@ impl NodeInner {
         while let Ok(reply) = replies.recv() {
             if let Ok(s) = reply.result() {
                 if let Some((node, id)) = parse(s.key_expr().as_str()) {
+                    self.node_up(node);
                     let r = self.recipient::<M>(node, id);
                     if !found.contains(&r) {
                         found.push(r);
@@ -192,10 +196,12 @@ impl NodeInner {
                 else {
                     return;
                 };
-                let r = node.recipient::<M>(at, id);
                 let l = match s.kind() {
-                    SampleKind::Put => Listing::Up(r),
-                    SampleKind::Delete => Listing::Down(r),
+                    SampleKind::Put => {
+                        node.node_up(at);
+                        Listing::Up(node.recipient::<M>(at, id))
+                    }
+                    SampleKind::Delete => Listing::Down(node.recipient::<M>(at, id)),
                 };
                 if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(l))) {
                     crate::core::report_panic("a name watch's callback", &*p);

@@ -642,14 +642,26 @@ impl NodeInner {
 
     /// A node's token came or went.
     fn on_node(self: &Arc<Self>, s: &Sample) {
-        if s.kind() != SampleKind::Delete {
-            return;
-        }
         let Some(node) = s.key_expr().as_str().rsplit('/').next() else {
             return;
         };
-        if *node != *self.id {
-            self.node_down(node);
+        if *node == *self.id {
+            return;
+        }
+        match s.kind() {
+            SampleKind::Delete => self.node_down(node),
+            SampleKind::Put => self.node_up(node),
+        }
+    }
+
+    /// `node` is reachable (again, after a lost link: Erlang's reconnection). What was lost
+    /// stays lost — its proxies ended, its asks failed — but new lookups reach it.
+    pub(super) fn node_up(&self, node: &str) {
+        if self.tables().down.remove(node) {
+            self.publishers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(node);
         }
     }
 

@@ -1,0 +1,278 @@
+//! Remote actors over a faulty link: a TCP proxy of our own between two nodes on 127.0.0.1
+//! delays, cuts or blackholes their link. Numbered messages must arrive strictly increasing
+//! (no duplicate, no reorder); a gap is allowed only where the sender had seen `NodeDown`
+//! (then it looked the name up again); after healing, new lookups succeed.
+#![cfg(feature = "remote")]
+
+mod common;
+
+use actorium::remote::{Node, RemoteConfig, RemoteMessage};
+use actorium::{Actor, ActorSystem, Allocation, Ask, Context, ExitReason, Receive, Recipient};
+use common::watchdog;
+use serde::{Deserialize, Serialize};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+const FIND: Duration = Duration::from_secs(30);
+
+#[derive(Serialize, Deserialize)]
+struct Seq(u64);
+impl RemoteMessage for Seq {
+    const TAG: &'static str = "fault.Seq";
+}
+#[derive(Serialize, Deserialize)]
+struct Report;
+impl RemoteMessage for Report {
+    const TAG: &'static str = "fault.Report";
+}
+/// What the receiver saw: (numbers received, in order, all).
+#[derive(Serialize, Deserialize)]
+struct Seen(Vec<u64>);
+impl RemoteMessage for Seen {
+    const TAG: &'static str = "fault.Seen";
+}
+
+#[derive(Default)]
+struct Receiver(Vec<u64>);
+impl Actor for Receiver {}
+impl Receive<Seq> for Receiver {
+    fn receive(&mut self, Seq(n): Seq, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.push(n);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Ask<Report, Seen>> for Receiver {
+    fn receive(&mut self, a: Ask<Report, Seen>, _: &mut Context<'_, Self>) -> Allocation {
+        let _ = a.reply.send(Seen(self.0.clone()));
+        Allocation::Nodelete
+    }
+}
+
+const PASS: u8 = 0;
+const DELAY: u8 = 1;
+const BLACKHOLE: u8 = 2;
+const CUT: u8 = 3;
+
+/// A TCP proxy from a port of its own to `upstream`, whose behaviour `mode` sets.
+struct FaultProxy {
+    port: u16,
+    mode: Arc<AtomicU8>,
+}
+
+impl FaultProxy {
+    fn start(upstream: u16) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mode = Arc::new(AtomicU8::new(PASS));
+        let m = mode.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if m.load(Ordering::Acquire) == CUT {
+                    let _ = client.shutdown(Shutdown::Both);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    continue;
+                };
+                for (from, to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let m = m.clone();
+                    std::thread::spawn(move || pump(from, to, &m));
+                }
+            }
+        });
+        FaultProxy { port, mode }
+    }
+
+    fn set(&self, mode: u8) {
+        self.mode.store(mode, Ordering::Release);
+    }
+}
+
+/// Copies `from` to `to` as `mode` says, until either closes or the link is cut.
+fn pump(mut from: TcpStream, mut to: TcpStream, mode: &AtomicU8) {
+    from.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let m = mode.load(Ordering::Acquire);
+        if m == CUT {
+            break;
+        }
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => continue,
+            Err(_) => break,
+        };
+        match mode.load(Ordering::Acquire) {
+            BLACKHOLE => continue,
+            DELAY => std::thread::sleep(Duration::from_millis(5)),
+            CUT => break,
+            _ => {}
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = from.shutdown(Shutdown::Both);
+    let _ = to.shutdown(Shutdown::Both);
+}
+
+/// Node a (the receiver's) listens on a port; node b reaches it only through the proxy
+/// (gossip off, so b never learns a's own address). Short leases: a blackhole is seen in
+/// about a second.
+fn through_proxy() -> (ActorSystem, Node, ActorSystem, Node, FaultProxy) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cfg = |c: RemoteConfig| {
+        c.lease(Duration::from_millis(1000))
+            .zenoh("scouting/gossip/enabled", "false")
+    };
+    let sa = ActorSystem::new().unwrap();
+    let a = sa
+        .remote(cfg(
+            RemoteConfig::peer().listen(format!("tcp/127.0.0.1:{port}"))
+        ))
+        .unwrap();
+    let proxy = FaultProxy::start(port);
+    let sb = ActorSystem::new().unwrap();
+    let b = sb
+        .remote(cfg(
+            RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{}", proxy.port))
+        ))
+        .unwrap();
+    (sa, a, sb, b, proxy)
+}
+
+/// Sends `0..n` to the receiver named "rx", looking it up again after each `NodeDown`;
+/// `fault` runs once, after `at` messages, and the next messages go one per millisecond
+/// until the link is known lost (at most `SLOW` of them: a delayed link is never lost).
+/// Returns the numbers sent first after each `NodeDown` (where a gap may be).
+fn send_through(b: &Node, n: u64, at: u64, fault: impl FnOnce()) -> Vec<u64> {
+    const SLOW: u64 = 4_000;
+    let mut rx: Recipient<Seq> = b.lookup("rx", FIND).unwrap();
+    let mut down = rx.monitor();
+    let mut lost = false;
+    let mut resumed = Vec::new();
+    let mut fault = Some(fault);
+    for i in 0..n {
+        if i == at {
+            (fault.take().unwrap())();
+        }
+        if (at..at + SLOW).contains(&i) && resumed.is_empty() && !lost {
+            std::thread::sleep(Duration::from_millis(1));
+            if let Some(why) = down.try_get() {
+                assert_eq!(why.unwrap(), ExitReason::NodeDown);
+                lost = true;
+            }
+        }
+        let mut msg = Seq(i);
+        loop {
+            match rx.send(msg) {
+                Ok(()) => break,
+                Err(e) => {
+                    msg = e.into_inner();
+                    // Refused only once the link is known lost.
+                    if !lost {
+                        assert_eq!(
+                            down.try_get().map(Result::unwrap),
+                            Some(ExitReason::NodeDown)
+                        );
+                    }
+                    rx = b.lookup("rx", FIND).unwrap();
+                    down = rx.monitor();
+                    lost = false;
+                    resumed.push(i);
+                }
+            }
+        }
+    }
+    resumed
+}
+
+/// The receiver's numbers: strictly increasing, every gap at a resumption, the last one
+/// there. Returns how many were lost.
+fn check(seen: &[u64], resumed: &[u64], n: u64) -> u64 {
+    assert_eq!(seen.last(), Some(&(n - 1)), "the last message arrives");
+    let mut prev: Option<u64> = None;
+    for &s in seen {
+        if let Some(p) = prev {
+            assert!(s > p, "strictly increasing: {s} after {p}");
+            if s != p + 1 {
+                assert!(
+                    resumed.contains(&s),
+                    "a gap before {s} with no NodeDown at the sender"
+                );
+            }
+        }
+        prev = Some(s);
+    }
+    n - seen.len() as u64
+}
+
+fn report(b: &Node) -> Vec<u64> {
+    let r = b.lookup::<Ask<Report, Seen>>("rx", FIND).unwrap();
+    r.ask(Report).unwrap().wait().unwrap().0
+}
+
+fn run_fault(mode: u8, n: u64) -> (u64, usize) {
+    let (sa, a, _sb, b, proxy) = through_proxy();
+    let rx = sa.spawn(Receiver::default());
+    a.register::<Seq>("rx", &rx).unwrap();
+    a.register::<Ask<Report, Seen>>("rx", &rx).unwrap();
+    let (healed_tx, healed_rx) = mpsc::channel();
+    let proxy = Arc::new(Mutex::new(proxy));
+    let p = proxy.clone();
+    let resumed = send_through(&b, n, n / 2, move || {
+        p.lock().unwrap().set(mode);
+        let p = p.clone();
+        // Heal after the fault was in place for a while (a blackhole needs its lease).
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(if mode == BLACKHOLE {
+                2500
+            } else {
+                300
+            }));
+            p.lock().unwrap().set(PASS);
+            let _ = healed_tx.send(());
+        });
+    });
+    healed_rx.recv().unwrap();
+    let seen = report(&b);
+    let lost = check(&seen, &resumed, n);
+    (lost, resumed.len())
+}
+
+#[test]
+fn a_delayed_link_loses_nothing_and_keeps_order() {
+    watchdog(120, || {
+        let (lost, downs) = run_fault(DELAY, 100_000);
+        assert_eq!((lost, downs), (0, 0), "a slow link is not a lost one");
+    });
+}
+
+#[test]
+fn a_cut_link_is_seen_as_node_down_and_healing_lets_lookups_succeed() {
+    watchdog(120, || {
+        let (lost, downs) = run_fault(CUT, 100_000);
+        eprintln!("cut: {lost} lost, {downs} NodeDown at the sender");
+    });
+}
+
+#[test]
+fn a_blackholed_link_is_seen_within_the_lease_and_nothing_arrives_out_of_order() {
+    watchdog(120, || {
+        let (lost, downs) = run_fault(BLACKHOLE, 100_000);
+        eprintln!("blackhole: {lost} lost, {downs} NodeDown at the sender");
+    });
+}
