@@ -182,14 +182,14 @@ fn send_through(b: &Node, n: u64, at: u64, fault: impl FnOnce()) -> Vec<u64> {
                 Ok(()) => break,
                 Err(e) => {
                     msg = e.into_inner();
-                    // Refused only once the link is known lost.
+                    // Refused only once the link is known lost (the monitor is told right after
+                    // the refusals begin, on the thread that saw the loss).
                     if !lost {
-                        assert_eq!(
-                            down.try_get().map(Result::unwrap),
-                            Some(ExitReason::NodeDown)
-                        );
+                        assert_eq!(down.wait().unwrap(), ExitReason::NodeDown);
                     }
-                    rx = b.lookup("rx", FIND).unwrap();
+                    let old = std::mem::replace(&mut rx, b.lookup("rx", FIND).unwrap());
+                    assert!(!old.is_alive() && rx.is_alive(), "the old one stays down");
+                    assert_ne!(old, rx);
                     down = rx.monitor();
                     lost = false;
                     resumed.push(i);

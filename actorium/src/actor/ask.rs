@@ -116,12 +116,6 @@ impl<R: Send + 'static> ReplyTo<R> {
         }
     }
 
-    /// A port that reaches nobody (stands in for one already answered).
-    #[cfg(feature = "remote")]
-    pub(crate) fn unused() -> Self {
-        Self { to: To::Done }
-    }
-
     /// Drops the port without telling anyone (its request was never sent).
     pub(crate) fn disarm(mut self) {
         self.to = To::Done;

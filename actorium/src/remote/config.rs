@@ -169,8 +169,10 @@ pub enum RemoteError {
     NotFound(String),
     /// The node was closed.
     Closed,
-    /// Only an actor of this node's own system can be registered on it.
+    /// Only a local actor can be registered (this recipient is of a remote one).
     NotLocal,
+    /// The actor had ended.
+    NotAlive,
     /// Zenoh refused an operation (its message).
     Engine(String),
 }
@@ -195,6 +197,7 @@ impl fmt::Display for RemoteError {
             RemoteError::NotLocal => {
                 f.write_str("only a local actor can be registered (this one is remote)")
             }
+            RemoteError::NotAlive => f.write_str("the actor had ended"),
             RemoteError::Engine(m) => write!(f, "the Zenoh engine refused: {m}"),
         }
     }

@@ -63,7 +63,13 @@
 //!   a frame nor queues without bound; a link blocked past Zenoh's close timeout is lost.
 //! - Only registered message types are ever decoded, each only as the type its tag names. A
 //!   malformed, truncated, oversized or unknown frame is dropped and reported
-//!   ([`crate::Event::RemoteFrameDropped`]); it never panics nor stops the node.
+//!   ([`crate::Event::RemoteFrameDropped`]); it never panics nor stops the node, and an ask
+//!   in such a frame is answered [`crate::AskError::Dropped`].
+//! - A node reached only through another's message (a recipient inside it) is looked for
+//!   within the lease: if its token is not seen, it counts as lost (`NodeDown`), so frames
+//!   never vanish without a notice.
+//! - Frames are not authenticated: any node that reaches another may claim to be a third.
+//!   Keep nodes on loopback or behind Zenoh's TLS and access control.
 //!
 //! # Zenoh's defaults, and what this module changes
 //! - Multicast scouting is off (it would announce the node on the local network): nodes are
@@ -170,7 +176,8 @@ impl Node {
     ///
     /// # Errors
     /// [`RemoteError::BadName`] for a name (or `M`'s tag) that is not valid,
-    /// [`RemoteError::NotLocal`] for a remote recipient, [`RemoteError::Closed`].
+    /// [`RemoteError::NotLocal`] for a remote recipient, [`RemoteError::NotAlive`] for an
+    /// actor that has ended, [`RemoteError::Closed`].
     pub fn register<M: Protocol>(
         &self,
         name: &str,

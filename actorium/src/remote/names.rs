@@ -81,16 +81,22 @@ impl NodeInner {
             .declare_token(key)
             .wait()
             .map_err(|e| RemoteError::Engine(e.to_string()))?;
-        let stale = {
+        let (stale, ended) = {
             let mut t = self.tables();
             if !t.serves(id) {
                 // It ended meanwhile: no name for it.
-                Some(token)
+                (Some(token), true)
             } else {
-                t.names.insert((name.to_string(), M::tag(), id), token)
+                (
+                    t.names.insert((name.to_string(), M::tag(), id), token),
+                    false,
+                )
             }
         };
         drop(stale);
+        if ended {
+            return Err(RemoteError::NotAlive);
+        }
         Ok(())
     }
 
@@ -134,7 +140,11 @@ impl NodeInner {
                         // A name seen now: its node is reachable now (it may have been lost
                         // before, and this node not yet have heard it is back).
                         self.node_up(node);
-                        break Some(self.recipient::<M>(node, id));
+                        let r = self.recipient::<M>(node, id);
+                        // (One of this node's own actors that has just ended: look on.)
+                        if r.is_alive() {
+                            break Some(r);
+                        }
                     }
                 }
                 Err(_) => break None,

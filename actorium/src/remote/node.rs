@@ -28,7 +28,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, Weak};
 use zenoh::qos::CongestionControl;
 use zenoh::sample::{Sample, SampleKind};
 use zenoh::Wait;
@@ -44,21 +44,37 @@ pub struct NodeInner {
     pub(super) id: Arc<str>,
     system: SystemHandle,
     max_frame: usize,
+    /// How long a node unheard of is looked for before it counts as lost (the lease).
+    lease: std::time::Duration,
     numbers: AtomicU64,
     closed: AtomicBool,
     tables: Mutex<Tables>,
     /// A publisher per destination node (`None`: the node was lost).
-    publishers: Mutex<HashMap<Arc<str>, Option<Arc<zenoh::pubsub::Publisher<'static>>>>>,
+    publishers: Mutex<Publishers>,
     /// The inbox subscriber, the node watch and the node's token, dropped at close.
     keep: Mutex<Vec<Box<dyn Any + Send>>>,
+    /// Frames made on Zenoh's threads, sent by a thread of the node's own (`put_later`).
+    outbox: Mutex<Option<mpsc::Sender<Job>>>,
 }
+
+/// Work for the node's outbox thread.
+type Job = Box<dyn FnOnce(&Arc<NodeInner>) + Send>;
+
+/// A publisher per destination node (`None`: the node was lost).
+type Publishers = HashMap<Arc<str>, Option<Arc<zenoh::pubsub::Publisher<'static>>>>;
 
 #[derive(Default)]
 pub(super) struct Tables {
     /// Nodes whose link was lost.
     down: HashSet<Arc<str>>,
+    /// Nodes whose token this node has seen (so frames sent to them have a route).
+    up: HashSet<Arc<str>>,
+    /// Nodes being checked for (`check`).
+    checking: HashSet<Arc<str>>,
     /// Asks sent, waiting for replies: number → (node asked, port).
     asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
+    /// How many asks wait before those nobody waits for are forgotten.
+    sweep_at: usize,
     /// Remote actors with recipients on this node.
     proxies: HashMap<(Arc<str>, u64), Weak<Proxy>>,
     /// Remote actors being watched (kept until they end).
@@ -141,11 +157,16 @@ impl NodeInner {
             id: id.clone(),
             system,
             max_frame: cfg.max_frame,
+            lease: cfg.lease,
             numbers: AtomicU64::new(1),
             closed: AtomicBool::new(false),
-            tables: Mutex::new(Tables::default()),
+            tables: Mutex::new(Tables {
+                sweep_at: 1024,
+                ..Tables::default()
+            }),
             publishers: Mutex::new(HashMap::new()),
             keep: Mutex::new(Vec::new()),
+            outbox: Mutex::new(None),
         });
         let engine = |e: zenoh::Error| RemoteError::Engine(e.to_string());
         // The inbox first, then the watch of other nodes, then this node's own token: a node
@@ -196,6 +217,10 @@ impl NodeInner {
         self.keep.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn publishers_lock(&self) -> MutexGuard<'_, Publishers> {
+        self.publishers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub(super) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
@@ -210,10 +235,10 @@ impl NodeInner {
         drop(names);
         let keep: Vec<_> = self.keep_lock().drain(..).collect();
         drop(keep);
-        self.publishers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        // The outbox's thread ends with its sender.
+        drop(self.outbox.lock().unwrap_or_else(|p| p.into_inner()).take());
+        let publishers = std::mem::take(&mut *self.publishers_lock());
+        drop(publishers); // (undeclared outside the lock)
         let _ = self.session.close().wait();
         // Everything remote is now unreachable from here.
         let (asks, proxies) = {
@@ -272,28 +297,35 @@ impl NodeInner {
         if self.is_closed() {
             return Err(());
         }
-        let publisher = {
-            let mut p = self.publishers.lock().unwrap_or_else(|p| p.into_inner());
-            match p.get(to) {
-                Some(Some(p)) => p.clone(),
-                Some(None) => return Err(()),
-                None => {
-                    // A declared key: the receiving side keeps its route, instead of matching
-                    // the key against its subscriptions for every frame.
-                    let key = self
-                        .session
-                        .declare_keyexpr(format!("{PREFIX}/inbox/{to}"))
-                        .wait()
-                        .map_err(|_| ())?;
-                    let publisher = self
-                        .session
-                        .declare_publisher(key)
-                        .congestion_control(CongestionControl::Block)
-                        .wait()
-                        .map_err(|_| ())?;
-                    let publisher = Arc::new(publisher);
-                    p.insert(to.clone(), Some(publisher.clone()));
-                    publisher
+        let known = self.publishers_lock().get(to).cloned();
+        let publisher = match known {
+            Some(Some(p)) => p,
+            Some(None) => return Err(()),
+            None => {
+                // Declared outside the lock (Zenoh may call back into this node). A declared
+                // key: the receiving side keeps its route, instead of matching the key against
+                // its subscriptions for every frame.
+                let key = self
+                    .session
+                    .declare_keyexpr(format!("{PREFIX}/inbox/{to}"))
+                    .wait()
+                    .map_err(|_| ())?;
+                let publisher = self
+                    .session
+                    .declare_publisher(key)
+                    .congestion_control(CongestionControl::Block)
+                    .wait()
+                    .map_err(|_| ())?;
+                let publisher = Arc::new(publisher);
+                let mut p = self.publishers_lock();
+                match p.get(to) {
+                    // Another sender declared one first, or the node was lost meanwhile.
+                    Some(Some(other)) => other.clone(),
+                    Some(None) => return Err(()),
+                    None => {
+                        p.insert(to.clone(), Some(publisher.clone()));
+                        publisher
+                    }
                 }
             }
         };
@@ -314,7 +346,28 @@ impl NodeInner {
         ask: u64,
         r: Result<R, AskError>,
     ) {
-        let to: Arc<str> = to.into();
+        if let Some(frame) = self.reply_frame(ask, r) {
+            let _ = self.put(&to.into(), frame);
+        }
+    }
+
+    /// As [`Self::reply`], from one of Zenoh's threads: through the outbox.
+    pub(super) fn reply_later<R: Serialize>(
+        self: &Arc<Self>,
+        to: &str,
+        ask: u64,
+        r: Result<R, AskError>,
+    ) {
+        if let Some(frame) = self.reply_frame(ask, r) {
+            self.put_later(&to.into(), frame);
+        }
+    }
+
+    fn reply_frame<R: Serialize>(
+        self: &Arc<Self>,
+        ask: u64,
+        r: Result<R, AskError>,
+    ) -> Option<Vec<u8>> {
         let frame = match &r {
             Ok(v) => self.encode(
                 &Head::Reply {
@@ -331,23 +384,59 @@ impl NodeInner {
                 &(),
             ),
         };
-        let frame = match frame {
-            Ok(f) => f,
+        match frame {
+            Ok(f) => Some(f),
             Err(e) => {
                 self.dropped_outgoing(std::any::type_name::<R>(), &e);
-                match self.encode(
+                self.encode(
                     &Head::Reply {
                         ask,
                         outcome: Outcome::Dropped,
                     },
                     &(),
-                ) {
-                    Ok(f) => f,
-                    Err(_) => return,
-                }
+                )
+                .ok()
             }
-        };
-        let _ = self.put(&to, frame);
+        }
+    }
+
+    /// Sends `frame` to `to` from the outbox's thread: a frame made on one of Zenoh's
+    /// receiving threads must not block it (a congested link would stop the very thread that
+    /// drains the other direction).
+    pub(super) fn put_later(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) {
+        let to = to.clone();
+        self.later(Box::new(move |n: &Arc<NodeInner>| {
+            let _ = n.put(&to, frame);
+        }));
+    }
+
+    /// Runs `job` on the node's outbox thread (in order with the other jobs): for work that
+    /// may block or call into Zenoh, asked for where neither is allowed (Zenoh's threads, or a
+    /// drop that Zenoh may run under its own locks).
+    fn later(self: &Arc<Self>, job: Job) {
+        let mut outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+        if self.is_closed() {
+            return;
+        }
+        let tx = outbox.get_or_insert_with(|| {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let node = Arc::downgrade(self);
+            let spawned = std::thread::Builder::new()
+                .name("actorium-remote-out".into())
+                .spawn(move || {
+                    // Ends when the node closes (its sender is dropped) or is gone.
+                    while let Ok(job) = rx.recv() {
+                        match node.upgrade() {
+                            Some(n) => job(&n),
+                            None => return,
+                        }
+                    }
+                });
+            // (No thread: the jobs sent to it are dropped, as frames on a lost link.)
+            drop(spawned);
+            tx
+        });
+        let _ = tx.send(job);
     }
 
     /// Files `port` under `ask` until node `to` replies; gives it back if `to` is lost.
@@ -362,6 +451,12 @@ impl NodeInner {
             return Err(port);
         }
         t.asks.insert(ask, (to.clone(), port));
+        if t.asks.len() >= t.sweep_at {
+            // Forget the asks nobody waits for any more (a dropped `Pending`, a timed-out
+            // wait); their replies, if they come, are dropped and reported.
+            t.asks.retain(|_, (_, p)| p.wanted());
+            t.sweep_at = (2 * t.asks.len()).max(1024);
+        }
         Ok(())
     }
 
@@ -372,9 +467,12 @@ impl NodeInner {
 
     /// Keeps `proxy` alive while it is watched.
     pub(super) fn keep_watched(&self, proxy: &Arc<Proxy>) {
-        self.tables()
-            .watched
-            .insert((proxy.node_id.clone(), proxy.id), proxy.clone());
+        let mut t = self.tables();
+        // (A proxy its node's loss ended meanwhile is not kept: nothing would remove it.)
+        if !proxy.ended() && !t.down.contains(&proxy.node_id) && !self.is_closed() {
+            t.watched
+                .insert((proxy.node_id.clone(), proxy.id), proxy.clone());
+        }
     }
 
     /// A recipient of actor `id` of node `node` (this node's own actor if `node` is this
@@ -404,6 +502,8 @@ impl NodeInner {
         } else if *node == *self.id {
             // One of ours that has ended (or never served `M`).
             proxy.end(ExitReason::NotAlive);
+        } else if !self.tables().up.contains(node) {
+            self.check(node);
         }
         Recipient::from_target(Arc::new(RemoteTarget::<M>::new(proxy)))
     }
@@ -519,15 +619,36 @@ impl NodeInner {
     }
 
     fn handle(self: &Arc<Self>, from: &str, bytes: &[u8]) -> Result<(), String> {
-        if bytes.len() > self.max_frame {
-            return Err(format!(
+        let (head, body) = postcard::take_from_bytes::<Head<'_>>(bytes)
+            .map_err(|e| format!("malformed head: {e}"))?;
+        if matches!(
+            head,
+            Head::Ask { .. } | Head::Monitor { .. } | Head::Link { .. }
+        ) {
+            // Its sender is up (whatever this node heard before), and waits for an answer.
+            self.node_up(from);
+        }
+        let asked = match head {
+            Head::Ask { ask, .. } => Some(ask),
+            _ => None,
+        };
+        let r = if bytes.len() > self.max_frame {
+            Err(format!(
                 "{} bytes, more than this node's largest frame ({})",
                 bytes.len(),
                 self.max_frame
-            ));
+            ))
+        } else {
+            self.dispatch(from, head, body)
+        };
+        if let (Err(_), Some(ask)) = (&r, asked) {
+            // Never left waiting: an ask this node cannot take is answered `Dropped`.
+            self.reply_later::<()>(from, ask, Err(AskError::Dropped));
         }
-        let (head, body) = postcard::take_from_bytes::<Head<'_>>(bytes)
-            .map_err(|e| format!("malformed head: {e}"))?;
+        r
+    }
+
+    fn dispatch(self: &Arc<Self>, from: &str, head: Head<'_>, body: &[u8]) -> Result<(), String> {
         let from_arc = || -> Arc<str> { from.into() };
         match head {
             Head::Tell { to, tag } | Head::Ask { to, tag, .. } => {
@@ -558,7 +679,7 @@ impl NodeInner {
                     .map_err(|e| format!("`{tag}`: {e}")),
                     None => {
                         if let Some(ask) = ask {
-                            self.reply::<()>(from, ask, Err(AskError::Dead));
+                            self.reply_later::<()>(from, ask, Err(AskError::Dead));
                         }
                         Ok(())
                     }
@@ -596,7 +717,9 @@ impl NodeInner {
                 };
                 if !known {
                     let reason = super::wire::WireExit::NotAlive;
-                    self.send_head(&from_arc(), &Head::Down { actor: to, reason });
+                    if let Ok(frame) = self.encode(&Head::Down { actor: to, reason }, &()) {
+                        self.put_later(&from_arc(), frame);
+                    }
                 }
                 Ok(())
             }
@@ -650,18 +773,66 @@ impl NodeInner {
         }
         match s.kind() {
             SampleKind::Delete => self.node_down(node),
-            SampleKind::Put => self.node_up(node),
+            SampleKind::Put => {
+                // A node lost is reachable again only through what proves it up now (a name
+                // seen by a lookup, a frame that asks something): Zenoh may deliver a
+                // history `Put` after the live `Delete` that followed it.
+                let mut t = self.tables();
+                if !t.down.contains(node) {
+                    t.up.insert(node.into());
+                }
+            }
+        }
+    }
+
+    /// Waits (on a thread of its own, within the lease) for `node`'s token: seen, the node is
+    /// up; not seen, it is lost (`NodeDown` for everything waiting on it). Frames to a node
+    /// whose token this node has not seen would have no route, and would vanish without a
+    /// loss to report. (Rare: once per node first heard of through a recipient in a message.)
+    fn check(self: &Arc<Self>, node: &str) {
+        let id: Arc<str> = node.into();
+        if !self.tables().checking.insert(id.clone()) {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let deadline = std::time::Instant::now() + self.lease;
+        let spawned = std::thread::Builder::new()
+            .name("actorium-remote-check".into())
+            .spawn(move || loop {
+                let Some(n) = weak.upgrade() else { return };
+                let seen = n.tables().up.contains(&id);
+                if seen || n.is_closed() || std::time::Instant::now() >= deadline {
+                    n.tables().checking.remove(&id);
+                    if !seen {
+                        n.node_down(&id);
+                    }
+                    return;
+                }
+                drop(n);
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            });
+        if spawned.is_err() {
+            self.tables().checking.remove(node);
         }
     }
 
     /// `node` is reachable (again, after a lost link: Erlang's reconnection). What was lost
     /// stays lost — its proxies ended, its asks failed — but new lookups reach it.
     pub(super) fn node_up(&self, node: &str) {
-        if self.tables().down.remove(node) {
-            self.publishers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(node);
+        let back = {
+            let mut t = self.tables();
+            let back = t.down.remove(node);
+            t.up.insert(node.into());
+            if back {
+                // Recipients made while it was lost stay ended; new ones reach it.
+                t.proxies
+                    .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
+            }
+            back
+        };
+        if back {
+            let old = self.publishers_lock().remove(node);
+            drop(old);
         }
     }
 
@@ -670,6 +841,7 @@ impl NodeInner {
         let node: Arc<str> = node.into();
         let (asks, proxies, links) = {
             let mut t = self.tables();
+            t.up.remove(&node);
             if !t.down.insert(node.clone()) {
                 return;
             }
@@ -706,10 +878,8 @@ impl NodeInner {
             }
             (asks, proxies, links)
         };
-        self.publishers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(node, None);
+        let old = self.publishers_lock().insert(node, None);
+        drop(old); // (undeclared outside the lock)
         self.lost(asks, proxies, links);
     }
 

@@ -130,17 +130,14 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
             });
         }
         if node.put(&to.node_id, frame).is_err() {
-            // Not sent: take the port back (unless the node's loss already answered it).
+            // Not sent: take the port back, unless the node's loss already answered it
+            // (`NodeDown`): then the ask counts as sent and lost with the link.
             if let Some(r) = node.take_awaited(ask) {
                 return Err(Ask {
                     msg,
                     reply: r.into_port(),
                 });
             }
-            return Err(Ask {
-                msg,
-                reply: ReplyTo::unused(),
-            });
         }
         Ok(())
     }
@@ -164,7 +161,7 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
             if let Err(SendError(Ask { reply, .. })) = local.send(Ask { msg: q, reply }) {
                 // The actor ended: the asker hears `Dead` rather than `Dropped`.
                 reply.disarm();
-                i.node.reply::<R>(i.from, ask, Err(AskError::Dead));
+                i.node.reply_later::<R>(i.from, ask, Err(AskError::Dead));
             }
             Ok(())
         })
@@ -193,6 +190,8 @@ pub struct AwaitedReply {
     port: AnyPort,
     /// Decodes the reply as the port's type and sends it (or ends the port with the error).
     complete: fn(AnyPort, Result<&[u8], AskError>, &Arc<NodeInner>),
+    /// Whether the asker still waits.
+    wanted: fn(&AnyPort) -> bool,
 }
 
 impl AwaitedReply {
@@ -218,10 +217,20 @@ impl AwaitedReply {
                 Err(_) => drop(port),
             }
         }
+        fn wanted<R: RemoteMessage>(port: &AnyPort) -> bool {
+            port.downcast_ref::<ReplyTo<R>>()
+                .is_some_and(ReplyTo::is_wanted)
+        }
         Self {
             port: Box::new(port),
             complete: complete::<R>,
+            wanted: wanted::<R>,
         }
+    }
+
+    /// Whether the asker still waits for the reply.
+    pub(super) fn wanted(&self) -> bool {
+        (self.wanted)(&self.port)
     }
 
     /// Answers the port.
