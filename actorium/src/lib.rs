@@ -46,6 +46,7 @@
 //! | [`SystemHandle`] (cheap to clone, for threads and tasks) | what the system does while it runs, but not end it |
 //! | [`Context`] (inside a behaviour) | the actor's own address, spawn children, [`ask`](Context::ask) with a continuation, [`when_room`](Context::when_room), [`monitor`](Context::monitor), [`link`](Context::link), [`join`](Context::join) / [`scope`](Context::scope), [`stop`](Context::stop) |
 //! | [`Addr`] / [`Recipient`] / [`WeakAddr`] | [`send`](Addr::send), [`ask`](Addr::ask), [`call`](Addr::call), [`monitor`](Addr::monitor), [`respawn`](Addr::respawn); to a bounded actor ([`spawn_bounded`](ActorSystem::spawn_bounded)) [`try_send`](Addr::try_send), [`send_wait`](Addr::send_wait), [`send_async`](Addr::send_async), [`queued`](Addr::queued) |
+//! | `remote::Node` (feature `remote`; `ActorSystem::remote`) | `register` an actor under a name, `lookup` a remote one: a [`Recipient`] that sends, asks, monitors and links across processes and machines |
 //!
 //! ## Guarantees
 //!

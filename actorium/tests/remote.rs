@@ -595,3 +595,16 @@ fn an_ask_to_a_node_this_one_cannot_reach_fails_with_node_down() {
         assert_eq!(far.ask(Num(1)).unwrap().wait(), Err(AskError::NodeDown));
     });
 }
+
+#[test]
+fn a_timer_sends_to_a_remote_recipient() {
+    watchdog(60, || {
+        let (sa, a, sb, b) = pair();
+        let (tx, rx) = mpsc::channel();
+        a.register::<Num>("sink", &sa.spawn(Sink(tx))).unwrap();
+        let remote = b.lookup::<Num>("sink", FIND).unwrap();
+        sb.send_after(remote, Num(77), Duration::from_millis(5))
+            .unwrap();
+        assert_eq!(rx.recv_timeout(FIND).unwrap(), 77);
+    });
+}
