@@ -608,3 +608,60 @@ fn a_timer_sends_to_a_remote_recipient() {
         assert_eq!(rx.recv_timeout(FIND).unwrap(), 77);
     });
 }
+
+#[test]
+fn a_bounded_remote_actor_holds_its_senders_to_its_capacity() {
+    watchdog(120, || {
+        /// Slow, and notes the most messages it ever saw queued behind it.
+        struct Slow {
+            me: Option<actorium::Addr<Slow>>,
+            most: usize,
+            got: u64,
+        }
+        impl Actor for Slow {
+            fn started(&mut self, ctx: &mut Context<'_, Self>) {
+                self.me = Some(ctx.address());
+            }
+        }
+        impl Receive<Num> for Slow {
+            fn receive(&mut self, _: Num, _: &mut Context<'_, Self>) -> Allocation {
+                std::thread::sleep(Duration::from_micros(50));
+                let queued = self.me.as_ref().and_then(|m| m.queued()).unwrap_or(0);
+                self.most = self.most.max(queued);
+                self.got += 1;
+                Allocation::Nodelete
+            }
+        }
+        impl Receive<Ask<Text, Num>> for Slow {
+            fn receive(&mut self, a: Ask<Text, Num>, _: &mut Context<'_, Self>) -> Allocation {
+                let _ = a.reply.send(Num(self.most as u64 * 1_000_000 + self.got));
+                Allocation::Nodelete
+            }
+        }
+        const CAPACITY: usize = 64;
+        let (sa, a, _sb, b) = pair();
+        let slow = sa.spawn_bounded(
+            Slow {
+                me: None,
+                most: 0,
+                got: 0,
+            },
+            CAPACITY,
+        );
+        a.register::<Num>("slow", &slow).unwrap();
+        a.register::<Ask<Text, Num>>("slow", &slow).unwrap();
+        let tells = b.lookup::<Num>("slow", FIND).unwrap();
+        let ask = b.lookup::<Ask<Text, Num>>("slow", FIND).unwrap();
+        let n = 5_000;
+        for i in 0..n {
+            tells.send(Num(i)).unwrap();
+        }
+        let Num(r) = ask.ask(Text(String::new())).unwrap().wait().unwrap();
+        let (most, got) = (r / 1_000_000, r % 1_000_000);
+        assert_eq!(got, n, "every message, none lost");
+        assert!(
+            most as usize <= CAPACITY,
+            "never more queued than the capacity: {most}"
+        );
+    });
+}

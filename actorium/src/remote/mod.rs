@@ -60,7 +60,11 @@
 //! - Names cannot go stale: a registered name is a Zenoh liveliness token, gone with its
 //!   actor, its node or the link to it. A lookup of the wrong protocol finds nothing.
 //! - Backpressure: a congested link blocks the sender (as Erlang's busy port), it never drops
-//!   a frame nor queues without bound; a link blocked past Zenoh's close timeout is lost.
+//!   a frame nor queues without bound; a link blocked past Zenoh's close timeout is lost. An
+//!   actor registered with a bounded mailbox ([`crate::ActorSystem::spawn_bounded`]) holds
+//!   its node's receiving thread while it is full, so its senders on other nodes wait for
+//!   its room (and every other frame on that link waits too: size the capacity for it); an
+//!   unbounded actor's mailbox takes what comes.
 //! - Only registered message types are ever decoded, each only as the type its tag names. A
 //!   malformed, truncated, oversized or unknown frame is dropped and reported
 //!   ([`crate::Event::RemoteFrameDropped`]); it never panics nor stops the node, and an ask
