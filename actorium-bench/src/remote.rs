@@ -10,6 +10,10 @@
 //!
 //! CPU: user + system seconds of both processes over each throughput phase, per 10^6
 //! messages.
+//!
+//! Peer: Erlang distribution (`peers/erlang/actorium_remote.erl`), when `erl` is installed:
+//! two nodes on 127.0.0.1 (`-name`, epmd on loopback), `gen_server:call` round trips, `!`
+//! throughput with a counted and summed checksum, sparse calls; one client run per round.
 
 use actorium::remote::{RemoteConfig, RemoteMessage};
 use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive, Recipient};
@@ -252,6 +256,91 @@ impl Receive<u64> for Asker {
     }
 }
 
+/// The Erlang peer's server node, if `erl` is installed (built on first use).
+struct ErlangPeer {
+    server: Child,
+    node: String,
+}
+
+impl ErlangPeer {
+    fn start() -> Option<ErlangPeer> {
+        Command::new("erl").arg("-version").output().ok()?;
+        let dir = crate::suite::crate_dir().join("peers/erlang");
+        let built = Command::new("bash")
+            .arg(dir.join("build.sh"))
+            .status()
+            .ok()?;
+        if !built.success() {
+            return None;
+        }
+        let node = format!("abench_srv{}@127.0.0.1", std::process::id());
+        let mut server = Command::new("erl")
+            .env("ERL_EPMD_ADDRESS", "127.0.0.1")
+            .args([
+                "-name",
+                &node,
+                "-setcookie",
+                "actorium-bench",
+                "-noshell",
+                "-pa",
+            ])
+            .arg(dir.join("ebin"))
+            .args(["-run", "actorium_remote", "server"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .ok()?;
+        let mut lines = BufReader::new(server.stdout.take()?).lines();
+        if !matches!(lines.next(), Some(Ok(l)) if l.trim() == "ready") {
+            let _ = server.kill();
+            return None;
+        }
+        std::thread::spawn(move || lines.for_each(drop));
+        Some(ErlangPeer { server, node })
+    }
+
+    /// One client run: (call p50, call p99, tells M/s, sparse p50).
+    fn round(&self, n: u64, tells: u64, sparse: u64) -> Result<[f64; 4], String> {
+        let dir = crate::suite::crate_dir().join("peers/erlang");
+        let client = format!("abench_cli{}@127.0.0.1", std::process::id());
+        let out = Command::new("erl")
+            .env("ERL_EPMD_ADDRESS", "127.0.0.1")
+            .args([
+                "-name",
+                &client,
+                "-setcookie",
+                "actorium-bench",
+                "-noshell",
+                "-pa",
+            ])
+            .arg(dir.join("ebin"))
+            .args(["-run", "actorium_remote", "client", &self.node])
+            .args([n.to_string(), tells.to_string(), sparse.to_string()])
+            .output()
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("RESULT"))
+            .ok_or_else(|| format!("erlang: {}", String::from_utf8_lossy(&out.stderr)))?;
+        let mut v = [0.0; 4];
+        for (i, kv) in line.split_whitespace().skip(1).take(4).enumerate() {
+            v[i] = kv
+                .split('=')
+                .nth(1)
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(|| format!("erlang: bad result `{line}`"))?;
+        }
+        Ok(v)
+    }
+}
+
+impl Drop for ErlangPeer {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
 /// One round's numbers, by case.
 type Round = Vec<(&'static str, f64)>;
 
@@ -365,9 +454,17 @@ fn measure(
         done: adone_tx,
     });
 
+    let erlang = ErlangPeer::start();
     let mut all: Vec<Round> = Vec::new();
     for _ in 0..rounds {
         let mut round: Round = Vec::new();
+        if let Some(erl) = &erlang {
+            let [p50, p99, mps, sparse_p50] = erl.round(n, tells, sparse)?;
+            round.push(("erlang call p50 (µs)", p50));
+            round.push(("erlang call p99 (µs)", p99));
+            round.push(("erlang tell throughput (M msg/s)", mps));
+            round.push(("erlang sparse call p50 (µs)", sparse_p50));
+        }
         // TCP ping-pong.
         let mut lat = Vec::with_capacity(n as usize);
         let mut buf = [0u8; 16];
@@ -484,8 +581,13 @@ fn measure(
     let mut md = format!(
         "# Remote: two processes on 127.0.0.1\n\n{n} round trips per latency case, {tells} \
          messages per throughput case, {sparse} sparse round trips (one per 5 ms); medians \
-         of {rounds} alternating rounds. CPU: both processes.\n\n| measure | median | \
-         min | max |\n|---|---|---|---|\n"
+         of {rounds} alternating rounds. CPU: both processes. Erlang distribution: {}.\n\n\
+         | measure | median | min | max |\n|---|---|---|---|\n",
+        if erlang.is_some() {
+            "measured in the same rounds"
+        } else {
+            "not installed (scripts/install-peers.sh)"
+        }
     );
     for (i, (name, _)) in all[0].iter().enumerate() {
         let mut v: Vec<f64> = all.iter().map(|r| r[i].1).collect();

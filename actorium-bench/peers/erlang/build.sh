@@ -3,4 +3,4 @@
 set -eu
 cd "$(dirname "$0")"
 mkdir -p ebin
-erlc -o ebin actorium_bench.erl
+erlc -o ebin actorium_bench.erl actorium_remote.erl
