@@ -128,16 +128,13 @@ fn pump(mut from: TcpStream, mut to: TcpStream, mode: &AtomicU8) {
 /// Node a (the receiver's) listens on a port; node b reaches it only through the proxy
 /// (gossip off, so b never learns a's own address). Short leases: a blackhole is seen in
 /// about a second.
-fn through_proxy() -> (ActorSystem, Node, ActorSystem, Node, FaultProxy) {
+fn through_proxy(lease: Duration) -> (ActorSystem, Node, ActorSystem, Node, FaultProxy) {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let cfg = |c: RemoteConfig| {
-        c.lease(Duration::from_millis(1000))
-            .zenoh("scouting/gossip/enabled", "false")
-    };
+    let cfg = |c: RemoteConfig| c.lease(lease).zenoh("scouting/gossip/enabled", "false");
     let sa = ActorSystem::new().unwrap();
     let a = sa
         .remote(cfg(
@@ -226,7 +223,10 @@ fn report(b: &Node) -> Vec<u64> {
 }
 
 fn run_fault(mode: u8, n: u64) -> (u64, usize) {
-    let (sa, a, _sb, b, proxy) = through_proxy();
+    // A delayed link must not be lost: a lease far above any stall of a loaded machine. A
+    // blackhole must be seen within the test: a short one.
+    let lease = Duration::from_millis(if mode == DELAY { 10_000 } else { 1_000 });
+    let (sa, a, _sb, b, proxy) = through_proxy(lease);
     let rx = sa.spawn(Receiver::default());
     a.register::<Seq>("rx", &rx).unwrap();
     a.register::<Ask<Report, Seen>>("rx", &rx).unwrap();
@@ -266,6 +266,7 @@ fn a_cut_link_is_seen_as_node_down_and_healing_lets_lookups_succeed() {
     watchdog(120, || {
         let (lost, downs) = run_fault(CUT, 100_000);
         eprintln!("cut: {lost} lost, {downs} NodeDown at the sender");
+        assert!(downs >= 1, "the cut was seen");
     });
 }
 
@@ -274,5 +275,6 @@ fn a_blackholed_link_is_seen_within_the_lease_and_nothing_arrives_out_of_order()
     watchdog(120, || {
         let (lost, downs) = run_fault(BLACKHOLE, 100_000);
         eprintln!("blackhole: {lost} lost, {downs} NodeDown at the sender");
+        assert!(downs >= 1, "the blackhole was seen");
     });
 }

@@ -59,19 +59,18 @@
 //!   within the lease ([`RemoteConfig::lease`], default 10 s).
 //! - Names cannot go stale: a registered name is a Zenoh liveliness token, gone with its
 //!   actor, its node or the link to it. A lookup of the wrong protocol finds nothing.
-//! - Backpressure: a congested link blocks the sender (as Erlang's busy port), it never drops
-//!   a frame nor queues without bound; a link blocked past Zenoh's close timeout is lost. An
-//!   actor registered with a bounded mailbox ([`crate::ActorSystem::spawn_bounded`]) holds
-//!   its node's receiving thread while it is full, so its senders on other nodes wait for
-//!   its room (and every other frame on that link waits too: size the capacity for it); an
-//!   unbounded actor's mailbox takes what comes.
+//! - Backpressure on the link: Zenoh's queues are bounded, and a congested link blocks the
+//!   sender (as Erlang's busy port) rather than drop a frame; a link blocked past Zenoh's
+//!   close timeout is lost. The receiving actor's mailbox is not bounded by the link: frames
+//!   are delivered as plain sends (a bounded actor takes them past its capacity, as a local
+//!   `send`), so pace a producer faster than its remote consumer with asks.
 //! - Only registered message types are ever decoded, each only as the type its tag names. A
 //!   malformed, truncated, oversized or unknown frame is dropped and reported
 //!   ([`crate::Event::RemoteFrameDropped`]); it never panics nor stops the node, and an ask
 //!   in such a frame is answered [`crate::AskError::Dropped`].
-//! - A node reached only through another's message (a recipient inside it) is looked for
-//!   within the lease: if its token is not seen, it counts as lost (`NodeDown`), so frames
-//!   never vanish without a notice.
+//! - Frames go only to nodes whose token this node has seen: the first frame to a node heard
+//!   of only through a recipient inside a message waits for it (up to the lease); not seen in
+//!   time, the node counts as lost (`NodeDown`).
 //! - Frames are not authenticated: any node that reaches another may claim to be a third.
 //!   Keep nodes on loopback or behind Zenoh's TLS and access control.
 //!

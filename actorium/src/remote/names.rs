@@ -4,7 +4,7 @@
 //! entry for long, and a lookup of the wrong protocol finds nothing (the tag is in the key).
 
 use super::config::{valid_name, RemoteError};
-use super::node::{NodeInner, PREFIX};
+use super::node::{on_zenoh_thread, NodeInner, PREFIX};
 use super::wire::{valid_tag, Protocol};
 use crate::actor::Recipient;
 use std::sync::mpsc;
@@ -207,13 +207,11 @@ impl NodeInner {
                     return;
                 };
                 let l = match s.kind() {
-                    SampleKind::Put => {
-                        node.node_up(at);
-                        Listing::Up(node.recipient::<M>(at, id))
-                    }
+                    SampleKind::Put => Listing::Up(node.recipient::<M>(at, id)),
                     SampleKind::Delete => Listing::Down(node.recipient::<M>(at, id)),
                 };
-                if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(l))) {
+                let run = std::panic::AssertUnwindSafe(|| on_zenoh_thread(|| f(l)));
+                if let Err(p) = std::panic::catch_unwind(run) {
                     crate::core::report_panic("a name watch's callback", &*p);
                 }
             })

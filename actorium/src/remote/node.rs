@@ -49,6 +49,8 @@ pub struct NodeInner {
     numbers: AtomicU64,
     closed: AtomicBool,
     tables: Mutex<Tables>,
+    /// Signalled when a node comes up or is lost (`put` waits on it for a node not yet seen).
+    seen: std::sync::Condvar,
     /// A publisher per destination node (`None`: the node was lost).
     publishers: Mutex<Publishers>,
     /// The inbox subscriber, the node watch and the node's token, dropped at close.
@@ -69,8 +71,6 @@ pub(super) struct Tables {
     down: HashSet<Arc<str>>,
     /// Nodes whose token this node has seen (so frames sent to them have a route).
     up: HashSet<Arc<str>>,
-    /// Nodes being checked for (`check`).
-    checking: HashSet<Arc<str>>,
     /// Asks sent, waiting for replies: number → (node asked, port).
     asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
     /// How many asks wait before those nobody waits for are forgotten.
@@ -118,6 +118,23 @@ thread_local! {
     static CURRENT: std::cell::Cell<*const NodeInner> = const { std::cell::Cell::new(std::ptr::null()) };
 }
 
+thread_local! {
+    /// Set while this thread runs one of the node's Zenoh callbacks.
+    static ON_ZENOH_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` marked as on one of Zenoh's threads (see `put`).
+pub(super) fn on_zenoh_thread<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ON_ZENOH_THREAD.with(|z| z.set(self.0));
+        }
+    }
+    let _restore = Restore(ON_ZENOH_THREAD.with(|z| z.replace(true)));
+    f()
+}
+
 /// Runs `f` with `node` as this thread's current node.
 fn with_node<T>(node: &Arc<NodeInner>, f: impl FnOnce() -> T) -> T {
     struct Restore(*const NodeInner);
@@ -160,6 +177,7 @@ impl NodeInner {
             lease: cfg.lease,
             numbers: AtomicU64::new(1),
             closed: AtomicBool::new(false),
+            seen: std::sync::Condvar::new(),
             tables: Mutex::new(Tables {
                 sweep_at: 1024,
                 ..Tables::default()
@@ -177,7 +195,7 @@ impl NodeInner {
             .declare_subscriber(format!("{PREFIX}/inbox/{id}"))
             .callback(move |s: Sample| {
                 if let Some(n) = weak.upgrade() {
-                    n.on_frame(&s);
+                    on_zenoh_thread(|| n.on_frame(&s));
                 }
             })
             .wait()
@@ -190,7 +208,7 @@ impl NodeInner {
             .history(true)
             .callback(move |s: Sample| {
                 if let Some(n) = weak.upgrade() {
-                    n.on_node(&s);
+                    on_zenoh_thread(|| n.on_node(&s));
                 }
             })
             .wait()
@@ -235,8 +253,9 @@ impl NodeInner {
         drop(names);
         let keep: Vec<_> = self.keep_lock().drain(..).collect();
         drop(keep);
-        // The outbox's thread ends with its sender.
+        // The outbox's thread ends with its sender; a sender waiting to see a node stops.
         drop(self.outbox.lock().unwrap_or_else(|p| p.into_inner()).take());
+        self.seen.notify_all();
         let publishers = std::mem::take(&mut *self.publishers_lock());
         drop(publishers); // (undeclared outside the lock)
         let _ = self.session.close().wait();
@@ -293,10 +312,17 @@ impl NodeInner {
 
     /// Sends `frame` to node `to`. Blocks while the link is congested (the frame is never
     /// dropped for congestion); `Err` if the node is lost or this node is closed.
-    pub(super) fn put(&self, to: &Arc<str>, frame: Vec<u8>) -> Result<(), ()> {
+    pub(super) fn put(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) -> Result<(), ()> {
         if self.is_closed() {
             return Err(());
         }
+        if ON_ZENOH_THREAD.with(|z| z.get()) {
+            // Never block one of Zenoh's threads (a congested link would stop the thread
+            // that drains the other way): the outbox sends it.
+            self.put_later(to, frame);
+            return Ok(());
+        }
+        self.wait_seen(to)?;
         let known = self.publishers_lock().get(to).cloned();
         let publisher = match known {
             Some(Some(p)) => p,
@@ -330,6 +356,37 @@ impl NodeInner {
             }
         };
         publisher.put(frame).wait().map_err(|_| ())
+    }
+
+    /// Waits until this node has seen `to`'s token (at most the lease): a frame to a node
+    /// whose inbox declaration has not reached this one would vanish. Not seen in time, `to`
+    /// is lost (`NodeDown` for everything waiting on it). Only the first frames to a node
+    /// heard of through a recipient in a message ever wait.
+    fn wait_seen(self: &Arc<Self>, to: &Arc<str>) -> Result<(), ()> {
+        if **to == *self.id {
+            return Ok(());
+        }
+        let deadline = std::time::Instant::now() + self.lease;
+        let mut t = self.tables();
+        loop {
+            if t.up.contains(to) {
+                return Ok(());
+            }
+            if t.down.contains(to) || self.is_closed() {
+                return Err(());
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                drop(t);
+                self.node_down(to);
+                return Err(());
+            }
+            t = self
+                .seen
+                .wait_timeout(t, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
     }
 
     /// Sends a frame with no body (best effort: a lost node's watchers hear it otherwise).
@@ -502,8 +559,6 @@ impl NodeInner {
         } else if *node == *self.id {
             // One of ours that has ended (or never served `M`).
             proxy.end(ExitReason::NotAlive);
-        } else if !self.tables().up.contains(node) {
-            self.check(node);
         }
         Recipient::from_target(Arc::new(RemoteTarget::<M>::new(proxy)))
     }
@@ -773,46 +828,9 @@ impl NodeInner {
         }
         match s.kind() {
             SampleKind::Delete => self.node_down(node),
-            SampleKind::Put => {
-                // A node lost is reachable again only through what proves it up now (a name
-                // seen by a lookup, a frame that asks something): Zenoh may deliver a
-                // history `Put` after the live `Delete` that followed it.
-                let mut t = self.tables();
-                if !t.down.contains(node) {
-                    t.up.insert(node.into());
-                }
-            }
-        }
-    }
-
-    /// Waits (on a thread of its own, within the lease) for `node`'s token: seen, the node is
-    /// up; not seen, it is lost (`NodeDown` for everything waiting on it). Frames to a node
-    /// whose token this node has not seen would have no route, and would vanish without a
-    /// loss to report. (Rare: once per node first heard of through a recipient in a message.)
-    fn check(self: &Arc<Self>, node: &str) {
-        let id: Arc<str> = node.into();
-        if !self.tables().checking.insert(id.clone()) {
-            return;
-        }
-        let weak = Arc::downgrade(self);
-        let deadline = std::time::Instant::now() + self.lease;
-        let spawned = std::thread::Builder::new()
-            .name("actorium-remote-check".into())
-            .spawn(move || loop {
-                let Some(n) = weak.upgrade() else { return };
-                let seen = n.tables().up.contains(&id);
-                if seen || n.is_closed() || std::time::Instant::now() >= deadline {
-                    n.tables().checking.remove(&id);
-                    if !seen {
-                        n.node_down(&id);
-                    }
-                    return;
-                }
-                drop(n);
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            });
-        if spawned.is_err() {
-            self.tables().checking.remove(node);
+            // Its token is there: it is up (back, after a lost link: what was lost stays
+            // lost, new lookups and recipients reach it).
+            SampleKind::Put => self.node_up(node),
         }
     }
 
@@ -821,8 +839,12 @@ impl NodeInner {
     pub(super) fn node_up(&self, node: &str) {
         let back = {
             let mut t = self.tables();
+            if t.down.is_empty() && t.up.contains(node) {
+                return; // (the common case: nothing changes)
+            }
             let back = t.down.remove(node);
             t.up.insert(node.into());
+            self.seen.notify_all();
             if back {
                 // Recipients made while it was lost stay ended; new ones reach it.
                 t.proxies
@@ -842,6 +864,7 @@ impl NodeInner {
         let (asks, proxies, links) = {
             let mut t = self.tables();
             t.up.remove(&node);
+            self.seen.notify_all();
             if !t.down.insert(node.clone()) {
                 return;
             }

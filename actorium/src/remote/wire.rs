@@ -93,10 +93,10 @@ impl<M: RemoteMessage> sealed::Wire for M {
                 return Err(format!("an ask for `{}`, which is told, not asked", M::TAG));
             }
             let m: M = i.node.decode(i.body)?;
-            // A bounded actor's room holds this thread, and with it the link: backpressure
-            // reaches the sender (`Block` congestion control), as Erlang's busy port. A dead
-            // letter if the actor ended meanwhile: at most once, as for local sends.
-            let _ = local.send_wait(m);
+            // Never waits (this is one of Zenoh's threads, shared by every link): a bounded
+            // actor takes it past its capacity, as a plain local `send`. A dead letter if the
+            // actor ended meanwhile: at most once, as for local sends.
+            let _ = local.send(m);
             Ok(())
         })
     }
@@ -160,7 +160,7 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
                     node.reply(&from, ask, r);
                 }
             }));
-            if let Err(SendError(Ask { reply, .. })) = local.send_wait(Ask { msg: q, reply }) {
+            if let Err(SendError(Ask { reply, .. })) = local.send(Ask { msg: q, reply }) {
                 // The actor ended: the asker hears `Dead` rather than `Dropped`.
                 reply.disarm();
                 i.node.reply_later::<R>(i.from, ask, Err(AskError::Dead));
