@@ -322,12 +322,13 @@ impl NodeInner {
             self.put_later(to, frame);
             return Ok(());
         }
-        self.wait_seen(to)?;
         let known = self.publishers_lock().get(to).cloned();
         let publisher = match known {
             Some(Some(p)) => p,
             Some(None) => return Err(()),
             None => {
+                // The first frame to this node: only once its token is seen.
+                self.wait_seen(to)?;
                 // Declared outside the lock (Zenoh may call back into this node). A declared
                 // key: the receiving side keeps its route, instead of matching the key against
                 // its subscriptions for every frame.
