@@ -92,6 +92,7 @@
 //! blocking calls refuse it); a multi-thread runtime, threads and behaviours are fine.
 
 mod config;
+mod inbox;
 mod names;
 mod node;
 mod proxy;

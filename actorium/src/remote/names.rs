@@ -116,21 +116,12 @@ impl NodeInner {
         name: &str,
         timeout: Duration,
     ) -> Result<Recipient<M>, RemoteError> {
-        let pattern = pattern::<M>(name)?;
         let (tx, rx) = mpsc::channel::<String>();
-        // A subscriber with history: the tokens already there, then those that come.
-        let sub = self
-            .session
-            .liveliness()
-            .declare_subscriber(pattern)
-            .history(true)
-            .callback(move |s: Sample| {
-                if s.kind() == SampleKind::Put {
-                    let _ = tx.send(s.key_expr().as_str().to_string());
-                }
-            })
-            .wait()
-            .map_err(|e| RemoteError::Engine(e.to_string()))?;
+        let sub = self.watch_tokens(pattern::<M>(name)?, move |s: Sample| {
+            if s.kind() == SampleKind::Put {
+                let _ = tx.send(s.key_expr().as_str().to_string());
+            }
+        })?;
         let deadline = Instant::now() + timeout;
         let found = loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -194,29 +185,37 @@ impl NodeInner {
         M: Protocol,
         F: Fn(Listing<M>) + Send + Sync + 'static,
     {
-        let pattern = pattern::<M>(name)?;
         let weak = Arc::downgrade(self);
-        let sub = self
-            .session
+        let sub = self.watch_tokens(pattern::<M>(name)?, move |s: Sample| {
+            let (Some(node), Some((at, id))) = (weak.upgrade(), parse(s.key_expr().as_str()))
+            else {
+                return;
+            };
+            let l = match s.kind() {
+                SampleKind::Put => Listing::Up(node.recipient::<M>(at, id)),
+                SampleKind::Delete => Listing::Down(node.recipient::<M>(at, id)),
+            };
+            let run = std::panic::AssertUnwindSafe(|| on_zenoh_thread(|| f(l)));
+            if let Err(p) = std::panic::catch_unwind(run) {
+                crate::core::report_panic("a name watch's callback", &*p);
+            }
+        })?;
+        Ok(NameWatch { _subscriber: sub })
+    }
+
+    /// A liveliness subscriber on `pattern` with history: `f` sees the tokens already there,
+    /// then those that come and go.
+    fn watch_tokens(
+        &self,
+        pattern: String,
+        f: impl Fn(Sample) + Send + Sync + 'static,
+    ) -> Result<zenoh::pubsub::Subscriber<()>, RemoteError> {
+        self.session
             .liveliness()
             .declare_subscriber(pattern)
             .history(true)
-            .callback(move |s: Sample| {
-                let (Some(node), Some((at, id))) = (weak.upgrade(), parse(s.key_expr().as_str()))
-                else {
-                    return;
-                };
-                let l = match s.kind() {
-                    SampleKind::Put => Listing::Up(node.recipient::<M>(at, id)),
-                    SampleKind::Delete => Listing::Down(node.recipient::<M>(at, id)),
-                };
-                let run = std::panic::AssertUnwindSafe(|| on_zenoh_thread(|| f(l)));
-                if let Err(p) = std::panic::catch_unwind(run) {
-                    crate::core::report_panic("a name watch's callback", &*p);
-                }
-            })
+            .callback(f)
             .wait()
-            .map_err(|e| RemoteError::Engine(e.to_string()))?;
-        Ok(NameWatch { _subscriber: sub })
+            .map_err(|e| RemoteError::Engine(e.to_string()))
     }
 }

@@ -15,12 +15,14 @@
 //! - `actorium/name/<name>/<tag>/<node>/<actor>`: a liveliness token per registered name and
 //!   protocol (`names.rs`); it vanishes with the actor, the node or the link.
 //!
+//! What arrives (frames, other nodes' tokens) is handled in `inbox.rs`.
+//!
 //! Locks: the tables are under one mutex, never held while calling Zenoh or user code (Zenoh
 //! may call this node's own callbacks from inside a declaration).
 
 use super::config::{RemoteConfig, RemoteError};
 use super::proxy::{Proxy, RemoteTarget};
-use super::wire::{AwaitedReply, Head, Inbound, Incoming, Outcome, Protocol};
+use super::wire::{AwaitedReply, Head, Inbound, Outcome, Protocol};
 use crate::actor::{AskError, Recipient, SystemHandle};
 use crate::core::monitors::Watcher;
 use crate::{Event, ExitReason};
@@ -30,7 +32,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, Weak};
 use zenoh::qos::CongestionControl;
-use zenoh::sample::{Sample, SampleKind};
+use zenoh::sample::Sample;
 use zenoh::Wait;
 
 /// The prefix of every key this crate uses.
@@ -43,14 +45,14 @@ pub struct NodeInner {
     /// This node's id (its Zenoh id).
     pub(super) id: Arc<str>,
     system: SystemHandle,
-    max_frame: usize,
+    pub(super) max_frame: usize,
     /// How long a node unheard of is looked for before it counts as lost (the lease).
     lease: std::time::Duration,
     numbers: AtomicU64,
     closed: AtomicBool,
     tables: Mutex<Tables>,
     /// Signalled when a node comes up or is lost (`put` waits on it for a node not yet seen).
-    seen: std::sync::Condvar,
+    pub(super) seen: std::sync::Condvar,
     /// A publisher per destination node (`None`: the node was lost).
     publishers: Mutex<Publishers>,
     /// The inbox subscriber, the node watch and the node's token, dropped at close.
@@ -68,21 +70,21 @@ type Publishers = HashMap<Arc<str>, Option<Arc<zenoh::pubsub::Publisher<'static>
 #[derive(Default)]
 pub(super) struct Tables {
     /// Nodes whose link was lost.
-    down: HashSet<Arc<str>>,
+    pub(super) down: HashSet<Arc<str>>,
     /// Nodes whose token this node has seen (so frames sent to them have a route).
-    up: HashSet<Arc<str>>,
+    pub(super) up: HashSet<Arc<str>>,
     /// Asks sent, waiting for replies: number → (node asked, port).
-    asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
+    pub(super) asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
     /// How many asks wait before those nobody waits for are forgotten.
-    sweep_at: usize,
+    pub(super) sweep_at: usize,
     /// Remote actors with recipients on this node.
-    proxies: HashMap<(Arc<str>, u64), Weak<Proxy>>,
+    pub(super) proxies: HashMap<(Arc<str>, u64), Weak<Proxy>>,
     /// Remote actors being watched (kept until they end).
-    watched: HashMap<(Arc<str>, u64), Arc<Proxy>>,
+    pub(super) watched: HashMap<(Arc<str>, u64), Arc<Proxy>>,
     /// Local actors other nodes may reach, by number.
-    exports: HashMap<u64, Export>,
+    pub(super) exports: HashMap<u64, Export>,
     /// Local actor (its id) → its number.
-    export_of: HashMap<usize, u64>,
+    pub(super) export_of: HashMap<usize, u64>,
     /// Registered names: (name, tag, actor number) → its token.
     pub(super) names: HashMap<(String, String, u64), zenoh::liveliness::LivelinessToken>,
 }
@@ -100,16 +102,16 @@ impl Tables {
 }
 
 /// A local actor other nodes may reach.
-struct Export {
-    actor: usize,
+pub(super) struct Export {
+    pub(super) actor: usize,
     /// What it serves: tag → (delivery, its `Recipient<M>` as `Any`).
-    tags: HashMap<String, (Inbound, Box<dyn Any + Send + Sync>)>,
+    pub(super) tags: HashMap<String, (Inbound, Box<dyn Any + Send + Sync>)>,
     /// Makes a watcher that runs the actor's `linked_exit`.
-    link: Arc<dyn Fn() -> Watcher + Send + Sync>,
+    pub(super) link: Arc<dyn Fn() -> Watcher + Send + Sync>,
     /// Nodes watching it (told `Down` when it ends).
-    watched_by: HashSet<Arc<str>>,
+    pub(super) watched_by: HashSet<Arc<str>>,
     /// Links from actors on other nodes (node → how many).
-    linked_by: HashMap<Arc<str>, usize>,
+    pub(super) linked_by: HashMap<Arc<str>, usize>,
 }
 
 thread_local! {
@@ -235,7 +237,7 @@ impl NodeInner {
         self.keep.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn publishers_lock(&self) -> MutexGuard<'_, Publishers> {
+    pub(super) fn publishers_lock(&self) -> MutexGuard<'_, Publishers> {
         self.publishers.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -646,282 +648,6 @@ impl NodeInner {
                     reason: reason.clone(),
                 },
             );
-        }
-    }
-
-    /// A frame arrived in the inbox.
-    fn on_frame(self: &Arc<Self>, s: &Sample) {
-        self.on_frame_bytes(&s.payload().to_bytes());
-    }
-
-    /// A whole frame: the sender's id, then what [`Self::on_bytes`] takes.
-    pub(super) fn on_frame_bytes(self: &Arc<Self>, frame: &[u8]) {
-        let from = frame
-            .split_first()
-            .and_then(|(&n, rest)| rest.get(..usize::from(n)).map(|id| (id, &rest[n.into()..])))
-            .and_then(|(id, rest)| Some((std::str::from_utf8(id).ok()?, rest)))
-            .filter(|(id, _)| super::valid_node_id(id));
-        match from {
-            Some((from, rest)) => self.on_bytes(from, rest),
-            None => self.dropped_incoming_from("(unknown)", "no valid sender id"),
-        }
-    }
-
-    /// A frame from node `from`: handled, or dropped and reported.
-    pub(super) fn on_bytes(self: &Arc<Self>, from: &str, bytes: &[u8]) {
-        if let Err(why) = self.handle(from, bytes) {
-            self.dropped_incoming_from(from, &why);
-        }
-    }
-
-    fn handle(self: &Arc<Self>, from: &str, bytes: &[u8]) -> Result<(), String> {
-        let (head, body) = postcard::take_from_bytes::<Head<'_>>(bytes)
-            .map_err(|e| format!("malformed head: {e}"))?;
-        if matches!(
-            head,
-            Head::Ask { .. } | Head::Monitor { .. } | Head::Link { .. }
-        ) {
-            // Its sender is up (whatever this node heard before), and waits for an answer.
-            self.node_up(from);
-        }
-        let asked = match head {
-            Head::Ask { ask, .. } => Some(ask),
-            _ => None,
-        };
-        let r = if bytes.len() > self.max_frame {
-            Err(format!(
-                "{} bytes, more than this node's largest frame ({})",
-                bytes.len(),
-                self.max_frame
-            ))
-        } else {
-            self.dispatch(from, head, body)
-        };
-        if let (Err(_), Some(ask)) = (&r, asked) {
-            // Never left waiting: an ask this node cannot take is answered `Dropped`.
-            self.reply_later::<()>(from, ask, Err(AskError::Dropped));
-        }
-        r
-    }
-
-    fn dispatch(self: &Arc<Self>, from: &str, head: Head<'_>, body: &[u8]) -> Result<(), String> {
-        let from_arc = || -> Arc<str> { from.into() };
-        match head {
-            Head::Tell { to, tag } | Head::Ask { to, tag, .. } => {
-                let ask = match head {
-                    Head::Ask { ask, .. } => Some(ask),
-                    _ => None,
-                };
-                let inbound = {
-                    let t = self.tables();
-                    match t.exports.get(&to) {
-                        // Ended (or never here): a dead letter, as locally; an ask hears `Dead`.
-                        None => None,
-                        Some(e) => match e.tags.get(tag) {
-                            Some((i, _)) => Some(i.clone()),
-                            None => {
-                                return Err(format!("actor {to} does not serve `{tag}`"));
-                            }
-                        },
-                    }
-                };
-                match inbound {
-                    Some(i) => i(Incoming {
-                        node: self,
-                        from,
-                        ask,
-                        body,
-                    })
-                    .map_err(|e| format!("`{tag}`: {e}")),
-                    None => {
-                        if let Some(ask) = ask {
-                            self.reply_later::<()>(from, ask, Err(AskError::Dead));
-                        }
-                        Ok(())
-                    }
-                }
-            }
-            Head::Reply { ask, outcome } => {
-                let port = {
-                    let mut t = self.tables();
-                    match t.asks.get(&ask) {
-                        Some((n, _)) if **n == *from => t.asks.remove(&ask).map(|(_, p)| p),
-                        _ => None,
-                    }
-                };
-                let Some(port) = port else {
-                    return Err(format!("a reply to ask {ask}, which it was not asked"));
-                };
-                let r = match outcome {
-                    Outcome::Replied => Ok(body),
-                    Outcome::Dead => Err(AskError::Dead),
-                    Outcome::Dropped => Err(AskError::Dropped),
-                };
-                port.complete(r, self);
-                Ok(())
-            }
-            Head::Monitor { to } => {
-                let known = {
-                    let mut t = self.tables();
-                    match t.exports.get_mut(&to) {
-                        Some(e) => {
-                            e.watched_by.insert(from_arc());
-                            true
-                        }
-                        None => false,
-                    }
-                };
-                if !known {
-                    let reason = super::wire::WireExit::NotAlive;
-                    if let Ok(frame) = self.encode(&Head::Down { actor: to, reason }, &()) {
-                        self.put_later(&from_arc(), frame);
-                    }
-                }
-                Ok(())
-            }
-            Head::Down { actor, reason } => {
-                let proxy = self.tables().proxies.get(&(from_arc(), actor)).cloned();
-                if let Some(p) = proxy.and_then(|p| p.upgrade()) {
-                    p.end(reason.into());
-                }
-                self.tables().watched.remove(&(from_arc(), actor));
-                Ok(())
-            }
-            Head::Link { to } => {
-                let mut t = self.tables();
-                if let Some(e) = t.exports.get_mut(&to) {
-                    *e.linked_by.entry(from_arc()).or_default() += 1;
-                }
-                Ok(())
-            }
-            Head::Exit { to, reason } => {
-                let link = {
-                    let mut t = self.tables();
-                    match t.exports.get_mut(&to) {
-                        Some(e) => match e.linked_by.get_mut(from) {
-                            Some(n) => {
-                                *n -= 1;
-                                if *n == 0 {
-                                    e.linked_by.remove(from);
-                                }
-                                Some(e.link.clone())
-                            }
-                            None => None,
-                        },
-                        None => None,
-                    }
-                };
-                if let Some(link) = link {
-                    link()(&reason.into());
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// A node's token came or went.
-    fn on_node(self: &Arc<Self>, s: &Sample) {
-        let Some(node) = s.key_expr().as_str().rsplit('/').next() else {
-            return;
-        };
-        if *node == *self.id {
-            return;
-        }
-        match s.kind() {
-            SampleKind::Delete => self.node_down(node),
-            // Its token is there: it is up (back, after a lost link: what was lost stays
-            // lost, new lookups and recipients reach it).
-            SampleKind::Put => self.node_up(node),
-        }
-    }
-
-    /// `node` is reachable (again, after a lost link: Erlang's reconnection). What was lost
-    /// stays lost — its proxies ended, its asks failed — but new lookups reach it.
-    pub(super) fn node_up(&self, node: &str) {
-        let back = {
-            let mut t = self.tables();
-            if t.down.is_empty() && t.up.contains(node) {
-                return; // (the common case: nothing changes)
-            }
-            let back = t.down.remove(node);
-            t.up.insert(node.into());
-            self.seen.notify_all();
-            if back {
-                // Recipients made while it was lost stay ended; new ones reach it.
-                t.proxies
-                    .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
-            }
-            back
-        };
-        if back {
-            let old = self.publishers_lock().remove(node);
-            drop(old);
-        }
-    }
-
-    /// The link to `node` was lost.
-    pub(super) fn node_down(self: &Arc<Self>, node: &str) {
-        let node: Arc<str> = node.into();
-        let (asks, proxies, links) = {
-            let mut t = self.tables();
-            t.up.remove(&node);
-            self.seen.notify_all();
-            if !t.down.insert(node.clone()) {
-                return;
-            }
-            let ids: Vec<u64> = t
-                .asks
-                .iter()
-                .filter(|(_, (n, _))| *n == node)
-                .map(|(k, _)| *k)
-                .collect();
-            let asks: Vec<_> = ids
-                .iter()
-                .filter_map(|k| t.asks.remove(k))
-                .map(|(_, a)| a)
-                .collect();
-            let mut proxies: Vec<Arc<Proxy>> = Vec::new();
-            t.watched.retain(|(n, _), p| {
-                if *n == node {
-                    proxies.push(p.clone());
-                }
-                *n != node
-            });
-            t.proxies.retain(|(n, _), p| {
-                if *n == node {
-                    proxies.extend(p.upgrade());
-                }
-                *n != node
-            });
-            let mut links = Vec::new();
-            for e in t.exports.values_mut() {
-                e.watched_by.remove(&node);
-                if let Some(k) = e.linked_by.remove(&node) {
-                    links.extend(std::iter::repeat_n(e.link.clone(), k));
-                }
-            }
-            (asks, proxies, links)
-        };
-        let old = self.publishers_lock().insert(node, None);
-        drop(old); // (undeclared outside the lock)
-        self.lost(asks, proxies, links);
-    }
-
-    /// Tells everyone waiting on a lost node.
-    fn lost(
-        self: &Arc<Self>,
-        asks: Vec<AwaitedReply>,
-        proxies: Vec<Arc<Proxy>>,
-        links: Vec<Arc<dyn Fn() -> Watcher + Send + Sync>>,
-    ) {
-        for a in asks {
-            a.complete(Err(AskError::NodeDown), self);
-        }
-        for p in proxies {
-            p.end(ExitReason::NodeDown);
-        }
-        for l in links {
-            l()(&ExitReason::NodeDown);
         }
     }
 
