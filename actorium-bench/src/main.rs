@@ -24,6 +24,7 @@ mod backpressure;
 mod harness;
 mod idle;
 mod remote;
+mod remote_peers;
 mod report;
 mod resize;
 mod scale;

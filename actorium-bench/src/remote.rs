@@ -2,8 +2,9 @@
 //! measured in the same run. A child process (`remote-exec`) serves a TCP echo, a raw Zenoh
 //! session, and an actorium node (an echo that answers asks, a counter that sums tells); the
 //! parent measures, in alternating rounds (medians over rounds):
-//! - floors: raw TCP ping-pong (16 bytes, `TCP_NODELAY`), Zenoh put/subscribe ping-pong, Zenoh
-//!   raw 16-byte publish → subscribe throughput (blocking congestion control, as actorium's);
+//! - floors: raw TCP ping-pong (16 bytes, `TCP_NODELAY`), Zenoh put/subscribe ping-pong and
+//!   get/queryable round trip, Zenoh raw 16-byte publish → subscribe throughput (blocking
+//!   congestion control, as actorium's);
 //! - actorium: ask round trip from a thread and from an actor (`ctx.ask`, one after the
 //!   other), tell throughput (every tell counted and summed by the far actor: the checksum);
 //! - sparse: one ask (and one Zenoh ping) every 5 ms: latency at low rates.
@@ -11,9 +12,8 @@
 //! CPU: user + system seconds of both processes over each throughput phase, per 10^6
 //! messages.
 //!
-//! Peer: Erlang distribution (`peers/erlang/actorium_remote.erl`), when `erl` is installed:
-//! two nodes on 127.0.0.1 (`-name`, epmd on loopback), `gen_server:call` round trips, `!`
-//! throughput with a counted and summed checksum, sparse calls; one client run per round.
+//! Peers (`remote_peers`), when installed: Erlang distribution and CAF's middleman, one
+//! client run per round, in the same rounds.
 
 use actorium::remote::{RemoteConfig, RemoteMessage};
 use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive, Recipient};
@@ -25,6 +25,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use zenoh::qos::CongestionControl;
 use zenoh::Wait;
+
+use crate::remote_peers::Peer;
 
 #[derive(Serialize, Deserialize)]
 struct Ping(u64);
@@ -144,6 +146,13 @@ pub fn exec(node_port: u16, zenoh_port: u16, tcp_port: u16) -> Result<(), String
         })
         .wait()
         .map_err(|x| e(&x))?;
+    let _query = z
+        .declare_queryable("bench/query")
+        .callback(|q| {
+            let _ = q.reply(q.key_expr().clone(), vec![0u8; 16]).wait();
+        })
+        .wait()
+        .map_err(|x| e(&x))?;
     let done = z
         .declare_publisher("bench/done")
         .congestion_control(CongestionControl::Block)
@@ -256,93 +265,15 @@ impl Receive<u64> for Asker {
     }
 }
 
-/// The Erlang peer's server node, if `erl` is installed (built on first use).
-struct ErlangPeer {
-    server: Child,
-    node: String,
-}
-
-impl ErlangPeer {
-    fn start() -> Option<ErlangPeer> {
-        Command::new("erl").arg("-version").output().ok()?;
-        let dir = crate::suite::crate_dir().join("peers/erlang");
-        let built = Command::new("bash")
-            .arg(dir.join("build.sh"))
-            .status()
-            .ok()?;
-        if !built.success() {
-            return None;
-        }
-        let node = format!("abench_srv{}@127.0.0.1", std::process::id());
-        let mut server = Command::new("erl")
-            .env("ERL_EPMD_ADDRESS", "127.0.0.1")
-            .args([
-                "-name",
-                &node,
-                "-setcookie",
-                "actorium-bench",
-                "-noshell",
-                "-pa",
-            ])
-            .arg(dir.join("ebin"))
-            .args(["-run", "actorium_remote", "server"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .ok()?;
-        let mut lines = BufReader::new(server.stdout.take()?).lines();
-        if !matches!(lines.next(), Some(Ok(l)) if l.trim() == "ready") {
-            let _ = server.kill();
-            return None;
-        }
-        std::thread::spawn(move || lines.for_each(drop));
-        Some(ErlangPeer { server, node })
-    }
-
-    /// One client run: (call p50, call p99, tells M/s, sparse p50).
-    fn round(&self, n: u64, tells: u64, sparse: u64) -> Result<[f64; 4], String> {
-        let dir = crate::suite::crate_dir().join("peers/erlang");
-        let client = format!("abench_cli{}@127.0.0.1", std::process::id());
-        let out = Command::new("erl")
-            .env("ERL_EPMD_ADDRESS", "127.0.0.1")
-            .args([
-                "-name",
-                &client,
-                "-setcookie",
-                "actorium-bench",
-                "-noshell",
-                "-pa",
-            ])
-            .arg(dir.join("ebin"))
-            .args(["-run", "actorium_remote", "client", &self.node])
-            .args([n.to_string(), tells.to_string(), sparse.to_string()])
-            .output()
-            .map_err(|e| e.to_string())?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("RESULT"))
-            .ok_or_else(|| format!("erlang: {}", String::from_utf8_lossy(&out.stderr)))?;
-        let mut v = [0.0; 4];
-        for (i, kv) in line.split_whitespace().skip(1).take(4).enumerate() {
-            v[i] = kv
-                .split('=')
-                .nth(1)
-                .and_then(|x| x.parse().ok())
-                .ok_or_else(|| format!("erlang: bad result `{line}`"))?;
-        }
-        Ok(v)
-    }
-}
-
-impl Drop for ErlangPeer {
-    fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-    }
-}
-
 /// One round's numbers, by case.
-type Round = Vec<(&'static str, f64)>;
+type Round = Vec<(String, f64)>;
+
+struct Rows(Round);
+impl Rows {
+    fn push(&mut self, case: impl Into<String>, v: f64) {
+        self.0.push((case.into(), v));
+    }
+}
 
 /// Runs the benchmark: `n` round trips per latency case, `tells` per throughput case,
 /// `rounds` alternating rounds. Returns the markdown report.
@@ -454,16 +385,17 @@ fn measure(
         done: adone_tx,
     });
 
-    let erlang = ErlangPeer::start();
+    let peers = Peer::start_all();
     let mut all: Vec<Round> = Vec::new();
     for _ in 0..rounds {
-        let mut round: Round = Vec::new();
-        if let Some(erl) = &erlang {
-            let [p50, p99, mps, sparse_p50] = erl.round(n, tells, sparse)?;
-            round.push(("erlang call p50 (µs)", p50));
-            round.push(("erlang call p99 (µs)", p99));
-            round.push(("erlang tell throughput (M msg/s)", mps));
-            round.push(("erlang sparse call p50 (µs)", sparse_p50));
+        let mut round = Rows(Vec::new());
+        for peer in &peers {
+            let [p50, p99, mps, sparse_p50] = peer.round(n, tells, sparse)?;
+            let name = peer.name;
+            round.push(format!("{name} call p50 (µs)"), p50);
+            round.push(format!("{name} call p99 (µs)"), p99);
+            round.push(format!("{name} tell throughput (M msg/s)"), mps);
+            round.push(format!("{name} sparse call p50 (µs)"), sparse_p50);
         }
         // TCP ping-pong.
         let mut lat = Vec::with_capacity(n as usize);
@@ -474,8 +406,8 @@ fn measure(
             tcp.read_exact(&mut buf).map_err(|x| e(&x))?;
             lat.push(t.elapsed());
         }
-        round.push(("tcp ping-pong p50 (µs)", pct(&mut lat, 50)));
-        round.push(("tcp ping-pong p99 (µs)", pct(&mut lat, 99)));
+        round.push("tcp ping-pong p50 (µs)", pct(&mut lat, 50));
+        round.push("tcp ping-pong p99 (µs)", pct(&mut lat, 99));
         // Zenoh ping-pong.
         let mut lat = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -484,8 +416,21 @@ fn measure(
             pong_rx.recv_timeout(find).map_err(|x| e(&x))?;
             lat.push(t.elapsed());
         }
-        round.push(("zenoh ping-pong p50 (µs)", pct(&mut lat, 50)));
-        round.push(("zenoh ping-pong p99 (µs)", pct(&mut lat, 99)));
+        round.push("zenoh ping-pong p50 (µs)", pct(&mut lat, 50));
+        round.push("zenoh ping-pong p99 (µs)", pct(&mut lat, 99));
+        // Zenoh get/queryable: until the one reply.
+        let mut lat = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let t = Instant::now();
+            let replies = z.get("bench/query").wait().map_err(|x| e(&x))?;
+            let reply = replies.recv().map_err(|x| e(&x))?;
+            lat.push(t.elapsed());
+            reply
+                .result()
+                .map_err(|_| "the queryable answered an error")?;
+        }
+        round.push("zenoh get/queryable p50 (µs)", pct(&mut lat, 50));
+        round.push("zenoh get/queryable p99 (µs)", pct(&mut lat, 99));
         // actorium ask from a thread.
         let mut lat = Vec::with_capacity(n as usize);
         for i in 0..n {
@@ -500,15 +445,15 @@ fn measure(
                 return Err("checksum: a wrong reply".into());
             }
         }
-        round.push(("actorium ask (thread) p50 (µs)", pct(&mut lat, 50)));
-        round.push(("actorium ask (thread) p99 (µs)", pct(&mut lat, 99)));
+        round.push("actorium ask (thread) p50 (µs)", pct(&mut lat, 50));
+        round.push("actorium ask (thread) p99 (µs)", pct(&mut lat, 99));
         // actorium ask from an actor.
         asker.send(n).map_err(|x| e(&x))?;
         let took = adone_rx.recv().map_err(|x| e(&x))?.map_err(|x| e(&x))?;
-        round.push((
+        round.push(
             "actorium ask (ctx.ask) mean (µs)",
             took.as_secs_f64() * 1e6 / n as f64,
-        ));
+        );
         // Zenoh raw throughput.
         let c0 = cpu(pid);
         let t = Instant::now();
@@ -527,11 +472,11 @@ fn measure(
             return Err("checksum: the Zenoh flood lost messages".into());
         }
         let secs = t.elapsed().as_secs_f64();
-        round.push(("zenoh throughput (M msg/s)", tells as f64 / secs / 1e6));
-        round.push((
+        round.push("zenoh throughput (M msg/s)", tells as f64 / secs / 1e6);
+        round.push(
             "zenoh CPU s / 10^6 msgs",
             (cpu(pid) - c0) * 1e6 / tells as f64,
-        ));
+        );
         // actorium tells.
         let c0 = cpu(pid);
         let t = Instant::now();
@@ -549,14 +494,14 @@ fn measure(
         if (count, got) != (tells, sum) {
             return Err(format!("checksum: {count} tells counted of {tells}"));
         }
-        round.push((
+        round.push(
             "actorium tell throughput (M msg/s)",
             tells as f64 / secs / 1e6,
-        ));
-        round.push((
+        );
+        round.push(
             "actorium tell CPU s / 10^6 msgs",
             (cpu(pid) - c0) * 1e6 / tells as f64,
-        ));
+        );
         // Sparse: one every 5 ms.
         let mut zl = Vec::new();
         let mut al = Vec::new();
@@ -574,19 +519,19 @@ fn measure(
                 .map_err(|x| e(&x))?;
             al.push(t.elapsed());
         }
-        round.push(("zenoh sparse ping-pong p50 (µs)", pct(&mut zl, 50)));
-        round.push(("actorium sparse ask p50 (µs)", pct(&mut al, 50)));
-        all.push(round);
+        round.push("zenoh sparse ping-pong p50 (µs)", pct(&mut zl, 50));
+        round.push("actorium sparse ask p50 (µs)", pct(&mut al, 50));
+        all.push(round.0);
     }
     let mut md = format!(
         "# Remote: two processes on 127.0.0.1\n\n{n} round trips per latency case, {tells} \
          messages per throughput case, {sparse} sparse round trips (one per 5 ms); medians \
-         of {rounds} alternating rounds. CPU: both processes. Erlang distribution: {}.\n\n\
-         | measure | median | min | max |\n|---|---|---|---|\n",
-        if erlang.is_some() {
-            "measured in the same rounds"
+         of {rounds} alternating rounds. CPU: both processes. Peers measured in the same \
+         rounds: {}.\n\n| measure | median | min | max |\n|---|---|---|---|\n",
+        if peers.is_empty() {
+            "none installed (scripts/install-peers.sh)".to_string()
         } else {
-            "not installed (scripts/install-peers.sh)"
+            peers.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
         }
     );
     for (i, (name, _)) in all[0].iter().enumerate() {

@@ -706,7 +706,7 @@ pub fn prepare(sys: &System) -> Result<(), String> {
     }
 }
 
-fn build_once(peer: &str, product: &Path) -> Result<(), String> {
+pub(crate) fn build_once(peer: &str, product: &Path) -> Result<(), String> {
     let dir = crate_dir().join("peers").join(peer);
     let src_newer = std::fs::read_dir(&dir)
         .map_err(|e| e.to_string())?

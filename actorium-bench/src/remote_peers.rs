@@ -1,0 +1,170 @@
+//! The remote benchmark's foreign peers: each a server process started once and a client
+//! process run once per round, printing
+//! `RESULT call_p50_us=.. call_p99_us=.. tell_mps=.. sparse_p50_us=..`.
+//!
+//! - Erlang distribution (`peers/erlang/actorium_remote.erl`): two nodes on 127.0.0.1 (`-name`,
+//!   epmd on loopback), `gen_server:call` round trips, `!` throughput, sparse calls.
+//! - CAF 0.17's middleman (`peers/caf/caf_remote.cpp`): `publish` / `remote_actor` on
+//!   127.0.0.1, request/receive round trips from a `scoped_actor`, `send` throughput.
+//!
+//! Both count and sum every tell on the far side (the checksum) and use their runtime's
+//! default configuration.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+/// A peer whose server is running: `round` runs one client against it.
+pub struct Peer {
+    pub name: &'static str,
+    server: Child,
+    program: PathBuf,
+    /// The client's arguments before `N TELLS SPARSE`.
+    args: Vec<OsString>,
+    env: Vec<(&'static str, &'static str)>,
+}
+
+/// One client run's numbers: call p50 and p99 (µs), tells (M msg/s), sparse call p50 (µs).
+pub type PeerRound = [f64; 4];
+
+impl Peer {
+    /// Every peer installed here, its server started (peers that are not installed, or fail
+    /// to build or start, are left out with a line on stderr).
+    pub fn start_all() -> Vec<Peer> {
+        let mut v = Vec::new();
+        for (name, start) in [
+            ("erlang", erlang as fn() -> Result<Peer, String>),
+            ("caf", caf),
+        ] {
+            match start() {
+                Ok(p) => v.push(p),
+                Err(e) => eprintln!("remote: {name} peer left out: {e}"),
+            }
+        }
+        v
+    }
+
+    pub fn round(&self, n: u64, tells: u64, sparse: u64) -> Result<PeerRound, String> {
+        let out = Command::new(&self.program)
+            .envs(self.env.iter().copied())
+            .args(&self.args)
+            .args([n.to_string(), tells.to_string(), sparse.to_string()])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("{}: {e}", self.name))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("RESULT"))
+            .ok_or_else(|| {
+                format!(
+                    "{}: no result: {}",
+                    self.name,
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })?;
+        let mut v = [0.0; 4];
+        let fields: Vec<&str> = line.split_whitespace().skip(1).collect();
+        if fields.len() != 4 {
+            return Err(format!("{}: bad result `{line}`", self.name));
+        }
+        for (slot, kv) in v.iter_mut().zip(fields) {
+            *slot = kv
+                .split('=')
+                .nth(1)
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(|| format!("{}: bad result `{line}`", self.name))?;
+        }
+        Ok(v)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// Starts `cmd` (stdout piped) and returns it with the first line it prints.
+fn spawn_server(mut cmd: Command) -> Result<(Child, String), String> {
+    let mut server = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut lines = BufReader::new(server.stdout.take().expect("piped")).lines();
+    match lines.next() {
+        Some(Ok(l)) => {
+            std::thread::spawn(move || lines.for_each(drop));
+            Ok((server, l))
+        }
+        _ => {
+            let _ = server.kill();
+            let _ = server.wait();
+            Err("the server did not start".into())
+        }
+    }
+}
+
+const EPMD: (&str, &str) = ("ERL_EPMD_ADDRESS", "127.0.0.1");
+
+fn erlang() -> Result<Peer, String> {
+    Command::new("erl")
+        .arg("-version")
+        .output()
+        .map_err(|_| "not installed (erlang-nox; run scripts/install-peers.sh)")?;
+    let ebin = crate::suite::crate_dir().join("peers/erlang/ebin");
+    crate::suite::build_once("erlang", &ebin.join("actorium_remote.beam"))?;
+    let node = format!("abench_srv{}@127.0.0.1", std::process::id());
+    let erl = |name: &str| {
+        let mut v: Vec<OsString> = ["-name", name, "-setcookie", "actorium-bench", "-noshell"]
+            .map(OsString::from)
+            .to_vec();
+        v.push("-pa".into());
+        v.push(ebin.clone().into());
+        v
+    };
+    let mut cmd = Command::new("erl");
+    cmd.env(EPMD.0, EPMD.1)
+        .args(erl(&node))
+        .args(["-run", "actorium_remote", "server"]);
+    let (server, first) = spawn_server(cmd)?;
+    if first.trim() != "ready" {
+        return Err(format!("the server said `{first}`"));
+    }
+    let mut args = erl(&format!("abench_cli{}@127.0.0.1", std::process::id()));
+    args.extend(["-run", "actorium_remote", "client"].map(OsString::from));
+    args.push(node.into());
+    Ok(Peer {
+        name: "erlang",
+        server,
+        program: "erl".into(),
+        args,
+        env: vec![EPMD],
+    })
+}
+
+fn caf() -> Result<Peer, String> {
+    if !std::path::Path::new("/usr/include/caf/io/all.hpp").exists() {
+        return Err("not installed (libcaf-dev; run scripts/install-peers.sh)".into());
+    }
+    let program = crate::suite::crate_dir().join("peers/caf/build/caf-remote");
+    crate::suite::build_once("caf", &program)?;
+    let mut cmd = Command::new(&program);
+    cmd.arg("server");
+    let (server, first) = spawn_server(cmd)?;
+    let port = first
+        .strip_prefix("ready ")
+        .ok_or_else(|| format!("the server said `{first}`"))?
+        .trim()
+        .to_string();
+    Ok(Peer {
+        name: "caf",
+        server,
+        program,
+        args: vec!["client".into(), port.into()],
+        env: Vec::new(),
+    })
+}
