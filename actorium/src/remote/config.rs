@@ -29,6 +29,8 @@ pub struct RemoteConfig {
     pub(super) lease: Duration,
     pub(super) max_frame: usize,
     pub(super) extra: Vec<(String, String)>,
+    /// Set by `tls`: every endpoint must be a `tls/` one.
+    pub(super) tls: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +59,7 @@ impl RemoteConfig {
             lease: Duration::from_secs(10),
             max_frame: 16 << 20,
             extra: Vec::new(),
+            tls: false,
         }
     }
 
@@ -107,6 +110,51 @@ impl RemoteConfig {
         self
     }
 
+    /// Mutual TLS: every link of this node is encrypted, and both of its ends prove they hold
+    /// a certificate signed by the certificate authority `ca` (PEM files; `cert` and `key` are
+    /// this node's certificate and PKCS#8 private key, used both to accept and to connect).
+    /// A connecting node also checks that the certificate of the node it reaches names the
+    /// address it dialled (an IP address or DNS name in the certificate's subject alternative
+    /// names).
+    ///
+    /// Every endpoint must then be a `tls/` one (`tls/127.0.0.1:7447`): a `tcp/` endpoint is
+    /// refused when the node opens, and the loopback default becomes `tls/127.0.0.1:0`.
+    /// Needs the `remote-tls` feature (Zenoh's TLS transport, on rustls). For other TLS
+    /// settings (one-way TLS, keys inline in base64), use [`Self::zenoh`] with the keys under
+    /// `transport/link/tls`.
+    ///
+    /// ```no_run
+    /// use actorium::remote::RemoteConfig;
+    /// let config = RemoteConfig::peer()
+    ///     .listen("tls/0.0.0.0:7447")
+    ///     .tls("certs/ca.pem", "certs/node.pem", "certs/node.key");
+    /// # let _ = config;
+    /// ```
+    #[cfg(feature = "remote-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "remote-tls")))]
+    pub fn tls(
+        mut self,
+        ca: impl AsRef<std::path::Path>,
+        cert: impl AsRef<std::path::Path>,
+        key: impl AsRef<std::path::Path>,
+    ) -> Self {
+        let path = |p: &std::path::Path| format!("{:?}", p.to_string_lossy());
+        let (ca, cert, key) = (path(ca.as_ref()), path(cert.as_ref()), path(key.as_ref()));
+        for (k, v) in [
+            ("root_ca_certificate", ca),
+            ("listen_certificate", cert.clone()),
+            ("listen_private_key", key.clone()),
+            ("connect_certificate", cert),
+            ("connect_private_key", key),
+            ("enable_mtls", "true".into()),
+            ("verify_name_on_connect", "true".into()),
+        ] {
+            self.extra.push((format!("transport/link/tls/{k}"), v));
+        }
+        self.tls = true;
+        self
+    }
+
     /// Sets any other Zenoh configuration key to a JSON5 value, for instance TLS
     /// (`"transport/link/tls/root_ca_certificate"`; Zenoh's TLS transport needs its
     /// `transport_tls` feature, which actorium's `remote-tls` feature turns on) or access
@@ -124,11 +172,24 @@ impl RemoteConfig {
             Mode::Client => "client",
             Mode::Router => "router",
         };
+        let scheme = if self.tls { "tls" } else { "tcp" };
         let listen = if self.listen.is_empty() && self.mode != Mode::Client {
-            vec!["tcp/127.0.0.1:0".to_string()]
+            vec![format!("{scheme}/127.0.0.1:0")]
         } else {
             self.listen.clone()
         };
+        if self.tls {
+            if let Some(plain) = listen
+                .iter()
+                .chain(&self.connect)
+                .find(|e| !e.starts_with("tls/"))
+            {
+                return Err(RemoteError::Config(format!(
+                    "`{plain}` is not a TLS endpoint, and `tls(..)` asks for TLS on every \
+                     link: use `tls/host:port`"
+                )));
+            }
+        }
         let lease = self.lease.as_millis().max(1);
         let mut set = |k: &str, v: String| {
             c.insert_json5(k, &v)

@@ -71,8 +71,9 @@
 //! - Frames go only to nodes whose token this node has seen: the first frame to a node heard
 //!   of only through a recipient inside a message waits for it (up to the lease); not seen in
 //!   time, the node counts as lost (`NodeDown`).
-//! - Frames are not authenticated: any node that reaches another may claim to be a third.
-//!   Keep nodes on loopback or behind Zenoh's TLS and access control.
+//! - Frames are not authenticated beyond the link: any node that reaches another may claim
+//!   to be a third. Keep nodes on loopback, or behind mutual TLS (`RemoteConfig::tls`, feature
+//!   `remote-tls`) so that only holders of your authority's certificates reach them.
 //!
 //! # Zenoh's defaults, and what this module changes
 //! - Multicast scouting is off (it would announce the node on the local network): nodes are
