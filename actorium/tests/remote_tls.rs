@@ -75,48 +75,38 @@ fn two_nodes_with_certificates_of_one_authority_talk_over_mutual_tls() {
     });
 }
 
+/// A node of `config` (which dials the server) does not find the server's name in 3 s.
+fn reaches_nothing(config: RemoteConfig) {
+    let system = ActorSystem::new().unwrap();
+    let node = system.remote(config).unwrap();
+    assert!(matches!(
+        node.lookup::<Ask<Num, Num>>("double", Duration::from_secs(3)),
+        Err(RemoteError::NotFound(_))
+    ));
+}
+
 #[test]
 fn a_node_whose_certificate_another_authority_signed_reaches_nothing() {
     watchdog(60, || {
         let port = free_port();
         let (_sa, _a) = server(port);
-        let stranger = ActorSystem::new().unwrap();
-        let s = stranger
-            .remote(
-                RemoteConfig::peer()
-                    .tls(cert("other-ca.pem"), cert("other.pem"), cert("other.key"))
-                    .connect(format!("tls/127.0.0.1:{port}")),
-            )
-            .unwrap();
         // Its certificate is refused by the listener, and the listener's by it: no link, so
         // the name is never seen (however long we wait: 3 s keeps the test short).
-        assert!(matches!(
-            s.lookup::<Ask<Num, Num>>("double", Duration::from_secs(3)),
-            Err(RemoteError::NotFound(_))
-        ));
+        let tls = format!("tls/127.0.0.1:{port}");
+        reaches_nothing(
+            RemoteConfig::peer()
+                .tls(cert("other-ca.pem"), cert("other.pem"), cert("other.key"))
+                .connect(&tls),
+        );
         // A node that trusts the right authority but presents the stranger's certificate
         // (mutual TLS: the listener checks the client too).
-        let half = ActorSystem::new().unwrap();
-        let h = half
-            .remote(
-                RemoteConfig::peer()
-                    .tls(cert("ca.pem"), cert("other.pem"), cert("other.key"))
-                    .connect(format!("tls/127.0.0.1:{port}")),
-            )
-            .unwrap();
-        assert!(matches!(
-            h.lookup::<Ask<Num, Num>>("double", Duration::from_secs(3)),
-            Err(RemoteError::NotFound(_))
-        ));
+        reaches_nothing(
+            RemoteConfig::peer()
+                .tls(cert("ca.pem"), cert("other.pem"), cert("other.key"))
+                .connect(&tls),
+        );
         // A plain TCP node dialling the TLS port gets no link either.
-        let plain = ActorSystem::new().unwrap();
-        let p = plain
-            .remote(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")))
-            .unwrap();
-        assert!(matches!(
-            p.lookup::<Ask<Num, Num>>("double", Duration::from_secs(3)),
-            Err(RemoteError::NotFound(_))
-        ));
+        reaches_nothing(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")));
     });
 }
 
