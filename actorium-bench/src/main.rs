@@ -158,8 +158,8 @@ enum Cmd {
         threads: Option<usize>,
     },
     /// Remote actors between two processes on 127.0.0.1, with raw TCP and Zenoh floors
-    /// measured in the same run: ask round trips, tell throughput, sparse asks, CPU
-    /// (writes OUT/remote.md).
+    /// measured in the same run: ask round trips, tell throughput, sparse asks, CPU; the
+    /// peers are Erlang and CAF, or those named in `--systems` (writes OUT/remote.md).
     Remote {
         /// Round trips per latency case.
         #[arg(long, default_value_t = 20_000)]
@@ -309,7 +309,7 @@ fn main() {
             } else {
                 (n, tells, sparse, rounds)
             };
-            match remote::run(n, tells, rounds, sparse) {
+            match remote::run(n, tells, rounds, sparse, &cli.systems) {
                 Ok(md) => write_report(&cli, "remote.md", md, true),
                 Err(e) => {
                     eprintln!("remote benchmark failed: {e}");

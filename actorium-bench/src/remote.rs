@@ -276,8 +276,15 @@ impl Rows {
 }
 
 /// Runs the benchmark: `n` round trips per latency case, `tells` per throughput case,
-/// `rounds` alternating rounds. Returns the markdown report.
-pub fn run(n: u64, tells: u64, rounds: usize, sparse: u64) -> Result<String, String> {
+/// `rounds` alternating rounds, with the peers named in `peers` (every installed one when it
+/// is empty). Returns the markdown report.
+pub fn run(
+    n: u64,
+    tells: u64,
+    rounds: usize,
+    sparse: u64,
+    peers: &[String],
+) -> Result<String, String> {
     let ports = Ports {
         node: free_port(),
         zenoh: free_port(),
@@ -304,7 +311,7 @@ pub fn run(n: u64, tells: u64, rounds: usize, sparse: u64) -> Result<String, Str
     }
     std::thread::spawn(move || lines.for_each(drop));
     let pid = child.id();
-    let r = measure(ports, pid, n, tells, rounds, sparse);
+    let r = measure(ports, pid, n, tells, rounds, sparse, peers);
     drop(child.stdin.take());
     let _ = child.wait();
     r
@@ -317,6 +324,7 @@ fn measure(
     tells: u64,
     rounds: usize,
     sparse: u64,
+    peers: &[String],
 ) -> Result<String, String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let find = Duration::from_secs(20);
@@ -385,7 +393,7 @@ fn measure(
         done: adone_tx,
     });
 
-    let peers = Peer::start_all();
+    let peers = Peer::start_all(peers);
     let mut all: Vec<Round> = Vec::new();
     for _ in 0..rounds {
         let mut round = Rows(Vec::new());

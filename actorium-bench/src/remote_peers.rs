@@ -31,12 +31,16 @@ pub type PeerRound = [f64; 4];
 impl Peer {
     /// Every peer installed here, its server started (peers that are not installed, or fail
     /// to build or start, are left out with a line on stderr).
-    pub fn start_all() -> Vec<Peer> {
+    /// The peers named in `only` (every peer when it is empty) that start.
+    pub fn start_all(only: &[String]) -> Vec<Peer> {
         let mut v = Vec::new();
         for (name, start) in [
             ("erlang", erlang as fn() -> Result<Peer, String>),
             ("caf", caf),
         ] {
+            if !only.is_empty() && !only.iter().any(|o| o == name) {
+                continue;
+            }
             match start() {
                 Ok(p) => v.push(p),
                 Err(e) => eprintln!("remote: {name} peer left out: {e}"),

@@ -65,7 +65,9 @@ pub struct NodeInner {
 type Job = Box<dyn FnOnce(&Arc<NodeInner>) + Send>;
 
 /// A publisher per destination node (`None`: the node was lost).
-type Publishers = HashMap<Arc<str>, Option<Arc<zenoh::pubsub::Publisher<'static>>>>;
+type Publishers = HashMap<Arc<str>, Option<Arc<Publisher>>>;
+
+pub(super) type Publisher = zenoh::pubsub::Publisher<'static>;
 
 #[derive(Default)]
 pub(super) struct Tables {
@@ -82,7 +84,7 @@ pub(super) struct Tables {
     /// Remote actors being watched (kept until they end).
     pub(super) watched: HashMap<(Arc<str>, u64), Arc<Proxy>>,
     /// Local actors other nodes may reach, by number.
-    pub(super) exports: HashMap<u64, Export>,
+    pub(super) exports: HashMap<u64, Export, LocalKeys>,
     /// Local actor (its id) → its number.
     pub(super) export_of: HashMap<usize, u64>,
     /// Registered names: (name, tag, actor number) → its token.
@@ -105,13 +107,56 @@ impl Tables {
 pub(super) struct Export {
     pub(super) actor: usize,
     /// What it serves: tag → (delivery, its `Recipient<M>` as `Any`).
-    pub(super) tags: HashMap<String, (Inbound, Box<dyn Any + Send + Sync>)>,
+    pub(super) tags: HashMap<String, (Inbound, Box<dyn Any + Send + Sync>), LocalKeys>,
     /// Makes a watcher that runs the actor's `linked_exit`.
     pub(super) link: Arc<dyn Fn() -> Watcher + Send + Sync>,
     /// Nodes watching it (told `Down` when it ends).
     pub(super) watched_by: HashSet<Arc<str>>,
     /// Links from actors on other nodes (node → how many).
     pub(super) linked_by: HashMap<Arc<str>, usize>,
+}
+
+/// The hasher of the tables looked up for every frame that arrives (`exports`, `tags`): keys
+/// chosen by this node (its actors' numbers, the tags registered here), so SipHash's
+/// resistance to keys a peer picks buys nothing there; a peer's frame only looks up. One
+/// multiply per word (the Fx hash of rustc).
+#[derive(Clone, Copy, Default)]
+pub(super) struct LocalKeys;
+
+impl std::hash::BuildHasher for LocalKeys {
+    type Hasher = FxHasher;
+    fn build_hasher(&self) -> FxHasher {
+        FxHasher(0)
+    }
+}
+
+pub(super) struct FxHasher(u64);
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.add(u64::from_le_bytes(last) ^ bytes.len() as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 thread_local! {
@@ -324,6 +369,28 @@ impl NodeInner {
             self.put_later(to, frame);
             return Ok(());
         }
+        self.publisher(to)?.put(frame).wait().map_err(|_| ())
+    }
+
+    /// As [`Self::put`], to the node of remote actor `to`, through the publisher it keeps
+    /// (weakly: gone with the node's loss or this node's close, when the table answers).
+    pub(super) fn put_to(self: &Arc<Self>, to: &Proxy, frame: Vec<u8>) -> Result<(), ()> {
+        if self.is_closed() || ON_ZENOH_THREAD.with(|z| z.get()) {
+            return self.put(&to.node_id, frame);
+        }
+        let publisher = match to.publisher.get().and_then(Weak::upgrade) {
+            Some(p) => p,
+            None => {
+                let p = self.publisher(&to.node_id)?;
+                let _ = to.publisher.set(Arc::downgrade(&p));
+                p
+            }
+        };
+        publisher.put(frame).wait().map_err(|_| ())
+    }
+
+    /// The publisher to node `to`, declared on the first frame to it; `Err` if it is lost.
+    fn publisher(self: &Arc<Self>, to: &Arc<str>) -> Result<Arc<Publisher>, ()> {
         let known = self.publishers_lock().get(to).cloned();
         let publisher = match known {
             Some(Some(p)) => p,
@@ -358,7 +425,7 @@ impl NodeInner {
                 }
             }
         };
-        publisher.put(frame).wait().map_err(|_| ())
+        Ok(publisher)
     }
 
     /// Waits until this node has seen `to`'s token (at most the lease): a frame to a node
@@ -598,7 +665,7 @@ impl NodeInner {
                     id,
                     Export {
                         actor,
-                        tags: HashMap::new(),
+                        tags: HashMap::default(),
                         link: Arc::new(move || link_to.link_watcher()),
                         watched_by: HashSet::new(),
                         linked_by: HashMap::new(),

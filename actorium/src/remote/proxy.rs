@@ -2,13 +2,13 @@
 //! [`Recipient`] of it, so equality and hashing stay by actor), and the [`Target`] a remote
 //! `Recipient<M>` sends through ([`RemoteTarget`]).
 
-use super::node::NodeInner;
+use super::node::{NodeInner, Publisher};
 use super::wire::{Head, Protocol, WireExit};
 use crate::actor::Target;
 use crate::core::monitors::Watcher;
 use crate::ExitReason;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// A remote actor as this node knows it: where it is, and whether it is known to have ended
 /// (its node told us, or the link to its node was lost).
@@ -18,6 +18,8 @@ pub struct Proxy {
     pub(super) node_id: Arc<str>,
     /// Its number on its node.
     pub(super) id: u64,
+    /// The publisher to its node, once one was used (weak: the node's table owns it).
+    pub(super) publisher: OnceLock<Weak<Publisher>>,
     state: Mutex<ProxyState>,
 }
 
@@ -37,6 +39,7 @@ impl Proxy {
             node,
             node_id,
             id,
+            publisher: OnceLock::new(),
             state: Mutex::new(ProxyState::default()),
         }
     }

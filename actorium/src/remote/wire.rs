@@ -79,7 +79,7 @@ impl<M: RemoteMessage> sealed::Wire for M {
             tag: M::TAG,
         };
         match node.encode(&head, &self) {
-            Ok(frame) => node.put(&to.node_id, frame).map_err(|()| self),
+            Ok(frame) => node.put_to(to, frame).map_err(|()| self),
             Err(e) => {
                 node.dropped_outgoing(M::TAG, &e);
                 Err(self)
@@ -131,7 +131,7 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
                 reply: reply.into_port(),
             });
         }
-        if node.put(&to.node_id, frame).is_err() {
+        if node.put_to(to, frame).is_err() {
             // Not sent: take the port back, unless the node's loss already answered it
             // (`NodeDown`): then the ask counts as sent and lost with the link.
             if let Some(r) = node.take_awaited(ask) {
