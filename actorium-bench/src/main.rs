@@ -159,7 +159,8 @@ enum Cmd {
     },
     /// Remote actors between two processes on 127.0.0.1, with raw TCP and Zenoh floors
     /// measured in the same run: ask round trips, tell throughput, sparse asks, CPU; the
-    /// peers are Erlang and CAF, or those named in `--systems` (writes OUT/remote.md).
+    /// peers are Erlang, CAF and ractor_cluster, or those named in `--systems`
+    /// (`--systems actorium`: none) (writes OUT/remote.md).
     Remote {
         /// Round trips per latency case.
         #[arg(long, default_value_t = 20_000)]

@@ -12,8 +12,8 @@
 //! CPU: user + system seconds of both processes over each throughput phase, per 10^6
 //! messages.
 //!
-//! Peers (`remote_peers`), when installed: Erlang distribution and CAF's middleman, one
-//! client run per round, in the same rounds.
+//! Peers (`remote_peers`), when installed: Erlang distribution, CAF's middleman and
+//! ractor_cluster, one client run per round, in the same rounds.
 
 use actorium::remote::{RemoteConfig, RemoteMessage};
 use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive, Recipient};
@@ -537,7 +537,7 @@ fn measure(
          of {rounds} alternating rounds. CPU: both processes. Peers measured in the same \
          rounds: {}.\n\n| measure | median | min | max |\n|---|---|---|---|\n",
         if peers.is_empty() {
-            "none installed (scripts/install-peers.sh)".to_string()
+            "none (installed by scripts/install-peers.sh; chosen with --systems)".to_string()
         } else {
             peers.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
         }

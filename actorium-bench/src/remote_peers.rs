@@ -6,8 +6,12 @@
 //!   epmd on loopback), `gen_server:call` round trips, `!` throughput, sparse calls.
 //! - CAF 0.17's middleman (`peers/caf/caf_remote.cpp`): `publish` / `remote_actor` on
 //!   127.0.0.1, request/receive round trips from a `scoped_actor`, `send` throughput.
+//! - ractor_cluster 0.16 (`peers/ractor-cluster/main.rs`, its own cargo workspace so that
+//!   ractor's `cluster` feature stays out of the suite's local ractor peer): two `NodeServer`s
+//!   on 127.0.0.1, actors found through process groups, `call!` round trips, `cast`
+//!   throughput.
 //!
-//! Both count and sum every tell on the far side (the checksum) and use their runtime's
+//! All count and sum every tell on the far side (the checksum) and use their runtime's
 //! default configuration.
 
 use std::ffi::OsString;
@@ -29,14 +33,14 @@ pub struct Peer {
 pub type PeerRound = [f64; 4];
 
 impl Peer {
-    /// Every peer installed here, its server started (peers that are not installed, or fail
-    /// to build or start, are left out with a line on stderr).
-    /// The peers named in `only` (every peer when it is empty) that start.
+    /// Every peer installed here (or those of `only`), its server started (peers that are not
+    /// installed, or fail to build or start, are left out with a line on stderr).
     pub fn start_all(only: &[String]) -> Vec<Peer> {
         let mut v = Vec::new();
         for (name, start) in [
             ("erlang", erlang as fn() -> Result<Peer, String>),
             ("caf", caf),
+            ("ractor_cluster", ractor_cluster),
         ] {
             if !only.is_empty() && !only.iter().any(|o| o == name) {
                 continue;
@@ -166,6 +170,27 @@ fn caf() -> Result<Peer, String> {
         .to_string();
     Ok(Peer {
         name: "caf",
+        server,
+        program,
+        args: vec!["client".into(), port.into()],
+        env: Vec::new(),
+    })
+}
+
+fn ractor_cluster() -> Result<Peer, String> {
+    let program =
+        crate::suite::crate_dir().join("peers/ractor-cluster/build/ractor-cluster-remote");
+    crate::suite::build_once("ractor-cluster", &program)?;
+    let mut cmd = Command::new(&program);
+    cmd.arg("server");
+    let (server, first) = spawn_server(cmd)?;
+    let port = first
+        .strip_prefix("ready ")
+        .ok_or_else(|| format!("the server said `{first}`"))?
+        .trim()
+        .to_string();
+    Ok(Peer {
+        name: "ractor_cluster",
         server,
         program,
         args: vec!["client".into(), port.into()],
