@@ -2,7 +2,7 @@
 //! actor serves, delivered or dropped and reported), and other nodes' liveliness tokens (a
 //! node's token gone is its loss: `NodeDown` for everything waiting on it).
 
-use super::node::NodeInner;
+use super::node::{NodeInner, LOST_KEPT};
 use super::proxy::Proxy;
 use super::wire::{AwaitedReply, Head, Incoming, Outcome};
 use crate::actor::AskError;
@@ -208,10 +208,13 @@ impl NodeInner {
     pub(super) fn node_up(&self, node: &str) {
         let back = {
             let mut t = self.tables();
-            if t.down.is_empty() && t.up.contains(node) {
+            if t.up.contains(node) && (t.down.is_empty() || !t.down.contains(node)) {
                 return; // (the common case: nothing changes)
             }
             let back = t.down.remove(node);
+            if back {
+                t.down_order.retain(|n| **n != *node);
+            }
             t.up.insert(node.into());
             self.seen.notify_all();
             if back {
@@ -230,12 +233,19 @@ impl NodeInner {
     /// The link to `node` was lost.
     pub(super) fn node_down(self: &Arc<Self>, node: &str) {
         let node: Arc<str> = node.into();
+        let mut forget = Vec::new();
         let (asks, proxies, links) = {
             let mut t = self.tables();
             t.up.remove(&node);
             self.seen.notify_all();
             if !t.down.insert(node.clone()) {
                 return;
+            }
+            t.down_order.push_back(node.clone());
+            if t.down_order.len() > LOST_KEPT {
+                let forgotten = t.down_order.pop_front().expect("longer than the bound");
+                t.down.remove(&forgotten);
+                forget.push(forgotten);
             }
             let ids: Vec<u64> = t
                 .asks
@@ -270,7 +280,15 @@ impl NodeInner {
             }
             (asks, proxies, links)
         };
-        let old = self.publishers_lock().insert(node, None);
+        let old = {
+            let mut p = self.publishers_lock();
+            for f in &forget {
+                if matches!(p.get(f), Some(None)) {
+                    p.remove(f);
+                }
+            }
+            p.insert(node, None)
+        };
         drop(old); // (undeclared outside the lock)
         self.lost(asks, proxies, links);
     }

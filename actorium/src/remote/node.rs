@@ -64,6 +64,11 @@ pub struct NodeInner {
 /// Work for the node's outbox thread.
 type Job = Box<dyn FnOnce(&Arc<NodeInner>) + Send>;
 
+/// How many lost nodes a node remembers: bounds what a long life of processes coming and
+/// going costs. A forgotten one that is still named somewhere is looked for again, for at
+/// most a lease, before it counts as lost again.
+pub(super) const LOST_KEPT: usize = 4096;
+
 /// A publisher per destination node (`None`: the node was lost).
 type Publishers = HashMap<Arc<str>, Option<Arc<Publisher>>>;
 
@@ -71,8 +76,10 @@ pub(super) type Publisher = zenoh::pubsub::Publisher<'static>;
 
 #[derive(Default)]
 pub(super) struct Tables {
-    /// Nodes whose link was lost.
+    /// Nodes whose link was lost (the last [`LOST_KEPT`]).
     pub(super) down: HashSet<Arc<str>>,
+    /// `down`, oldest first.
+    pub(super) down_order: std::collections::VecDeque<Arc<str>>,
     /// Nodes whose token this node has seen (so frames sent to them have a route).
     pub(super) up: HashSet<Arc<str>>,
     /// Asks sent, waiting for replies: number → (node asked, port).

@@ -1,5 +1,6 @@
 //! Bad input on a node's inbox: random, mutated, truncated, oversized and mistyped frames are
-//! dropped and reported, never a panic, and the node goes on serving.
+//! dropped and reported, never a panic, and the node goes on serving. And what a node
+//! remembers of lost nodes stays bounded.
 
 use super::*;
 use crate::actor::Ask;
@@ -204,6 +205,35 @@ fn a_recipient_encodes_only_inside_a_message_to_a_remote_actor() {
     let r: crate::Recipient<Num> = f._system.spawn(Sink(tx)).recipient();
     let e = postcard::to_allocvec(&r).unwrap_err();
     assert!(!e.to_string().is_empty());
+}
+
+#[test]
+fn lost_nodes_are_remembered_up_to_a_bound() {
+    let f = fixture(1 << 20);
+    let id = |i: usize| format!("{i:032x}");
+    for i in 0..LOST_KEPT + 10 {
+        f.node.node_down(&id(i));
+    }
+    {
+        let t = f.node.tables();
+        assert_eq!((t.down.len(), t.down_order.len()), (LOST_KEPT, LOST_KEPT));
+        assert!(!t.is_down(&id(9)), "the oldest are forgotten");
+        assert!(t.is_down(&id(10)) && t.is_down(&id(LOST_KEPT + 9)));
+    }
+    assert_eq!(
+        f.node.publishers_lock().len(),
+        LOST_KEPT,
+        "and their publisher entries"
+    );
+    // Back up, then lost again: remembered once.
+    let last = id(LOST_KEPT + 9);
+    f.node.node_up(&last);
+    assert!(!f.node.tables().is_down(&last));
+    f.node.node_down(&last);
+    let t = f.node.tables();
+    assert!(t.is_down(&last));
+    assert_eq!((t.down.len(), t.down_order.len()), (LOST_KEPT, LOST_KEPT));
+    assert!(t.is_down(&id(10)), "nothing else forgotten");
 }
 
 proptest! {
