@@ -159,7 +159,7 @@ enum Cmd {
     },
     /// Remote actors between two processes on 127.0.0.1, with raw TCP and Zenoh floors
     /// measured in the same run: ask round trips, tell throughput, sparse asks, CPU; the
-    /// peers are Erlang, CAF and ractor_cluster, or those named in `--systems`
+    /// peers are Erlang, CAF, ractor_cluster and kameo, or those named in `--systems`
     /// (`--systems actorium`: none) (writes OUT/remote.md).
     Remote {
         /// Round trips per latency case.

@@ -12,8 +12,8 @@
 //! CPU: user + system seconds of both processes over each throughput phase, per 10^6
 //! messages.
 //!
-//! Peers (`remote_peers`), when installed: Erlang distribution, CAF's middleman and
-//! ractor_cluster, one client run per round, in the same rounds.
+//! Peers (`remote_peers`), when installed: Erlang distribution, CAF's middleman,
+//! ractor_cluster and kameo's remote, one client run per round, in the same rounds.
 
 use actorium::remote::{RemoteConfig, RemoteMessage};
 use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive, Recipient};
@@ -394,11 +394,25 @@ fn measure(
     });
 
     let peers = Peer::start_all(peers);
+    // A peer whose round fails is reported, and not run again (its cells: the rounds it
+    // finished).
+    let mut failed = vec![false; peers.len()];
     let mut all: Vec<Round> = Vec::new();
     for _ in 0..rounds {
         let mut round = Rows(Vec::new());
-        for peer in &peers {
-            let [p50, p99, mps, sparse_p50] = peer.round(n, tells, sparse)?;
+        for (peer, failed) in peers.iter().zip(&mut failed) {
+            let r = if *failed {
+                Err(String::new())
+            } else {
+                peer.round(n, tells, sparse)
+            };
+            let [p50, p99, mps, sparse_p50] = r.unwrap_or_else(|why| {
+                if !*failed {
+                    eprintln!("remote: the {} peer failed: {why}", peer.name);
+                    *failed = true;
+                }
+                [f64::NAN; 4]
+            });
             let name = peer.name;
             round.push(format!("{name} call p50 (µs)"), p50);
             round.push(format!("{name} call p99 (µs)"), p99);
@@ -490,8 +504,8 @@ fn measure(
         let t = Instant::now();
         let mut sum = 0u64;
         for i in 0..tells {
-            items.send(Item(i, !i)).map_err(|x| e(&x))?;
-            sum = sum.wrapping_add(i ^ !i);
+            items.send(Item(i, 2 * i + 1)).map_err(|x| e(&x))?;
+            sum = sum.wrapping_add(i ^ (2 * i + 1));
         }
         let Tally(count, got) = take
             .ask(Take)
@@ -543,11 +557,24 @@ fn measure(
         }
     );
     for (i, (name, _)) in all[0].iter().enumerate() {
-        let mut v: Vec<f64> = all.iter().map(|r| r[i].1).collect();
+        let mut v: Vec<f64> = all.iter().map(|r| r[i].1).filter(|x| !x.is_nan()).collect();
+        if v.is_empty() {
+            md += &format!("| {name} | failed | | |\n");
+            continue;
+        }
         let (lo, hi) = v
             .iter()
             .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-        md += &format!("| {name} | {:.2} | {lo:.2} | {hi:.2} |\n", median(&mut v));
+        let f = |x: f64| match x.abs() < 1.0 {
+            true => format!("{x:.3}"),
+            false => format!("{x:.2}"),
+        };
+        md += &format!(
+            "| {name} | {} | {} | {} |\n",
+            f(median(&mut v)),
+            f(lo),
+            f(hi)
+        );
     }
     Ok(md)
 }

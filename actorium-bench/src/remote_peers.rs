@@ -10,9 +10,14 @@
 //!   ractor's `cluster` feature stays out of the suite's local ractor peer): two `NodeServer`s
 //!   on 127.0.0.1, actors found through process groups, `call!` round trips, `cast`
 //!   throughput.
+//! - kameo 0.22's `remote` feature (`peers/kameo-remote/main.rs`, its own cargo workspace:
+//!   libp2p): TCP + noise + yamux swarms on 127.0.0.1 (no mDNS), actors found through kameo's
+//!   registry, `ask` round trips, and tells with 100 acknowledged ones in flight, at most
+//!   10^5 (kameo sends each remote message on a stream of its own, at most 100 per
+//!   connection: a fire-and-forget flood past that loses messages).
 //!
 //! All count and sum every tell on the far side (the checksum) and use their runtime's
-//! default configuration.
+//! default configuration (kameo: its swarm built as its examples do, on TCP).
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
@@ -36,11 +41,21 @@ impl Peer {
     /// Every peer installed here (or those of `only`), its server started (peers that are not
     /// installed, or fail to build or start, are left out with a line on stderr).
     pub fn start_all(only: &[String]) -> Vec<Peer> {
+        const NAMES: [&str; 4] = ["erlang", "caf", "ractor_cluster", "kameo"];
+        for o in only {
+            if o != "actorium" && !NAMES.contains(&o.as_str()) {
+                eprintln!(
+                    "remote: no peer is named `{o}` (the peers: {})",
+                    NAMES.join(", ")
+                );
+            }
+        }
         let mut v = Vec::new();
         for (name, start) in [
             ("erlang", erlang as fn() -> Result<Peer, String>),
             ("caf", caf),
             ("ractor_cluster", ractor_cluster),
+            ("kameo", kameo),
         ] {
             if !only.is_empty() && !only.iter().any(|o| o == name) {
                 continue;
@@ -194,6 +209,25 @@ fn ractor_cluster() -> Result<Peer, String> {
         server,
         program,
         args: vec!["client".into(), port.into()],
+        env: Vec::new(),
+    })
+}
+
+fn kameo() -> Result<Peer, String> {
+    let program = crate::suite::crate_dir().join("peers/kameo-remote/build/kameo-remote");
+    crate::suite::build_once("kameo-remote", &program)?;
+    let mut cmd = Command::new(&program);
+    cmd.arg("server");
+    let (server, first) = spawn_server(cmd)?;
+    let (port, peer) = first
+        .strip_prefix("ready ")
+        .and_then(|rest| rest.trim().split_once(' '))
+        .ok_or_else(|| format!("the server said `{first}`"))?;
+    Ok(Peer {
+        name: "kameo",
+        server,
+        program,
+        args: vec!["client".into(), port.into(), peer.into()],
         env: Vec::new(),
     })
 }

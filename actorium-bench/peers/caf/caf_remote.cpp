@@ -138,8 +138,8 @@ int client(uint16_t port, u64 n, u64 tells, u64 sparse) {
   auto t = std::chrono::steady_clock::now();
   u64 sum = 0;
   for (u64 i = 0; i < tells; ++i) {
-    self->send(c, item_atom::value, i, ~i);
-    sum += i ^ ~i;
+    self->send(c, item_atom::value, i, 2 * i + 1);
+    sum += i ^ (2 * i + 1);
   }
   self->request(c, caf::infinite, take_atom::value)
       .receive(

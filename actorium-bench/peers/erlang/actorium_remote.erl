@@ -67,8 +67,8 @@ run([Srv, NS, TellsS, SparseS]) ->
 
 send_items(_, I, I, Sum) -> Sum;
 send_items(Counter, I, Tells, Sum) ->
-    Counter ! {item, I, bnot I},
-    send_items(Counter, I + 1, Tells, Sum + (I bxor (bnot I))).
+    Counter ! {item, I, 2 * I + 1},
+    send_items(Counter, I + 1, Tells, Sum + (I bxor (2 * I + 1))).
 
 pct(L, P) ->
     S = lists:sort(L),

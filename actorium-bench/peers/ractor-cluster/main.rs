@@ -190,9 +190,9 @@ async fn client(port: u16, n: u64, tells: u64, sparse: u64) -> Result<(), String
     let t = Instant::now();
     let mut sum = 0u64;
     for i in 0..tells {
-        let x = (u128::from(!i) << 64) | u128::from(i);
+        let x = (u128::from(2 * i + 1) << 64) | u128::from(i);
         counter.cast(CounterMsg::Item(x)).map_err(|x| e(&x))?;
-        sum = sum.wrapping_add(i ^ !i);
+        sum = sum.wrapping_add(i ^ (2 * i + 1));
     }
     let got = call!(counter, CounterMsg::Take).map_err(|x| e(&x))?;
     let secs = t.elapsed().as_secs_f64();

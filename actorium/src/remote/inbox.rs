@@ -233,8 +233,7 @@ impl NodeInner {
     /// The link to `node` was lost.
     pub(super) fn node_down(self: &Arc<Self>, node: &str) {
         let node: Arc<str> = node.into();
-        let mut forget = Vec::new();
-        let (asks, proxies, links) = {
+        let (asks, proxies, links, old) = {
             let mut t = self.tables();
             t.up.remove(&node);
             self.seen.notify_all();
@@ -242,11 +241,16 @@ impl NodeInner {
                 return;
             }
             t.down_order.push_back(node.clone());
-            if t.down_order.len() > LOST_KEPT {
-                let forgotten = t.down_order.pop_front().expect("longer than the bound");
-                t.down.remove(&forgotten);
-                forget.push(forgotten);
-            }
+            let forgotten = if t.down_order.len() > LOST_KEPT {
+                let f = t.down_order.pop_front().expect("longer than the bound");
+                t.down.remove(&f);
+                // Its recipients made while it was lost (ended) go too: were it to come back,
+                // new ones must reach it.
+                t.proxies.retain(|(n, _), _| *n != f);
+                Some(f)
+            } else {
+                None
+            };
             let ids: Vec<u64> = t
                 .asks
                 .iter()
@@ -278,33 +282,41 @@ impl NodeInner {
                     links.extend(std::iter::repeat_n(e.link.clone(), k));
                 }
             }
-            (asks, proxies, links)
-        };
-        let old = {
-            let mut p = self.publishers_lock();
-            for f in &forget {
-                if matches!(p.get(f), Some(None)) {
-                    p.remove(f);
+            // Under the tables' lock (the publishers' is only ever taken inside it, never the
+            // other way): a `node_up` cannot slip in between and leave the node up with no
+            // publisher.
+            let old = {
+                let mut p = self.publishers_lock();
+                if let Some(f) = forgotten {
+                    if matches!(p.get(&f), Some(None)) {
+                        p.remove(&f);
+                    }
                 }
-            }
-            p.insert(node, None)
+                p.insert(node, None)
+            };
+            (asks, proxies, links, old)
         };
-        drop(old); // (undeclared outside the lock)
+        drop(old); // (undeclared outside both locks)
         self.lost(asks, proxies, links);
     }
 
-    /// Tells everyone waiting on a lost node.
+    /// Tells everyone waiting on a lost node. Its proxies all count as ended before anyone is
+    /// told: whoever hears `NodeDown` (a monitor, an ask's continuation) and sends to one of
+    /// its actors gets the message back, rather than sending it through a publisher that a
+    /// send in flight still holds.
     pub(super) fn lost(
         self: &Arc<Self>,
         asks: Vec<AwaitedReply>,
         proxies: Vec<Arc<Proxy>>,
         links: Vec<Arc<dyn Fn() -> Watcher + Send + Sync>>,
     ) {
+        let reason = ExitReason::NodeDown;
+        let notices: Vec<_> = proxies.iter().map(|p| p.mark_ended(&reason)).collect();
+        for watchers in notices {
+            Proxy::tell(watchers, &reason);
+        }
         for a in asks {
             a.complete(Err(AskError::NodeDown), self);
-        }
-        for p in proxies {
-            p.end(ExitReason::NodeDown);
         }
         for l in links {
             l()(&ExitReason::NodeDown);

@@ -211,7 +211,11 @@ fn a_recipient_encodes_only_inside_a_message_to_a_remote_actor() {
 fn lost_nodes_are_remembered_up_to_a_bound() {
     let f = fixture(1 << 20);
     let id = |i: usize| format!("{i:032x}");
-    for i in 0..LOST_KEPT + 10 {
+    f.node.node_down(&id(0));
+    // A recipient of a lost node's actor, made while it is lost: ended.
+    let stale = f.node.recipient::<Num>(&id(0), 7);
+    assert!(!stale.is_alive());
+    for i in 1..LOST_KEPT + 10 {
         f.node.node_down(&id(i));
     }
     {
@@ -225,6 +229,10 @@ fn lost_nodes_are_remembered_up_to_a_bound() {
         LOST_KEPT,
         "and their publisher entries"
     );
+    // Forgotten, then back: its actors are reached again (the stale recipient stays ended).
+    f.node.node_up(&id(0));
+    assert!(f.node.recipient::<Num>(&id(0), 7).is_alive());
+    assert!(!stale.is_alive());
     // Back up, then lost again: remembered once.
     let last = id(LOST_KEPT + 9);
     f.node.node_up(&last);

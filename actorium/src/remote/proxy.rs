@@ -55,16 +55,25 @@ impl Proxy {
 
     /// It ended (or its node was lost): tells its watchers, once.
     pub(super) fn end(&self, reason: ExitReason) {
-        let watchers = {
-            let mut st = self.state();
-            if st.ended.is_some() {
-                return;
-            }
-            st.ended = Some(reason.clone());
-            std::mem::take(&mut st.watchers)
-        };
+        let watchers = self.mark_ended(&reason);
+        Self::tell(watchers, &reason);
+    }
+
+    /// The first half of [`Self::end`]: it counts as ended (sends to it fail) from now; its
+    /// watchers, to be told with [`Self::tell`].
+    pub(super) fn mark_ended(&self, reason: &ExitReason) -> Vec<Watcher> {
+        let mut st = self.state();
+        if st.ended.is_some() {
+            return Vec::new();
+        }
+        st.ended = Some(reason.clone());
+        std::mem::take(&mut st.watchers)
+    }
+
+    /// Tells `watchers` why it ended.
+    pub(super) fn tell(watchers: Vec<Watcher>, reason: &ExitReason) {
         for w in watchers {
-            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w(&reason))) {
+            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w(reason))) {
                 crate::core::report_panic("a monitor's notice (dropping its continuation)", &*p);
             }
         }
