@@ -173,61 +173,40 @@ fn caf() -> Result<Peer, String> {
     if !std::path::Path::new("/usr/include/caf/io/all.hpp").exists() {
         return Err("not installed (libcaf-dev; run scripts/install-peers.sh)".into());
     }
-    let program = crate::suite::crate_dir().join("peers/caf/build/caf-remote");
-    crate::suite::build_once("caf", &program)?;
-    let mut cmd = Command::new(&program);
-    cmd.arg("server");
-    let (server, first) = spawn_server(cmd)?;
-    let port = first
-        .strip_prefix("ready ")
-        .ok_or_else(|| format!("the server said `{first}`"))?
-        .trim()
-        .to_string();
-    Ok(Peer {
-        name: "caf",
-        server,
-        program,
-        args: vec!["client".into(), port.into()],
-        env: Vec::new(),
-    })
+    built("caf", "caf", "caf-remote")
 }
 
 fn ractor_cluster() -> Result<Peer, String> {
-    let program =
-        crate::suite::crate_dir().join("peers/ractor-cluster/build/ractor-cluster-remote");
-    crate::suite::build_once("ractor-cluster", &program)?;
-    let mut cmd = Command::new(&program);
-    cmd.arg("server");
-    let (server, first) = spawn_server(cmd)?;
-    let port = first
-        .strip_prefix("ready ")
-        .ok_or_else(|| format!("the server said `{first}`"))?
-        .trim()
-        .to_string();
-    Ok(Peer {
-        name: "ractor_cluster",
-        server,
-        program,
-        args: vec!["client".into(), port.into()],
-        env: Vec::new(),
-    })
+    built("ractor_cluster", "ractor-cluster", "ractor-cluster-remote")
 }
 
 fn kameo() -> Result<Peer, String> {
-    let program = crate::suite::crate_dir().join("peers/kameo-remote/build/kameo-remote");
-    crate::suite::build_once("kameo-remote", &program)?;
+    built("kameo", "kameo-remote", "kameo-remote")
+}
+
+/// A peer built from `peers/<dir>` (by its build.sh, when its sources are newer) into
+/// `build/<program>`: `program server` prints `ready <address words>`, and its clients run
+/// `program client <address words> N TELLS SPARSE`.
+fn built(name: &'static str, dir: &str, program: &str) -> Result<Peer, String> {
+    let program = crate::suite::crate_dir()
+        .join("peers")
+        .join(dir)
+        .join("build")
+        .join(program);
+    crate::suite::build_once(dir, &program)?;
     let mut cmd = Command::new(&program);
     cmd.arg("server");
     let (server, first) = spawn_server(cmd)?;
-    let (port, peer) = first
+    let address = first
         .strip_prefix("ready ")
-        .and_then(|rest| rest.trim().split_once(' '))
         .ok_or_else(|| format!("the server said `{first}`"))?;
+    let mut args: Vec<OsString> = vec!["client".into()];
+    args.extend(address.split_whitespace().map(OsString::from));
     Ok(Peer {
-        name: "kameo",
+        name,
         server,
         program,
-        args: vec!["client".into(), port.into(), peer.into()],
+        args,
         env: Vec::new(),
     })
 }
