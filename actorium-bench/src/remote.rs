@@ -569,6 +569,10 @@ fn measure(
             true => format!("{x:.3}"),
             false => format!("{x:.2}"),
         };
+        let name = match v.len() < all.len() {
+            true => format!("{name} ({} of {} rounds)", v.len(), all.len()),
+            false => name.clone(),
+        };
         md += &format!(
             "| {name} | {} | {} | {} |\n",
             f(median(&mut v)),

@@ -24,6 +24,9 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+/// The longest one client round may take.
+const ROUND_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// A peer whose server is running: `round` runs one client against it.
 pub struct Peer {
     pub name: &'static str,
@@ -69,13 +72,27 @@ impl Peer {
     }
 
     pub fn round(&self, n: u64, tells: u64, sparse: u64) -> Result<PeerRound, String> {
-        let out = Command::new(&self.program)
+        let mut client = Command::new(&self.program)
             .envs(self.env.iter().copied())
             .args(&self.args)
             .args([n.to_string(), tells.to_string(), sparse.to_string()])
             .stdin(Stdio::null())
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| format!("{}: {e}", self.name))?;
+        // A client that hangs is killed (then the round fails). (The clients print a line or
+        // two: their pipes never fill while this waits.)
+        let deadline = std::time::Instant::now() + ROUND_LIMIT;
+        while matches!(client.try_wait(), Ok(None)) {
+            if std::time::Instant::now() > deadline {
+                let _ = client.kill();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = client.wait_with_output();
+        let out = out.map_err(|e| format!("{}: {e}", self.name))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let line = text
             .lines()

@@ -206,34 +206,29 @@ impl NodeInner {
     /// `node` is reachable (again, after a lost link: Erlang's reconnection). What was lost
     /// stays lost — its proxies ended, its asks failed — but new lookups reach it.
     pub(super) fn node_up(&self, node: &str) {
-        let back = {
-            let mut t = self.tables();
-            if t.up.contains(node) && (t.down.is_empty() || !t.down.contains(node)) {
-                return; // (the common case: nothing changes)
-            }
-            let back = t.down.remove(node);
-            if back {
-                t.down_order.retain(|n| **n != *node);
-            }
-            t.up.insert(node.into());
-            self.seen.notify_all();
-            if back {
-                // Recipients made while it was lost stay ended; new ones reach it.
-                t.proxies
-                    .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
-            }
-            back
-        };
+        let mut t = self.tables();
+        if t.up.contains(node) && (t.down.is_empty() || !t.down.contains(node)) {
+            return; // (the common case: nothing changes)
+        }
+        let back = t.down.remove(node);
+        t.up.insert(node.into());
+        self.seen.notify_all();
         if back {
-            let old = self.publishers_lock().remove(node);
-            drop(old);
+            t.down_order.retain(|n| **n != *node);
+            // Recipients made while it was lost stay ended; new ones reach it (through a
+            // publisher declared anew: its lost one's entry goes, under the tables' lock as
+            // in `node_down`).
+            t.proxies
+                .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
+            let lost = self.publishers_lock().remove(node);
+            debug_assert!(matches!(lost, None | Some(None)), "a lost node's publisher");
         }
     }
 
     /// The link to `node` was lost.
     pub(super) fn node_down(self: &Arc<Self>, node: &str) {
         let node: Arc<str> = node.into();
-        let (asks, proxies, links, old) = {
+        let (asks, notices, links, old) = {
             let mut t = self.tables();
             t.up.remove(&node);
             self.seen.notify_all();
@@ -294,26 +289,29 @@ impl NodeInner {
                 }
                 p.insert(node, None)
             };
-            (asks, proxies, links, old)
+            // Its proxies end under the lock too: whoever sees it lost (`Node::is_lost`, a
+            // monitor, an ask's continuation) and sends to one of its actors gets the message
+            // back, rather than sending it through a publisher a send in flight still holds.
+            let notices = proxies
+                .iter()
+                .map(|p| p.mark_ended(&ExitReason::NodeDown))
+                .collect();
+            (asks, notices, links, old)
         };
         drop(old); // (undeclared outside both locks)
-        self.lost(asks, proxies, links);
+        self.lost(asks, notices, links);
     }
 
-    /// Tells everyone waiting on a lost node. Its proxies all count as ended before anyone is
-    /// told: whoever hears `NodeDown` (a monitor, an ask's continuation) and sends to one of
-    /// its actors gets the message back, rather than sending it through a publisher that a
-    /// send in flight still holds.
+    /// Tells everyone waiting on a lost node: the watchers of its proxies (already marked
+    /// ended, see [`Proxy::mark_ended`]), its pending asks, the links to it.
     pub(super) fn lost(
         self: &Arc<Self>,
         asks: Vec<AwaitedReply>,
-        proxies: Vec<Arc<Proxy>>,
+        proxies: Vec<Vec<Watcher>>,
         links: Vec<Arc<dyn Fn() -> Watcher + Send + Sync>>,
     ) {
-        let reason = ExitReason::NodeDown;
-        let notices: Vec<_> = proxies.iter().map(|p| p.mark_ended(&reason)).collect();
-        for watchers in notices {
-            Proxy::tell(watchers, &reason);
+        for watchers in proxies {
+            Proxy::tell(watchers, &ExitReason::NodeDown);
         }
         for a in asks {
             a.complete(Err(AskError::NodeDown), self);

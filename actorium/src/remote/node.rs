@@ -314,16 +314,17 @@ impl NodeInner {
         drop(publishers); // (undeclared outside the lock)
         let _ = self.session.close().wait();
         // Everything remote is now unreachable from here.
-        let (asks, proxies) = {
+        let (asks, notices) = {
             let mut t = self.tables();
             let asks: Vec<_> = t.asks.drain().map(|(_, (_, a))| a).collect();
             let mut proxies: Vec<Arc<Proxy>> = t.watched.drain().map(|(_, p)| p).collect();
             proxies.extend(t.proxies.drain().filter_map(|(_, p)| p.upgrade()));
             t.exports.clear();
             t.export_of.clear();
-            (asks, proxies)
+            let notices = proxies.iter().map(|p| p.mark_ended(&ExitReason::NodeDown));
+            (asks, notices.collect())
         };
-        self.lost(asks, proxies, Vec::new());
+        self.lost(asks, notices, Vec::new());
     }
 
     /// A fresh number (asks, exported actors).
