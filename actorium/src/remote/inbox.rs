@@ -11,35 +11,58 @@ use crate::ExitReason;
 use std::sync::Arc;
 use zenoh::sample::{Sample, SampleKind};
 
+/// A sender's id as a frame gives it, if it is a valid node id.
+fn sender(id: &[u8]) -> Option<&str> {
+    std::str::from_utf8(id)
+        .ok()
+        .filter(|id| super::valid_node_id(id))
+}
+
 impl NodeInner {
     /// A frame arrived in the inbox.
     pub(super) fn on_frame(self: &Arc<Self>, s: &Sample) {
         self.on_frame_bytes(&s.payload().to_bytes());
     }
 
-    /// A whole frame: the sender's id, then what [`Self::on_bytes`] takes.
+    /// A whole frame: the sender's id (a length byte, then the id), then what
+    /// [`Self::handle`] takes.
     pub(super) fn on_frame_bytes(self: &Arc<Self>, frame: &[u8]) {
-        let from = frame
+        match frame
             .split_first()
-            .and_then(|(&n, rest)| rest.get(..usize::from(n)).map(|id| (id, &rest[n.into()..])))
-            .and_then(|(id, rest)| Some((std::str::from_utf8(id).ok()?, rest)))
-            .filter(|(id, _)| super::valid_node_id(id));
-        match from {
-            Some((from, rest)) => self.on_bytes(from, rest),
-            None => self.dropped_incoming_from("(unknown)", "no valid sender id"),
+            .and_then(|(&n, rest)| rest.split_at_checked(n.into()))
+        {
+            Some((id, rest)) => self.on_bytes_from(id, rest),
+            None => self.dropped_incoming_from("(unknown)", "no sender id"),
         }
     }
 
     /// A frame from node `from`: handled, or dropped and reported.
+    #[cfg(test)]
     pub(super) fn on_bytes(self: &Arc<Self>, from: &str, bytes: &[u8]) {
-        if let Err(why) = self.handle(from, bytes) {
-            self.dropped_incoming_from(from, &why);
+        self.on_bytes_from(from.as_bytes(), bytes);
+    }
+
+    fn on_bytes_from(self: &Arc<Self>, id: &[u8], bytes: &[u8]) {
+        if let Err(why) = self.handle_from(id, bytes) {
+            self.dropped_incoming_from(sender(id).unwrap_or("(unknown)"), &why);
         }
     }
 
+    #[cfg(test)]
     pub(super) fn handle(self: &Arc<Self>, from: &str, bytes: &[u8]) -> Result<(), String> {
+        self.handle_from(from.as_bytes(), bytes)
+    }
+
+    /// A frame from the node whose id is `id`, as the frame gives it: checked only where the
+    /// sender matters (a told message needs none, and is most of the traffic).
+    fn handle_from(self: &Arc<Self>, id: &[u8], bytes: &[u8]) -> Result<(), String> {
         let (head, body) = postcard::take_from_bytes::<Head<'_>>(bytes)
             .map_err(|e| format!("malformed head: {e}"))?;
+        if let Head::Tell { to, tag } = head {
+            self.fits(bytes)?;
+            return self.deliver(to, tag, None, body);
+        }
+        let from = sender(id).ok_or("no valid sender id")?;
         if matches!(
             head,
             Head::Ask { .. } | Head::Monitor { .. } | Head::Link { .. }
@@ -51,20 +74,61 @@ impl NodeInner {
             Head::Ask { ask, .. } => Some(ask),
             _ => None,
         };
-        let r = if bytes.len() > self.max_frame {
-            Err(format!(
-                "{} bytes, more than this node's largest frame ({})",
-                bytes.len(),
-                self.max_frame
-            ))
-        } else {
-            self.dispatch(from, head, body)
-        };
+        let r = self
+            .fits(bytes)
+            .and_then(|()| self.dispatch(from, head, body));
         if let (Err(_), Some(ask)) = (&r, asked) {
             // Never left waiting: an ask this node cannot take is answered `Dropped`.
             self.reply_later::<()>(from, ask, Err(AskError::Dropped));
         }
         r
+    }
+
+    /// Whether a frame of `bytes` is within this node's largest.
+    fn fits(&self, bytes: &[u8]) -> Result<(), String> {
+        if bytes.len() > self.max_frame {
+            return Err(format!(
+                "{} bytes, more than this node's largest frame ({})",
+                bytes.len(),
+                self.max_frame
+            ));
+        }
+        Ok(())
+    }
+
+    /// A message (`ask`: from a node, with its number there) for local actor `to`, of
+    /// protocol `tag`: delivered, or a dead letter if the actor ended (an ask hears `Dead`).
+    fn deliver(
+        self: &Arc<Self>,
+        to: u64,
+        tag: &str,
+        ask: Option<(&str, u64)>,
+        body: &[u8],
+    ) -> Result<(), String> {
+        let inbound = {
+            let t = self.tables();
+            match t.exports.get(&to) {
+                None => None,
+                Some(e) => match e.tags.get(tag) {
+                    Some((i, _)) => Some(i.clone()),
+                    None => return Err(format!("actor {to} does not serve `{tag}`")),
+                },
+            }
+        };
+        match inbound {
+            Some(i) => i(Incoming {
+                node: self,
+                ask,
+                body,
+            })
+            .map_err(|e| format!("`{tag}`: {e}")),
+            None => {
+                if let Some((from, ask)) = ask {
+                    self.reply_later::<()>(from, ask, Err(AskError::Dead));
+                }
+                Ok(())
+            }
+        }
     }
 
     pub(super) fn dispatch(
@@ -75,40 +139,8 @@ impl NodeInner {
     ) -> Result<(), String> {
         let from_arc = || -> Arc<str> { from.into() };
         match head {
-            Head::Tell { to, tag } | Head::Ask { to, tag, .. } => {
-                let ask = match head {
-                    Head::Ask { ask, .. } => Some(ask),
-                    _ => None,
-                };
-                let inbound = {
-                    let t = self.tables();
-                    match t.exports.get(&to) {
-                        // Ended (or never here): a dead letter, as locally; an ask hears `Dead`.
-                        None => None,
-                        Some(e) => match e.tags.get(tag) {
-                            Some((i, _)) => Some(i.clone()),
-                            None => {
-                                return Err(format!("actor {to} does not serve `{tag}`"));
-                            }
-                        },
-                    }
-                };
-                match inbound {
-                    Some(i) => i(Incoming {
-                        node: self,
-                        from,
-                        ask,
-                        body,
-                    })
-                    .map_err(|e| format!("`{tag}`: {e}")),
-                    None => {
-                        if let Some(ask) = ask {
-                            self.reply_later::<()>(from, ask, Err(AskError::Dead));
-                        }
-                        Ok(())
-                    }
-                }
-            }
+            Head::Tell { to, tag } => self.deliver(to, tag, None, body),
+            Head::Ask { to, tag, ask } => self.deliver(to, tag, Some((from, ask)), body),
             Head::Reply { ask, outcome } => {
                 let port = {
                     let mut t = self.tables();

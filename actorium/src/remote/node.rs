@@ -334,9 +334,9 @@ impl NodeInner {
 
     /// Encodes a frame: this node's id (a length byte, then the id), `head`, then `body`
     /// (recipients inside it are exported by this node).
-    pub(super) fn encode<B: Serialize + ?Sized>(
+    pub(super) fn encode<H: Serialize, B: Serialize + ?Sized>(
         self: &Arc<Self>,
-        head: &Head<'_>,
+        head: &H,
         body: &B,
     ) -> Result<Vec<u8>, String> {
         with_node(self, || {
@@ -344,6 +344,22 @@ impl NodeInner {
             v.push(self.id.len() as u8);
             v.extend_from_slice(self.id.as_bytes());
             let v = postcard::to_extend(head, v).map_err(|e| e.to_string())?;
+            postcard::to_extend(body, v).map_err(|e| e.to_string())
+        })
+    }
+
+    /// Encodes a frame that begins with `start` (this node's id and the start of a head, from
+    /// [`Self::encode`]), then `rest` (the head's remaining fields), then `body`.
+    pub(super) fn encode_after<H: Serialize, B: Serialize + ?Sized>(
+        self: &Arc<Self>,
+        start: &[u8],
+        rest: &H,
+        body: &B,
+    ) -> Result<Vec<u8>, String> {
+        with_node(self, || {
+            let mut v = Vec::with_capacity(start.len() + 32);
+            v.extend_from_slice(start);
+            let v = postcard::to_extend(rest, v).map_err(|e| e.to_string())?;
             postcard::to_extend(body, v).map_err(|e| e.to_string())
         })
     }

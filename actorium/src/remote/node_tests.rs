@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::actor::Ask;
+use crate::remote::wire::FrameStart;
 use crate::remote::wire::RemoteMessage;
 use crate::remote::RemoteConfig;
 use crate::{Actor, ActorSystem, Allocation, Context, Receive};
@@ -196,6 +197,29 @@ fn malformed_truncated_trailing_oversized_and_mistyped_frames_are_reported() {
         assert_eq!(f.dropped(), i + 1, "{what}: reported once");
     }
     f.still_serves();
+}
+
+/// A frame encoded from its start (once per recipient) and the rest is the frame encoded
+/// whole, byte for byte, and what the receiver decodes.
+#[test]
+fn a_frame_from_its_start_is_the_whole_frame() {
+    let f = fixture(1 << 20);
+    let n = &f.node;
+    for to in [0, 1, 127, 128, 300, u64::MAX] {
+        let start = n.encode(&FrameStart::Tell { to, tag: "t.T" }, &()).unwrap();
+        let whole = n.encode(&Head::Tell { to, tag: "t.T" }, &Num(9)).unwrap();
+        assert_eq!(n.encode_after(&start, &(), &Num(9)).unwrap(), whole);
+        for ask in [1, 200, u64::MAX] {
+            let start = n.encode(&FrameStart::Ask { to, tag: "q~r" }, &()).unwrap();
+            let head = Head::Ask {
+                to,
+                tag: "q~r",
+                ask,
+            };
+            let whole = n.encode(&head, &Num(9)).unwrap();
+            assert_eq!(n.encode_after(&start, &ask, &Num(9)).unwrap(), whole);
+        }
+    }
 }
 
 #[test]

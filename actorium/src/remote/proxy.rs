@@ -8,6 +8,7 @@ use crate::actor::Target;
 use crate::core::monitors::Watcher;
 use crate::ExitReason;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// A remote actor as this node knows it: where it is, and whether it is known to have ended
@@ -20,6 +21,8 @@ pub struct Proxy {
     pub(super) id: u64,
     /// The publisher to its node, once one was used (weak: the node's table owns it).
     pub(super) publisher: OnceLock<Weak<Publisher>>,
+    /// Whether `state.ended` is set (read on every send without the lock).
+    ended: AtomicBool,
     state: Mutex<ProxyState>,
 }
 
@@ -40,6 +43,7 @@ impl Proxy {
             node_id,
             id,
             publisher: OnceLock::new(),
+            ended: AtomicBool::new(false),
             state: Mutex::new(ProxyState::default()),
         }
     }
@@ -50,7 +54,7 @@ impl Proxy {
 
     /// Whether it is known to have ended.
     pub(super) fn ended(&self) -> bool {
-        self.state().ended.is_some()
+        self.ended.load(Ordering::Acquire)
     }
 
     /// It ended (or its node was lost): tells its watchers, once.
@@ -67,6 +71,7 @@ impl Proxy {
             return Vec::new();
         }
         st.ended = Some(reason.clone());
+        self.ended.store(true, Ordering::Release);
         std::mem::take(&mut st.watchers)
     }
 
@@ -107,6 +112,9 @@ impl Proxy {
 /// What a remote `Recipient<M>` holds.
 pub(super) struct RemoteTarget<M> {
     pub(super) proxy: Arc<Proxy>,
+    /// The start of each of its frames, encoded on the first send (see
+    /// [`super::wire::FrameStart`]).
+    start: OnceLock<Box<[u8]>>,
     _m: PhantomData<fn(M)>,
 }
 
@@ -114,6 +122,7 @@ impl<M> RemoteTarget<M> {
     pub(super) fn new(proxy: Arc<Proxy>) -> Self {
         Self {
             proxy,
+            start: OnceLock::new(),
             _m: PhantomData,
         }
     }
@@ -124,10 +133,20 @@ impl<M: Protocol> Target<M> for RemoteTarget<M> {
         if self.proxy.ended() {
             return Err(msg);
         }
-        match self.proxy.node.upgrade() {
-            Some(node) => msg.send_remote(&node, &self.proxy),
-            None => Err(msg),
-        }
+        let Some(node) = self.proxy.node.upgrade() else {
+            return Err(msg);
+        };
+        let start = match self.start.get() {
+            Some(s) => s,
+            None => match M::frame_start(&node, &self.proxy) {
+                Ok(s) => self.start.get_or_init(|| s.into()),
+                Err(e) => {
+                    node.dropped_outgoing(&M::tag(), &e);
+                    return Err(msg);
+                }
+            },
+        };
+        msg.send_remote(&node, &self.proxy, start)
     }
     fn deliver_counted(&self, msg: M) -> Result<(), M> {
         self.deliver(msg)

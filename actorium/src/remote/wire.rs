@@ -48,8 +48,12 @@ pub(crate) mod sealed {
     pub trait Wire: Send + Sized + 'static {
         /// The tag this protocol is registered and looked up under.
         fn tag() -> String;
-        /// Sends `self` to the remote actor of `to`, over `node`; gives it back if it cannot.
-        fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy) -> Result<(), Self>;
+        /// The start of every frame of this protocol to `to`, the same for each: this node's
+        /// id and the head up to its per-frame fields ([`FrameStart`]).
+        fn frame_start(node: &Arc<NodeInner>, to: &Proxy) -> Result<Vec<u8>, String>;
+        /// Sends `self` to the remote actor of `to`, over `node`, in a frame that begins with
+        /// `start` (from [`Self::frame_start`]); gives it back if it cannot.
+        fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy, start: &[u8]) -> Result<(), Self>;
         /// What delivers this protocol's frames to `local` on this node.
         fn inbound(local: Recipient<Self>) -> Inbound;
     }
@@ -61,10 +65,8 @@ pub type Inbound = Arc<dyn Fn(Incoming<'_>) -> Result<(), String> + Send + Sync>
 /// A frame for a local actor, as [`Inbound`] receives it.
 pub struct Incoming<'a> {
     pub(super) node: &'a Arc<NodeInner>,
-    /// The sending node.
-    pub(super) from: &'a str,
-    /// The ask's number on the sending node, for an ask.
-    pub(super) ask: Option<u64>,
+    /// For an ask: the asking node, and the ask's number there.
+    pub(super) ask: Option<(&'a str, u64)>,
     pub(super) body: &'a [u8],
 }
 
@@ -73,12 +75,16 @@ impl<M: RemoteMessage> sealed::Wire for M {
         M::TAG.to_string()
     }
 
-    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy) -> Result<(), Self> {
-        let head = Head::Tell {
+    fn frame_start(node: &Arc<NodeInner>, to: &Proxy) -> Result<Vec<u8>, String> {
+        let start = FrameStart::Tell {
             to: to.id,
             tag: M::TAG,
         };
-        match node.encode(&head, &self) {
+        node.encode(&start, &())
+    }
+
+    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy, start: &[u8]) -> Result<(), Self> {
+        match node.encode_after(start, &(), &self) {
             Ok(frame) => node.put_to(to, frame).map_err(|()| self),
             Err(e) => {
                 node.dropped_outgoing(M::TAG, &e);
@@ -107,21 +113,23 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
         ask_tag(Q::TAG, R::TAG)
     }
 
-    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy) -> Result<(), Self> {
-        let Ask { msg, reply } = self;
-        let tag = ask_tag(Q::TAG, R::TAG);
-        // The number the reply will carry; the port waits under it until then (or until the
-        // node is lost: NodeDown).
-        let ask = node.next_number();
-        let head = Head::Ask {
+    fn frame_start(node: &Arc<NodeInner>, to: &Proxy) -> Result<Vec<u8>, String> {
+        let start = FrameStart::Ask {
             to: to.id,
-            tag: &tag,
-            ask,
+            tag: &ask_tag(Q::TAG, R::TAG),
         };
-        let frame = match node.encode(&head, &msg) {
+        node.encode(&start, &())
+    }
+
+    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy, start: &[u8]) -> Result<(), Self> {
+        let Ask { msg, reply } = self;
+        // The number the reply will carry (the head's last field); the port waits under it
+        // until then (or until the node is lost: NodeDown).
+        let ask = node.next_number();
+        let frame = match node.encode_after(start, &ask, &msg) {
             Ok(f) => f,
             Err(e) => {
-                node.dropped_outgoing(&tag, &e);
+                node.dropped_outgoing(&ask_tag(Q::TAG, R::TAG), &e);
                 return Err(Ask { msg, reply });
             }
         };
@@ -146,7 +154,7 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
 
     fn inbound(local: Recipient<Self>) -> Inbound {
         Arc::new(move |i: Incoming<'_>| {
-            let Some(ask) = i.ask else {
+            let Some((from, ask)) = i.ask else {
                 return Err(format!(
                     "a told message for an ask `{}`",
                     ask_tag(Q::TAG, R::TAG)
@@ -154,16 +162,16 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
             };
             let q: Q = i.node.decode(i.body)?;
             let node: Weak<NodeInner> = Arc::downgrade(i.node);
-            let from = i.from.to_string();
+            let asker = from.to_string();
             let reply = ReplyTo::actor(Box::new(move |r: Result<R, AskError>| {
                 if let Some(node) = node.upgrade() {
-                    node.reply(&from, ask, r);
+                    node.reply(&asker, ask, r);
                 }
             }));
             if let Err(SendError(Ask { reply, .. })) = local.send(Ask { msg: q, reply }) {
                 // The actor ended: the asker hears `Dead` rather than `Dropped`.
                 reply.disarm();
-                i.node.reply_later::<R>(i.from, ask, Err(AskError::Dead));
+                i.node.reply_later::<R>(from, ask, Err(AskError::Dead));
             }
             Ok(())
         })
@@ -267,6 +275,18 @@ pub(super) enum Head<'a> {
     Link { to: u64 },
     /// The actor on the sending node linked with `to` ended with `reason`.
     Exit { to: u64, reason: WireExit },
+}
+
+/// The fields of [`Head::Tell`] and [`Head::Ask`] that are the same in every frame from one
+/// recipient (postcard encodes a variant as its index, then its fields in order, so a
+/// `FrameStart` followed by the rest of the fields encodes the whole `Head`): encoded once
+/// per recipient, not per frame.
+#[derive(Serialize, Debug)]
+pub(super) enum FrameStart<'a> {
+    /// [`Head::Tell`], whole.
+    Tell { to: u64, tag: &'a str },
+    /// [`Head::Ask`] without its `ask`.
+    Ask { to: u64, tag: &'a str },
 }
 
 /// How an ask ended, on the wire.
