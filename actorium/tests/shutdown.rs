@@ -322,3 +322,83 @@ fn a_behaviour_requests_a_graceful_shutdown() {
         });
     });
 }
+
+/// Lives until asked to end; counts its end.
+struct Lives(Arc<AtomicUsize>);
+impl Actor for Lives {
+    fn stopped(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A thread that holds a handle spawns actors while `shutdown` runs, until the system refuses:
+/// each one it spawned is asked to end (none slips in after the last look, where `stop` would
+/// wait for it for ever). Repeated, as the gap it guards is narrow.
+#[test]
+fn shutdown_asks_the_actors_a_thread_spawns_while_it_runs() {
+    watchdog(120, || {
+        common::on_every_threaded_executor(|_, choose| {
+            for _ in 0..20 {
+                let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+                let stopped = Arc::new(AtomicUsize::new(0));
+                let (handle, s) = (system.handle(), stopped.clone());
+                let (first, started) = mpsc::channel();
+                let spawner = std::thread::spawn(move || {
+                    let mut spawned = 0usize;
+                    while handle.try_spawn(Lives(s.clone())).is_ok() {
+                        spawned += 1;
+                        if spawned == 100 {
+                            first.send(()).unwrap();
+                        }
+                    }
+                    spawned
+                });
+                started.recv().unwrap();
+                system.shutdown();
+                let spawned = spawner.join().unwrap();
+                assert_eq!(
+                    stopped.load(Ordering::SeqCst),
+                    spawned,
+                    "each one asked, ended"
+                );
+            }
+        });
+    });
+}
+
+/// Sleeps 10 ms in each behaviour, counting them.
+struct Sleeps(Arc<AtomicUsize>);
+impl Actor for Sleeps {}
+impl Receive<u32> for Sleeps {
+    fn receive(&mut self, _: u32, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(10));
+        Allocation::Nodelete
+    }
+}
+
+/// On the caller-driven `Testing` policy too, `shutdown_timeout` drives the system only until
+/// its deadline: 100 queued behaviours of 10 ms each do not all run within 50 ms.
+#[test]
+fn a_caller_driven_shutdown_stops_driving_at_its_deadline() {
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .policy(actorium::policy::Testing)
+            .build()
+            .unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let a = system.spawn(Sleeps(ran.clone()));
+        for i in 0..100 {
+            a.send(i).unwrap();
+        }
+        let err = system
+            .shutdown_timeout(Duration::from_millis(50))
+            .unwrap_err();
+        assert_eq!(err.remaining, 1, "{err}");
+        let ran = ran.load(Ordering::SeqCst);
+        assert!(
+            ran < 100,
+            "all {ran} queued behaviours ran past the deadline"
+        );
+    });
+}

@@ -588,12 +588,16 @@ impl<A: Actor> Context<'_, A> {
         F: FnOnce(&mut A, Room<M>, &mut Context<'_, A>) -> Allocation + Send + 'static,
     {
         let to: Recipient<M> = to.into();
-        let me = self.address();
+        // Weak: a waiter queued at a full actor of another system must not keep this actor
+        // (and its system's memory) alive after its system is dropped.
+        let me = self.address().downgrade();
         let incarnation = self.cell.header.incarnation();
         let queue_then = move |room: Room<M>| {
             let f: ThenFn<A> = Box::new(move |a, ctx| then(a, room, ctx));
             // Refused (this actor ended): the continuation is dropped, and the place with it.
-            let _ = cell::send_then(me.cell(), incarnation, f);
+            if let Some(me) = me.upgrade() {
+                let _ = cell::send_then(me.cell(), incarnation, f);
+            }
         };
         let Some(permits) = to.to.room() else {
             queue_then(Room { to, held: false });

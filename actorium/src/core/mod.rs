@@ -297,13 +297,17 @@ pub(crate) trait Executor: Send + Sync + 'static {
     fn new_mailbox(&self) -> Option<Box<mailbox::Mailbox>>;
 
     /// What a spawn needs before the cell exists, in one call: `None` once the system is
-    /// closed. (Through a trait object this is one call through the table where the four it
+    /// closed, or from outside it once a graceful shutdown began. (Through a trait object this is one call through the table where the four it
     /// makes would be four; and inline always: the default executor's direct spawn made it a
     /// call of its own.)
     #[inline(always)]
     fn spawn_parts(&self) -> Option<SpawnParts> {
         let shared = self.shared();
-        if shared.life.closed() {
+        // Closed; or a graceful shutdown runs, and the spawn comes from outside the system
+        // (its behaviours may still spawn: their children are asked to end too).
+        if shared.life.closed()
+            || (shared.draining() && !crate::runtime::context::runs_for(shared.id()))
+        {
             return None;
         }
         Some(SpawnParts {

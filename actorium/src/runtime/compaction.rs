@@ -98,10 +98,9 @@ const QUIET: Duration = Duration::from_millis(100);
 #[cold]
 #[inline(never)]
 fn quiet_ended(table: &WorkerTable) {
-    let first = table.len();
-    if first < table.limit() {
-        table.wake_row(first);
-    }
+    let c = table.compaction();
+    c.quiet.store(true, Ordering::SeqCst);
+    c.wake_watch(table);
 }
 
 /// A worker's idle time (written by the worker alone, read by the controller).
@@ -193,6 +192,8 @@ pub(crate) struct Compaction {
     /// Fork/join tasks were shown while every active worker was busy: the watcher activates
     /// workers for them at once ([`wanted`]).
     wanted: AtomicBool,
+    /// An active worker ended a quiet spell: the watch looks again soon (see [`QUIET`]).
+    quiet: AtomicBool,
     activations: AtomicU64,
     deactivations: AtomicU64,
     /// Active workers × nanoseconds, summed over the windows (for the mean).
@@ -285,6 +286,7 @@ impl Compaction {
                 ..State::default()
             }),
             wanted: AtomicBool::new(false),
+            quiet: AtomicBool::new(false),
             activations: AtomicU64::new(0),
             deactivations: AtomicU64::new(0),
             active_ns: AtomicU64::new(0),
@@ -312,12 +314,25 @@ impl Compaction {
     /// Fork/join tasks shown while every active worker is busy: wakes the first dormant row,
     /// which activates workers ([`wanted`]); once until it has.
     pub(crate) fn want(&self, table: &WorkerTable) {
-        if self.on && !self.wanted.swap(true, Ordering::AcqRel) {
-            let first = table.len();
-            if first < table.limit() {
-                table.wake_row(first);
-            }
+        if self.on && !self.wanted.swap(true, Ordering::SeqCst) {
+            self.wake_watch(table);
         }
+    }
+
+    /// Wakes the watch (the first dormant row), its flag (`wanted` or `quiet`) set first.
+    fn wake_watch(&self, table: &WorkerTable) {
+        let first = table.len();
+        if first < table.limit() {
+            table.wake_row(first);
+        }
+    }
+
+    /// Whether the watch was woken for a flag it has not taken yet (read by its park after
+    /// announcing it searches: a wake-up that came while it ran between two parks is seen).
+    /// Takes `quiet`; `wanted` stays for [`Self::take_wanted`].
+    pub(crate) fn poked(&self) -> bool {
+        let quiet = self.quiet.load(Ordering::SeqCst) && self.quiet.swap(false, Ordering::SeqCst);
+        quiet || self.wanted.load(Ordering::SeqCst)
     }
 
     /// Whether activation was wanted for tasks (and no longer).
@@ -356,7 +371,9 @@ pub(crate) fn wanted<U: Unit>(unit: &U) {
     let table = pool.table();
     let c = &table.compaction;
     let Ok(mut st) = c.state.try_lock() else {
-        // The controller runs: it is told again by the next task shown.
+        // The controller runs (briefly): wanted still, the watch looks again at once.
+        c.wanted.store(true, Ordering::SeqCst);
+        std::thread::yield_now();
         return;
     };
     let (active, limit) = (table.len(), table.limit());
@@ -502,7 +519,10 @@ fn run<U: Unit>(unit: &U, now: u64) {
         }
         Verdict::Spare if active > 1 => {
             st.low += 1;
-            if st.low >= LOW_WINDOWS {
+            // Only while the row that goes (the last) is idle: one inside a long behaviour
+            // keeps the mail its batch holds behind it, which a rescue by the active workers
+            // (rule 4) no longer reaches once it is deactivated.
+            if st.low >= LOW_WINDOWS && table.pace(active - 1).idle() {
                 st.low = 0;
                 if pool.deactivate(unit).is_some() {
                     c.deactivations.fetch_add(1, Ordering::Relaxed);

@@ -2,8 +2,10 @@
 //! (the state stored under the resize lock's write side, a fence, a wake-up: what
 //! `Pool::activate` and `Pool::add` do), a removal (the same with `LEAVING`: the worker marks its
 //! row exited inside its read section), and a stop (a flag, then a wake-up: what a shutdown's
-//! `wake_all` does). A lost wake-up shows as loom's "deadlock: all threads blocked"; an
-//! unpaired wake-up as a token left in the parker.
+//! `wake_all` does), and a wake-up that changes no state (a flag, then a wake-up: what
+//! `Compaction::want` and a quiet spell's end do) landing while the worker runs between two
+//! parks. A lost wake-up shows as loom's "deadlock: all threads blocked"; an unpaired wake-up
+//! as a token left in the parker.
 use super::*;
 use crate::runtime::loom::sync::atomic::fence;
 use crate::runtime::loom::sync::Arc;
@@ -14,6 +16,8 @@ struct Row {
     state: AtomicU8,
     lock: ResizeLock,
     stop: AtomicBool,
+    /// A waker's flag that changes no state (`Compaction::poked`).
+    poke: AtomicBool,
 }
 
 impl Row {
@@ -23,6 +27,7 @@ impl Row {
             state: AtomicU8::new(DORMANT),
             lock: ResizeLock::new(1),
             stop: AtomicBool::new(false),
+            poke: AtomicBool::new(false),
         })
     }
 
@@ -46,7 +51,8 @@ impl Row {
                 &self.lock,
                 0,
                 || self.stop.load(Ordering::SeqCst),
-                None,
+                || None,
+                || self.poke.swap(false, Ordering::SeqCst),
             ) {
                 Parked::Woken => continue,
                 p => return p,
@@ -122,5 +128,33 @@ fn an_activation_then_a_removal_leave_the_worker_where_the_last_says() {
             Parked::Active => assert_eq!(row.state.load(Ordering::SeqCst), LEAVING),
             p => panic!("{p:?}"),
         }
+    });
+}
+
+/// A wake-up that changes no state, given while the worker runs between two parks (it has
+/// just been woken, and parks again): its park announces it searches, which erases the
+/// wake-up, and must see the flag stored before it instead of sleeping for good.
+#[test]
+fn a_wake_up_that_changes_no_state_reaches_a_worker_between_two_parks() {
+    model(|| {
+        let row = Row::dormant();
+        let worker = {
+            let row = row.clone();
+            thread::spawn(move || {
+                park(
+                    &row.sleep,
+                    &row.state,
+                    &row.lock,
+                    0,
+                    || row.stop.load(Ordering::SeqCst),
+                    || None,
+                    || row.poke.swap(false, Ordering::SeqCst),
+                )
+            })
+        };
+        row.poke.store(true, Ordering::SeqCst);
+        row.sleep.wake();
+        assert_eq!(worker.join().unwrap(), Parked::Woken);
+        assert!(!row.sleep.token_pending(), "no wake-up left unpaired");
     });
 }

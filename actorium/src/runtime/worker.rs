@@ -417,8 +417,10 @@ fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
     let stop = || unit.closed() || unit.life().aborting();
     let mut watch = compaction::WATCH_FIRST;
     loop {
-        let limit = (index == pool.len()).then_some(watch);
-        let parked = pool.park(index, stop, limit);
+        let is_watch = || index == pool.len();
+        let limit = || is_watch().then_some(watch);
+        let poked = || is_watch() && pool.compaction().poked();
+        let parked = pool.park(index, stop, limit, poked);
         if pool.compaction().take_wanted() {
             compaction::wanted(unit);
         }

@@ -169,7 +169,8 @@ pub(crate) fn park(
     lock: &ResizeLock,
     row: usize,
     stop: impl Fn() -> bool,
-    limit: Option<Duration>,
+    limit: impl Fn() -> Option<Duration>,
+    poked: impl Fn() -> bool,
 ) -> Parked {
     loop {
         sleep.search();
@@ -190,13 +191,27 @@ pub(crate) fn park(
                     _ => continue,
                 }
             }
+            // Activated and deactivated again while it was parked: back to the worker's loop,
+            // whose first look hands over (nothing) and parks it as dormant.
+            SUSPENDING => {
+                sleep.awake();
+                return Parked::Active;
+            }
             _ => {}
         }
         if stop() {
             sleep.awake();
             return Parked::Exit;
         }
-        match limit {
+        // A wake-up that changes no state (`poked`: fork/join tasks shown, a quiet spell's
+        // end) may have come while the worker ran between two parks, and `search` above erased
+        // it; what its waker stored before waking is seen here. The time limit is read here
+        // too: an activation that made this row the watch stored `len` before waking it.
+        if poked() {
+            sleep.awake();
+            return Parked::Woken;
+        }
+        match limit() {
             None => sleep.sleep(),
             Some(limit) => {
                 if !sleep.sleep_timeout(limit) {
@@ -243,8 +258,9 @@ impl WorkerTable {
     /// again ([`Parked::Active`]: it goes on), or it must end ([`Parked::Exit`]): its row
     /// became leaving (a removal; it marks the row exited, inside its read section, as every
     /// leaving worker), or `stop()` (the system stops or is dropped; the shutdown wakes every
-    /// row); or `limit` passed ([`Parked::TimedOut`]), or it was notified and is still dormant
-    /// ([`Parked::Woken`]). The handshake is the idle sleep's
+    /// row); or the time limit (`limit()`, read after each announcement) passed
+    /// ([`Parked::TimedOut`]), or it was notified and is still dormant, or `poked()` (a flag a
+    /// waker set before a wake-up that changes no state) ([`Parked::Woken`]). The handshake is the idle sleep's
     /// (`idle/README.md`) without the sleepers list, so no general notification is spent on a
     /// dormant worker: its benaphore to `SEARCH` (SeqCst), then its row's state read; an
     /// activation stores the state, fences, then wakes the benaphore, so either the worker
@@ -253,10 +269,19 @@ impl WorkerTable {
         &self,
         row: usize,
         stop: impl Fn() -> bool,
-        limit: Option<Duration>,
+        limit: impl Fn() -> Option<Duration>,
+        poked: impl Fn() -> bool,
     ) -> Parked {
         let slot = &self.slots[row];
-        park(&slot.sleep, &slot.state, &self.lock, row, stop, limit)
+        park(
+            &slot.sleep,
+            &slot.state,
+            &self.lock,
+            row,
+            stop,
+            limit,
+            poked,
+        )
     }
 
     /// The most workers the pool may have (rows in the table).

@@ -1,5 +1,6 @@
 //! A graceful end: every live actor is asked to end (a [`crate::DeleteMsg`] behind its mail),
-//! again and again for actors spawned meanwhile, until none is left, the deadline passes, or
+//! again and again for actors its behaviours spawn meanwhile (a spawn from outside the system
+//! is refused from the start: `Executor::spawn_parts`), until none is left, the deadline passes, or
 //! the system stops at once. Run by [`super::ActorSystem::shutdown`] (then it stops the
 //! system), and on a helper thread by [`SystemHandle::request_shutdown`] (from a behaviour:
 //! the owner's `stop` or `shutdown` then finds the actors ending).
@@ -73,7 +74,8 @@ pub(super) fn end_every_actor(
             }
         }
         if drive && exec.driven_by_caller() && exec.run_once() {
-            while exec.run_once() {}
+            // (No job starts after the deadline here either.)
+            while deadline.is_none_or(|d| Instant::now() < d) && exec.run_once() {}
             continue;
         }
         let wait = deadline.map_or(Duration::from_millis(10), |d| {

@@ -263,8 +263,10 @@ impl ActorSystem {
 
     /// Graceful shutdown: asks every live actor to end (a [`crate::DeleteMsg`] queued behind
     /// its mail, so the messages already queued for it are **delivered** first and its
-    /// `stopped` hook runs), waits until every actor has ended (actors spawned meanwhile are
-    /// asked too), then stops the system as [`Self::stop`] does. Messages sent to an actor
+    /// `stopped` hook runs), waits until every actor has ended (actors its behaviours spawn
+    /// meanwhile are asked too; a spawn from a thread outside the system is refused from the
+    /// start, as after `stop`, so that no acceptor thread keeps the shutdown going), then
+    /// stops the system as [`Self::stop`] does. Messages sent to an actor
     /// after its stop request are refused ([`crate::SendError`] gives them back) or, if they
     /// were already queued behind it, counted as dead letters. See
     /// [`Self::shutdown_timeout`] to bound the wait.
@@ -331,7 +333,14 @@ impl ActorSystem {
              down from a thread outside the system; to end the system from inside, call \
              `SystemHandle::request_shutdown`"
         );
-        if let Err(late) = graceful::end_every_actor(&exec, deadline, true) {
+        let mut ended = graceful::end_every_actor(&exec, deadline, true);
+        if ended.is_ok() {
+            // No spawn from now on; one made since the last look (by a thread holding a handle)
+            // is asked too, within the same deadline (`stop` would wait for it unasked).
+            self.begin_shutdown(true);
+            ended = graceful::end_every_actor(&exec, deadline, true);
+        }
+        if let Err(late) = ended {
             drop(self); // stop now
             return Err(late);
         }

@@ -54,7 +54,11 @@ impl<A: Actor> Drop for Cell<A> {
             unsafe { ManuallyDrop::drop(extra) };
         }
         if self.extra.is_some() {
-            // SAFETY: this is the cell's drop; `extra` is not touched after it.
+            // SAFETY: this is the cell's drop; `extra` is not touched after it. (The header,
+            // dropped after this, holds the mailbox: its envelopes' discard would read `extra`
+            // (a counted one gives its permit back), but none is left by now: the mailbox's
+            // system reference keeps the cell alive while its inbox holds mail, and is dropped
+            // only once the inbox is empty, under its lock; a cleanup empties the queues first.)
             unsafe { drop_extra(&mut self.extra) };
         }
     }
