@@ -470,6 +470,9 @@ fn run<U: Unit>(unit: &U, now: u64) {
                     st.holdoff_until = window + st.holdoff;
                     st.holdoff = (st.holdoff * 2).min(HOLDOFF_MAX);
                     for _ in t.from..active {
+                        if unit.holds_work(table.len() - 1) {
+                            break; // (the spare rule takes it later)
+                        }
                         if pool.deactivate(unit).is_some() {
                             c.deactivations.fetch_add(1, Ordering::Relaxed);
                         }
@@ -519,10 +522,9 @@ fn run<U: Unit>(unit: &U, now: u64) {
         }
         Verdict::Spare if active > 1 => {
             st.low += 1;
-            // Only while the row that goes (the last) is idle: one inside a long behaviour
-            // keeps the mail its batch holds behind it, which a rescue by the active workers
-            // (rule 4) no longer reaches once it is deactivated.
-            if st.low >= LOW_WINDOWS && table.pace(active - 1).idle() {
+            // Never a worker holding work behind what it runs (mail behind a long behaviour):
+            // its rescue looks at active workers alone (`Unit::holds_work`).
+            if st.low >= LOW_WINDOWS && !unit.holds_work(active - 1) {
                 st.low = 0;
                 if pool.deactivate(unit).is_some() {
                     c.deactivations.fetch_add(1, Ordering::Relaxed);

@@ -296,6 +296,13 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
         true
     }
 
+    /// Whether worker `row` holds work behind what it runs now that no other worker can take
+    /// (mail in the batch a visit holds): the compaction controller deactivates it only
+    /// otherwise, since the rescue of such work looks at active workers alone.
+    fn holds_work(&self, _row: usize) -> bool {
+        false
+    }
+
     // --- Resizing (Delisle's thesis, "Manual Resizing"; see `pool.rs`) ---
 
     /// The most workers this unit can run, and what sets that limit (said in the error when

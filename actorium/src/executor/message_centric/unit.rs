@@ -252,6 +252,12 @@ impl Unit for Executor {
             || (0..active.min(self.pool.len())).any(|w| self.pool.data(w).busy.mail_behind())
     }
 
+    fn holds_work(&self, row: usize) -> bool {
+        self.pool
+            .data_if_made(row)
+            .is_some_and(|d| d.busy.mail_behind())
+    }
+
     /// Messages run by every worker (counted while balance is on).
     fn progress(&self) -> Option<u64> {
         self.balance.then(|| {

@@ -458,5 +458,8 @@ pub(crate) fn inject(table: &WorkerTable, job: JobRef) {
     fence(Ordering::SeqCst);
     if table.has_idle_seqcst() {
         table.notify_any();
+    } else if table.len() < table.limit() {
+        // Every active worker busy, and some deactivated: as for tasks a worker shows.
+        table.compaction().want(table);
     }
 }
