@@ -331,36 +331,56 @@ impl Actor for Lives {
     }
 }
 
-/// A thread that holds a handle spawns actors while `shutdown` runs, until the system refuses:
-/// each one it spawned is asked to end (none slips in after the last look, where `stop` would
-/// wait for it for ever). Repeated, as the gap it guards is narrow.
+/// A thread that holds a handle spawns actors (`try_spawn`, or `spawn_with`) in a loop while
+/// `shutdown` runs, and until it has returned: the shutdown ends (a spawn from outside the
+/// system is refused from its start, or the spawner would keep it going for ever), and every
+/// actor the thread did spawn was asked to end (none slipped in unseen: `stop` would wait for
+/// it for ever). Repeated, as the gap it guards is narrow.
 #[test]
-fn shutdown_asks_the_actors_a_thread_spawns_while_it_runs() {
+fn shutdown_refuses_and_asks_the_actors_a_thread_spawns_while_it_runs() {
     watchdog(120, || {
         common::on_every_threaded_executor(|_, choose| {
-            for _ in 0..20 {
-                let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
-                let stopped = Arc::new(AtomicUsize::new(0));
-                let (handle, s) = (system.handle(), stopped.clone());
-                let (first, started) = mpsc::channel();
-                let spawner = std::thread::spawn(move || {
-                    let mut spawned = 0usize;
-                    while handle.try_spawn(Lives(s.clone())).is_ok() {
-                        spawned += 1;
-                        if spawned == 100 {
-                            first.send(()).unwrap();
+            for with in [false, true] {
+                for _ in 0..10 {
+                    let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+                    let (stopped, built) =
+                        (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+                    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                    let (handle, s, b, d) = (
+                        system.handle(),
+                        stopped.clone(),
+                        built.clone(),
+                        done.clone(),
+                    );
+                    let (first, started) = mpsc::channel();
+                    let spawner = std::thread::spawn(move || {
+                        let mut tries = 0usize;
+                        while !d.load(Ordering::SeqCst) {
+                            tries += 1;
+                            if tries == 100 {
+                                first.send(()).unwrap();
+                            }
+                            if with {
+                                let (s, b) = (s.clone(), b.clone());
+                                handle.spawn_with(move |_| {
+                                    b.fetch_add(1, Ordering::SeqCst);
+                                    Lives(s)
+                                });
+                            } else if handle.try_spawn(Lives(s.clone())).is_ok() {
+                                b.fetch_add(1, Ordering::SeqCst);
+                            }
                         }
-                    }
-                    spawned
-                });
-                started.recv().unwrap();
-                system.shutdown();
-                let spawned = spawner.join().unwrap();
-                assert_eq!(
-                    stopped.load(Ordering::SeqCst),
-                    spawned,
-                    "each one asked, ended"
-                );
+                    });
+                    started.recv().unwrap();
+                    system.shutdown();
+                    done.store(true, Ordering::SeqCst);
+                    spawner.join().unwrap();
+                    assert_eq!(
+                        stopped.load(Ordering::SeqCst),
+                        built.load(Ordering::SeqCst),
+                        "each one spawned (with: {with}) asked, ended"
+                    );
+                }
             }
         });
     });

@@ -127,6 +127,15 @@ impl Shared {
         self.draining.load(Ordering::SeqCst)
     }
 
+    /// Whether a new actor is refused: the system is closed, or a graceful shutdown began and
+    /// the calling thread runs none of this system's work (its behaviours may still spawn:
+    /// their children are asked to end too). Checked again under the lock that registers the
+    /// actor, which the shutdown's look at every actor takes after setting `draining`: an
+    /// actor from outside is either refused or seen and asked.
+    pub(crate) fn refuses_spawn(&self) -> bool {
+        self.life.closed() || (self.draining() && !crate::runtime::context::runs_for(self.id()))
+    }
+
     /// Reports `e` to the system's hook, or the default way.
     pub(crate) fn report(&self, e: &Event<'_>) {
         let hook = if self.has_hook {
@@ -303,11 +312,7 @@ pub(crate) trait Executor: Send + Sync + 'static {
     #[inline(always)]
     fn spawn_parts(&self) -> Option<SpawnParts> {
         let shared = self.shared();
-        // Closed; or a graceful shutdown runs, and the spawn comes from outside the system
-        // (its behaviours may still spawn: their children are asked to end too).
-        if shared.life.closed()
-            || (shared.draining() && !crate::runtime::context::runs_for(shared.id()))
-        {
+        if shared.refuses_spawn() {
             return None;
         }
         Some(SpawnParts {

@@ -370,11 +370,17 @@ pub(crate) fn wanted<U: Unit>(unit: &U) {
     let pool = unit.pool();
     let table = pool.table();
     let c = &table.compaction;
-    let Ok(mut st) = c.state.try_lock() else {
-        // The controller runs (briefly): wanted still, the watch looks again at once.
-        c.wanted.store(true, Ordering::SeqCst);
-        std::thread::yield_now();
-        return;
+    let mut st = match c.state.try_lock() {
+        Ok(st) => st,
+        Err(std::sync::TryLockError::WouldBlock) => {
+            // The controller runs (briefly): wanted still, and the watch looks again at once.
+            c.wanted.store(true, Ordering::SeqCst);
+            c.wake_watch(table);
+            std::thread::yield_now();
+            return;
+        }
+        // (A panic under the lock: the controller is off, as `run` finds it.)
+        Err(std::sync::TryLockError::Poisoned(_)) => return,
     };
     let (active, limit) = (table.len(), table.limit());
     if active < limit && table.tasks_hint() {
@@ -522,8 +528,10 @@ fn run<U: Unit>(unit: &U, now: u64) {
         }
         Verdict::Spare if active > 1 => {
             st.low += 1;
-            // Never a worker holding work behind what it runs (mail behind a long behaviour):
-            // its rescue looks at active workers alone (`Unit::holds_work`).
+            // Not a worker seen holding work behind what it runs (mail behind a long
+            // behaviour): its rescue looks at active workers alone (`Unit::holds_work`; a look
+            // before the deactivation, so one batch taken in between may still wait for the
+            // behaviour it is behind).
             if st.low >= LOW_WINDOWS && !unit.holds_work(active - 1) {
                 st.low = 0;
                 if pool.deactivate(unit).is_some() {

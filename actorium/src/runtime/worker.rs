@@ -459,8 +459,9 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
     // spell ends (its start reads the clock already).
     let spell = Spell::new(pool.table(), index);
     loop {
-        // Removed by a resize, or deactivated: hand over and end, or park.
-        if !pool.is_active(index) {
+        // Removed by a resize, or deactivated: hand over and end, or park (again, if it was
+        // activated and deactivated anew before it ran: it runs no turn while not active).
+        while !pool.is_active(index) {
             if removed(unit, me, tasks) {
                 return;
             }

@@ -192,7 +192,7 @@ pub(crate) fn park(
                 }
             }
             // Activated and deactivated again while it was parked: back to the worker's loop,
-            // whose first look hands over (nothing) and parks it as dormant.
+            // which hands over (nothing) and parks it again as dormant before any turn.
             SUSPENDING => {
                 sleep.awake();
                 return Parked::Active;

@@ -333,14 +333,7 @@ impl ActorSystem {
              down from a thread outside the system; to end the system from inside, call \
              `SystemHandle::request_shutdown`"
         );
-        let mut ended = graceful::end_every_actor(&exec, deadline, true);
-        if ended.is_ok() {
-            // No spawn from now on; one made since the last look (by a thread holding a handle)
-            // is asked too, within the same deadline (`stop` would wait for it unasked).
-            self.begin_shutdown(true);
-            ended = graceful::end_every_actor(&exec, deadline, true);
-        }
-        if let Err(late) = ended {
+        if let Err(late) = graceful::end_every_actor(&exec, deadline, true) {
             drop(self); // stop now
             return Err(late);
         }

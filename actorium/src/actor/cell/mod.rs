@@ -386,7 +386,7 @@ fn spawn_unbuilt<A: Actor>(
 ) -> Option<Arc<Cell<A>>> {
     let exec = executor_for(exec, Placement::Pooled)?;
     let e = exec.get();
-    if e.shared().life.closed() {
+    if e.shared().refuses_spawn() {
         return None;
     }
     let header = Header::new(

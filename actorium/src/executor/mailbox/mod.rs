@@ -355,7 +355,7 @@ pub(crate) unsafe fn register(
     // that a shutdown which takes the actor the moment it is enrolled disposes of it too.
     mb.lock().with(|s| s.inbox.push(start));
     // SAFETY: a fresh cell's link is on no list.
-    if !unsafe { enroll(exec.shared(), hdr, true) } {
+    if !unsafe { enroll(exec.shared(), hdr, true, true) } {
         let start = mb.lock().with(|s| s.inbox.pop());
         return Err(start.expect("the start envelope pushed above"));
     }
@@ -365,15 +365,16 @@ pub(crate) unsafe fn register(
 }
 
 /// Under the actor's registry shard lock: refuses (false) once the system is closed — shutdown
-/// takes every shard lock after closing, so no actor slips in unseen — otherwise counts the actor
-/// live and, with `link`, takes the system reference and puts the actor on the registry.
+/// takes every shard lock after closing, so no actor slips in unseen — or, for a `fresh` spawn,
+/// as [`Shared::refuses_spawn`] says; otherwise counts the actor live and, with `link`, takes
+/// the system reference and puts the actor on the registry.
 ///
 /// # Safety
 /// With `link`: the header's link is on no list; the system reference taken keeps it valid
 /// until the job that releases it unlinks it, or shutdown takes it.
-unsafe fn enroll(shared: &Shared, hdr: &Header, link: bool) -> bool {
+unsafe fn enroll(shared: &Shared, hdr: &Header, link: bool, fresh: bool) -> bool {
     shared.registry.locked(hdr.queue(), |list| {
-        if shared.life.closed() {
+        if shared.life.closed() || (fresh && shared.refuses_spawn()) {
             return false;
         }
         shared.life.add_live();
@@ -408,7 +409,7 @@ pub(crate) unsafe fn revive(
         let need_ref = g.with(|s| !*s.sys_ref);
         // SAFETY: with `sys_ref` false the link is on no list (it is unlinked under this
         // mailbox's lock, which we hold, before the reference is released).
-        if !unsafe { enroll(exec.shared(), hdr, need_ref) } {
+        if !unsafe { enroll(exec.shared(), hdr, need_ref, false) } {
             return Err(install);
         }
         // A new incarnation, numbered before anyone sees it alive (a link made from now on is

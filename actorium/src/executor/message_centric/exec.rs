@@ -115,7 +115,7 @@ impl Exec for Executor {
         let q = &self.queues[hdr.queue()];
         let start = {
             let g = q.lock();
-            if self.shared.life.closed() {
+            if self.shared.refuses_spawn() {
                 return Err(start);
             }
             hdr.retain();
