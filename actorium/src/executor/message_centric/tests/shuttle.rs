@@ -140,14 +140,17 @@ fn worker(e: &Executor, me: usize, seen: &Seen, steals: usize) {
         if seen.done.load(Ordering::SeqCst) {
             return;
         }
-        if !e.pool.is_active(me) {
+        while !e.pool.is_active(me) {
             match leave_if_removed(e.pool.table(), me, || {}) {
                 Leave::Exit => return,
                 Leave::Stay => {}
                 // Deactivated (compaction): park until active again, or the end.
                 Leave::Park => loop {
                     PARKED.fetch_add(1, Ordering::Relaxed);
-                    match e.pool.park(me, || seen.done.load(Ordering::SeqCst), None) {
+                    match e
+                        .pool
+                        .park(me, || seen.done.load(Ordering::SeqCst), || None, || false)
+                    {
                         Parked::Active => break,
                         Parked::Exit => return,
                         Parked::TimedOut | Parked::Woken => {}
