@@ -2,14 +2,41 @@
 //! actor serves, delivered or dropped and reported), and other nodes' liveliness tokens (a
 //! node's token gone is its loss: `NodeDown` for everything waiting on it).
 
-use super::node::{NodeInner, LOST_KEPT};
+use super::node::{NodeInner, HEARD_KEPT, LOST_KEPT};
 use super::proxy::Proxy;
-use super::wire::{AwaitedReply, Head, Incoming, Outcome};
+use super::wire::{AwaitedReply, Head, Inbound, Incoming, Outcome};
 use crate::actor::AskError;
 use crate::core::monitors::Watcher;
 use crate::ExitReason;
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 use zenoh::sample::{Sample, SampleKind};
+
+/// The delivery this thread last looked up, for frames to the same actor and protocol that
+/// follow. It holds while its node's `exports_epoch` is unchanged (no actor stopped being
+/// served since) and the delivery is alive (weak: a route left in a Zenoh thread keeps no
+/// actor, and no node, alive). `node` is the node's address, compared only.
+struct Route {
+    node: usize,
+    epoch: u64,
+    to: u64,
+    tag: Vec<u8>,
+    inbound: Weak<dyn Fn(Incoming<'_>) -> Result<(), String> + Send + Sync>,
+}
+
+thread_local! {
+    static LAST_ROUTE: RefCell<Option<Route>> = const { RefCell::new(None) };
+}
+
+/// How [`NodeInner::node_up`] knows a node is up.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum UpBy {
+    /// One of its liveliness tokens (its node token, or a name it registered) is seen.
+    Token,
+    /// A frame gives it as its sender (an ask, monitor or link that waits for an answer).
+    Frame,
+}
 
 /// A sender's id as a frame gives it, if it is a valid node id.
 fn sender(id: &[u8]) -> Option<&str> {
@@ -68,7 +95,7 @@ impl NodeInner {
             Head::Ask { .. } | Head::Monitor { .. } | Head::Link { .. }
         ) {
             // Its sender is up (whatever this node heard before), and waits for an answer.
-            self.node_up(from);
+            self.node_up(from, UpBy::Frame);
         }
         let asked = match head {
             Head::Ask { ask, .. } => Some(ask),
@@ -101,27 +128,17 @@ impl NodeInner {
     fn deliver(
         self: &Arc<Self>,
         to: u64,
-        tag: &str,
+        tag: &[u8],
         ask: Option<(&str, u64)>,
         body: &[u8],
     ) -> Result<(), String> {
-        let inbound = {
-            let t = self.tables();
-            match t.exports.get(&to) {
-                None => None,
-                Some(e) => match e.tags.get(tag) {
-                    Some((i, _)) => Some(i.clone()),
-                    None => return Err(format!("actor {to} does not serve `{tag}`")),
-                },
-            }
-        };
-        match inbound {
+        match self.route(to, tag)? {
             Some(i) => i(Incoming {
                 node: self,
                 ask,
                 body,
             })
-            .map_err(|e| format!("`{tag}`: {e}")),
+            .map_err(|e| format!("`{}`: {e}", String::from_utf8_lossy(tag))),
             None => {
                 if let Some((from, ask)) = ask {
                     self.reply_later::<()>(from, ask, Err(AskError::Dead));
@@ -129,6 +146,53 @@ impl NodeInner {
                 Ok(())
             }
         }
+    }
+
+    /// What delivers protocol `tag` to exported actor `to` (`None`: it ended, or was never
+    /// exported); an error if `to` does not serve `tag`. This thread's last route is reused
+    /// while it still holds: a flood to one actor takes neither the tables' lock nor a hash.
+    fn route(self: &Arc<Self>, to: u64, tag: &[u8]) -> Result<Option<Inbound>, String> {
+        let node = Arc::as_ptr(self) as usize;
+        // Read before the tables: an actor unexported after this read makes the route it
+        // finds stale at once.
+        let epoch = self.exports_epoch.load(Ordering::Acquire);
+        let hit = LAST_ROUTE.with_borrow(|r| {
+            r.as_ref()
+                .filter(|r| r.node == node && r.epoch == epoch && r.to == to && *r.tag == *tag)
+                .and_then(|r| r.inbound.upgrade())
+        });
+        if hit.is_some() {
+            return Ok(hit);
+        }
+        let inbound = {
+            let t = self.tables();
+            let Some(e) = t.exports.get(&to) else {
+                return Ok(None);
+            };
+            let served = std::str::from_utf8(tag).ok().and_then(|t| e.tags.get(t));
+            match served {
+                Some((i, _)) => i.clone(),
+                None => {
+                    return Err(format!(
+                        "actor {to} does not serve `{}`",
+                        String::from_utf8_lossy(tag)
+                    ))
+                }
+            }
+        };
+        LAST_ROUTE.with_borrow_mut(|r| {
+            let mut tag_buf = r.take().map(|r| r.tag).unwrap_or_default();
+            tag_buf.clear();
+            tag_buf.extend_from_slice(tag);
+            *r = Some(Route {
+                node,
+                epoch,
+                to,
+                tag: tag_buf,
+                inbound: Arc::downgrade(&inbound),
+            });
+        });
+        Ok(Some(inbound))
     }
 
     pub(super) fn dispatch(
@@ -231,29 +295,60 @@ impl NodeInner {
             SampleKind::Delete => self.node_down(node),
             // Its token is there: it is up (back, after a lost link: what was lost stays
             // lost, new lookups and recipients reach it).
-            SampleKind::Put => self.node_up(node),
+            SampleKind::Put => self.node_up(node, UpBy::Token),
         }
     }
 
     /// `node` is reachable (again, after a lost link: Erlang's reconnection). What was lost
-    /// stays lost — its proxies ended, its asks failed — but new lookups reach it.
-    pub(super) fn node_up(&self, node: &str) {
-        let mut t = self.tables();
-        if t.up.contains(node) && (t.down.is_empty() || !t.down.contains(node)) {
-            return; // (the common case: nothing changes)
-        }
-        let back = t.down.remove(node);
-        t.up.insert(node.into());
-        self.seen.notify_all();
-        if back {
-            t.down_order.retain(|n| **n != *node);
-            // Recipients made while it was lost stay ended; new ones reach it (through a
-            // publisher declared anew: its lost one's entry goes, under the tables' lock as
-            // in `node_down`).
-            t.proxies
-                .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
-            let lost = self.publishers_lock().remove(node);
-            debug_assert!(matches!(lost, None | Some(None)), "a lost node's publisher");
+    /// stays lost — its proxies ended, its asks failed — but new lookups reach it. `by` says
+    /// how this node knows: a node known only from its frames (whose sender id nothing
+    /// authenticates) is kept up among the last [`HEARD_KEPT`] such; an older one, its token
+    /// still unseen, counts as lost.
+    pub(super) fn node_up(self: &Arc<Self>, node: &str, by: UpBy) {
+        let forgotten = {
+            let mut t = self.tables();
+            if t.up.contains(node) && (t.down.is_empty() || !t.down.contains(node)) {
+                if by == UpBy::Token && !t.heard.is_empty() {
+                    t.heard.remove(node);
+                }
+                return; // (the common case: nothing changes)
+            }
+            let back = t.down.remove(node);
+            t.up.insert(node.into());
+            self.seen.notify_all();
+            if back {
+                t.down_order.retain(|n| **n != *node);
+                // Recipients made while it was lost stay ended; new ones reach it (through a
+                // publisher declared anew: its lost one's entry goes, under the tables' lock
+                // as in `node_down`).
+                t.proxies
+                    .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
+                let lost = self.publishers_lock().remove(node);
+                debug_assert!(matches!(lost, None | Some(None)), "a lost node's publisher");
+            }
+            match by {
+                UpBy::Token => {
+                    t.heard.remove(node);
+                    None
+                }
+                UpBy::Frame => {
+                    let node: Arc<str> = node.into();
+                    t.heard.insert(node.clone());
+                    t.heard_order.push_back(node);
+                    let mut forgotten = None;
+                    while t.heard_order.len() > HEARD_KEPT {
+                        let f = t.heard_order.pop_front().expect("longer than the bound");
+                        if t.heard.contains(&f) {
+                            forgotten = Some(f);
+                            break;
+                        }
+                    }
+                    forgotten
+                }
+            }
+        };
+        if let Some(f) = forgotten {
+            self.node_down(&f);
         }
     }
 
@@ -263,6 +358,7 @@ impl NodeInner {
         let (asks, notices, links, old) = {
             let mut t = self.tables();
             t.up.remove(&node);
+            t.heard.remove(&node);
             self.seen.notify_all();
             if !t.down.insert(node.clone()) {
                 return;

@@ -130,7 +130,7 @@ impl NodeInner {
                     if let Some((node, id)) = parse(&key) {
                         // A name seen now: its node is reachable now (it may have been lost
                         // before, and this node not yet have heard it is back).
-                        self.node_up(node);
+                        self.node_up(node, super::inbox::UpBy::Token);
                         let r = self.recipient::<M>(node, id);
                         // (One of this node's own actors that has just ended: look on.)
                         if r.is_alive() {
@@ -164,7 +164,7 @@ impl NodeInner {
         while let Ok(reply) = replies.recv() {
             if let Ok(s) = reply.result() {
                 if let Some((node, id)) = parse(s.key_expr().as_str()) {
-                    self.node_up(node);
+                    self.node_up(node, super::inbox::UpBy::Token);
                     let r = self.recipient::<M>(node, id);
                     if !found.contains(&r) {
                         found.push(r);

@@ -51,6 +51,8 @@ pub struct NodeInner {
     numbers: AtomicU64,
     closed: AtomicBool,
     tables: Mutex<Tables>,
+    /// Advanced each time exported actors stop being served (see `inbox::Route`).
+    pub(super) exports_epoch: AtomicU64,
     /// Signalled when a node comes up or is lost (`put` waits on it for a node not yet seen).
     pub(super) seen: std::sync::Condvar,
     /// A publisher per destination node (`None`: the node was lost).
@@ -69,6 +71,11 @@ type Job = Box<dyn FnOnce(&Arc<NodeInner>) + Send>;
 /// most a lease, before it counts as lost again.
 pub(super) const LOST_KEPT: usize = 4096;
 
+/// How many nodes a node knows only from the sender ids of their frames (no token seen):
+/// bounds what frames with made-up sender ids cost (each would otherwise stay up for ever,
+/// with its publisher and its watches).
+pub(super) const HEARD_KEPT: usize = 4096;
+
 /// A publisher per destination node (`None`: the node was lost).
 type Publishers = HashMap<Arc<str>, Option<Arc<Publisher>>>;
 
@@ -82,6 +89,10 @@ pub(super) struct Tables {
     pub(super) down_order: std::collections::VecDeque<Arc<str>>,
     /// Nodes whose token this node has seen (so frames sent to them have a route).
     pub(super) up: HashSet<Arc<str>>,
+    /// The nodes in `up` known only from their frames (see `HEARD_KEPT`).
+    pub(super) heard: HashSet<Arc<str>>,
+    /// `heard`, oldest first (with ids since seen by their token or lost, skipped).
+    pub(super) heard_order: std::collections::VecDeque<Arc<str>>,
     /// Asks sent, waiting for replies: number → (node asked, port).
     pub(super) asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
     /// How many asks wait before those nobody waits for are forgotten.
@@ -231,6 +242,7 @@ impl NodeInner {
             lease: cfg.lease,
             numbers: AtomicU64::new(1),
             closed: AtomicBool::new(false),
+            exports_epoch: AtomicU64::new(0),
             seen: std::sync::Condvar::new(),
             tables: Mutex::new(Tables {
                 sweep_at: 1024,
@@ -320,6 +332,7 @@ impl NodeInner {
             let mut proxies: Vec<Arc<Proxy>> = t.watched.drain().map(|(_, p)| p).collect();
             proxies.extend(t.proxies.drain().filter_map(|(_, p)| p.upgrade()));
             t.exports.clear();
+            self.exports_epoch.fetch_add(1, Ordering::Release);
             t.export_of.clear();
             let notices = proxies.iter().map(|p| p.mark_ended(&ExitReason::NodeDown));
             (asks, notices.collect())
@@ -724,6 +737,7 @@ impl NodeInner {
             let Some(e) = t.exports.remove(&id) else {
                 return;
             };
+            self.exports_epoch.fetch_add(1, Ordering::Release);
             t.export_of.remove(&e.actor);
             let keys: Vec<_> = t.names.keys().filter(|k| k.2 == id).cloned().collect();
             let names: Vec<_> = keys.iter().filter_map(|k| t.names.remove(k)).collect();

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::actor::Ask;
+use crate::remote::inbox::UpBy;
 use crate::remote::wire::FrameStart;
 use crate::remote::wire::RemoteMessage;
 use crate::remote::RemoteConfig;
@@ -107,7 +108,7 @@ impl Fixture {
     fn tell(&self, n: u64) -> Vec<u8> {
         let head = Head::Tell {
             to: self.sink,
-            tag: Num::TAG,
+            tag: Num::TAG.as_bytes(),
         };
         self.encode(&head, &Num(n))
     }
@@ -155,7 +156,7 @@ fn malformed_truncated_trailing_oversized_and_mistyped_frames_are_reported() {
             f.encode(
                 &Head::Tell {
                     to: f.sink,
-                    tag: "unit.Other",
+                    tag: b"unit.Other",
                 },
                 &Num(1),
             ),
@@ -165,7 +166,7 @@ fn malformed_truncated_trailing_oversized_and_mistyped_frames_are_reported() {
             f.encode(
                 &Head::Ask {
                     to: f.sink,
-                    tag: Num::TAG,
+                    tag: Num::TAG.as_bytes(),
                     ask: 1,
                 },
                 &Num(1),
@@ -176,7 +177,7 @@ fn malformed_truncated_trailing_oversized_and_mistyped_frames_are_reported() {
             f.encode(
                 &Head::Tell {
                     to: f.sink,
-                    tag: Boom::TAG,
+                    tag: Boom::TAG.as_bytes(),
                 },
                 &Boom,
             ),
@@ -207,13 +208,13 @@ fn a_frame_from_its_start_is_the_whole_frame() {
     let n = &f.node;
     for to in [0, 1, 127, 128, 300, u64::MAX] {
         let start = n.encode(&FrameStart::Tell { to, tag: "t.T" }, &()).unwrap();
-        let whole = n.encode(&Head::Tell { to, tag: "t.T" }, &Num(9)).unwrap();
+        let whole = n.encode(&Head::Tell { to, tag: b"t.T" }, &Num(9)).unwrap();
         assert_eq!(n.encode_after(&start, &(), &Num(9)).unwrap(), whole);
         for ask in [1, 200, u64::MAX] {
             let start = n.encode(&FrameStart::Ask { to, tag: "q~r" }, &()).unwrap();
             let head = Head::Ask {
                 to,
-                tag: "q~r",
+                tag: b"q~r",
                 ask,
             };
             let whole = n.encode(&head, &Num(9)).unwrap();
@@ -254,18 +255,55 @@ fn lost_nodes_are_remembered_up_to_a_bound() {
         "and their publisher entries"
     );
     // Forgotten, then back: its actors are reached again (the stale recipient stays ended).
-    f.node.node_up(&id(0));
+    f.node.node_up(&id(0), UpBy::Token);
     assert!(f.node.recipient::<Num>(&id(0), 7).is_alive());
     assert!(!stale.is_alive());
     // Back up, then lost again: remembered once.
     let last = id(LOST_KEPT + 9);
-    f.node.node_up(&last);
+    f.node.node_up(&last, UpBy::Token);
     assert!(!f.node.tables().is_down(&last));
     f.node.node_down(&last);
     let t = f.node.tables();
     assert!(t.is_down(&last));
     assert_eq!((t.down.len(), t.down_order.len()), (LOST_KEPT, LOST_KEPT));
     assert!(t.is_down(&id(10)), "nothing else forgotten");
+}
+
+/// Frames whose sender ids nothing vouches for (made up, or from nodes whose tokens were
+/// never seen) keep at most `HEARD_KEPT` nodes up, with their watches; a node whose token is
+/// seen is never forgotten for them.
+#[test]
+fn nodes_known_only_from_their_frames_are_kept_up_to_a_bound() {
+    let f = fixture(1 << 20);
+    let id = |i: usize| format!("{i:032x}");
+    let seen = id(usize::MAX >> 4);
+    f.node.node_up(&seen, UpBy::Token);
+    let monitor = f.encode(&Head::Monitor { to: f.sink }, &());
+    f.node.on_bytes(&seen, &monitor);
+    for i in 0..HEARD_KEPT + 100 {
+        f.node.on_bytes(&id(i), &monitor);
+    }
+    let t = f.node.tables();
+    assert_eq!(
+        t.up.len(),
+        HEARD_KEPT + 1,
+        "the last heard, and the one seen"
+    );
+    assert!(t.heard.len() <= HEARD_KEPT && t.heard_order.len() <= HEARD_KEPT);
+    assert!(t.up.contains(seen.as_str()) && !t.heard.contains(seen.as_str()));
+    assert!(
+        t.is_down(&id(0)) && !t.up.contains(id(0).as_str()),
+        "the oldest: lost"
+    );
+    assert!(t.up.contains(id(HEARD_KEPT + 99).as_str()));
+    let watchers = &t.exports[&f.sink].watched_by;
+    assert_eq!(
+        watchers.len(),
+        HEARD_KEPT + 1,
+        "watches of lost nodes go with them"
+    );
+    drop(t);
+    assert_eq!(f.dropped(), 0);
 }
 
 proptest! {
@@ -320,4 +358,26 @@ proptest! {
         prop_assert_eq!(f.dropped() - before, usize::from(r.is_err()));
         f.still_serves();
     }
+}
+
+/// Two nodes whose actors have the same number, fed on one thread: each frame reaches its own
+/// node's actor (the route a thread reuses is its node's), and a protocol the actor does not
+/// serve is still refused after one it serves.
+#[test]
+fn a_reused_route_stays_with_its_node_and_protocol() {
+    let (a, b) = (fixture(1 << 20), fixture(1 << 20));
+    assert_eq!(a.sink, b.sink, "the set-up: the same number on both nodes");
+    let wait = std::time::Duration::from_secs(10);
+    for n in 0..4 {
+        a.node.on_bytes("00", &a.tell(n));
+        b.node.on_bytes("00", &b.tell(100 + n));
+        assert_eq!(a.got.recv_timeout(wait).unwrap(), n);
+        assert_eq!(b.got.recv_timeout(wait).unwrap(), 100 + n);
+    }
+    let other = Head::Tell {
+        to: a.sink,
+        tag: b"unit.Other",
+    };
+    assert!(a.node.handle("00", &a.encode(&other, &Num(1))).is_err());
+    assert!(a.got.try_recv().is_err() && b.got.try_recv().is_err());
 }

@@ -260,10 +260,11 @@ impl AwaitedReply {
 /// A frame's head; the body (a message or a reply) follows it.
 #[derive(Serialize, Deserialize, Debug)]
 pub(super) enum Head<'a> {
-    /// A message for actor `to`, of type `tag`.
-    Tell { to: u64, tag: &'a str },
+    /// A message for actor `to`, of type `tag` (bytes: compared, never checked as UTF-8
+    /// unless looked up by name; postcard encodes them as a `&str`).
+    Tell { to: u64, tag: &'a [u8] },
     /// A question for actor `to`, of protocol `tag`; the reply names `ask`.
-    Ask { to: u64, tag: &'a str, ask: u64 },
+    Ask { to: u64, tag: &'a [u8], ask: u64 },
     /// The reply to the sender's ask `ask` (the body follows if `Replied`).
     Reply { ask: u64, outcome: Outcome },
     /// The sender watches actor `to`: tell it (`Down`) when it ends.
