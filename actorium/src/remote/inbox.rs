@@ -4,7 +4,7 @@
 
 use super::node::{NodeInner, HEARD_KEPT, LOST_KEPT};
 use super::proxy::Proxy;
-use super::wire::{AwaitedReply, Head, Inbound, Incoming, Outcome};
+use super::wire::{AwaitedReply, Deliver, Head, Inbound, Incoming, Outcome};
 use crate::actor::AskError;
 use crate::core::monitors::Watcher;
 use crate::ExitReason;
@@ -22,7 +22,7 @@ struct Route {
     epoch: u64,
     to: u64,
     tag: Vec<u8>,
-    inbound: Weak<dyn Fn(Incoming<'_>) -> Result<(), String> + Send + Sync>,
+    inbound: Weak<Deliver>,
 }
 
 thread_local! {

@@ -60,7 +60,10 @@ pub(crate) mod sealed {
 }
 
 /// Delivers one frame's body to a local actor.
-pub type Inbound = Arc<dyn Fn(Incoming<'_>) -> Result<(), String> + Send + Sync>;
+pub type Inbound = Arc<Deliver>;
+
+/// What an [`Inbound`] calls.
+pub type Deliver = dyn Fn(Incoming<'_>) -> Result<(), String> + Send + Sync;
 
 /// A frame for a local actor, as [`Inbound`] receives it.
 pub struct Incoming<'a> {
