@@ -332,6 +332,67 @@ fn dropping_the_system_releases_waiting_senders() {
     });
 }
 
+/// Calls `when_room` on its target when told, with a continuation that holds `token`; says
+/// when it has.
+struct Waiter {
+    to: Addr<Consumer>,
+    token: Option<Arc<()>>,
+    queued: mpsc::Sender<()>,
+}
+impl Actor for Waiter {}
+impl Receive<()> for Waiter {
+    fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
+        let token = self.token.take().expect("told once");
+        ctx.when_room(
+            &self.to,
+            move |_: &mut Waiter, room: Room<(u32, u64)>, _| {
+                drop(token);
+                let _ = room.send((1, 0));
+                Allocation::Nodelete
+            },
+        );
+        let _ = self.queued.send(());
+        Allocation::Nodelete
+    }
+}
+
+/// As above, for the other ways of waiting for room: a `send_async` future on a thread returns,
+/// and a behaviour's `when_room` continuation (with what it holds) does not outlive the system.
+#[test]
+fn dropping_the_system_releases_waiting_futures_and_continuations() {
+    watchdog(60, || {
+        on_every_threaded_executor(|_, choose| {
+            let system = choose(ActorSystem::builder()).build().unwrap();
+            let gate = Arc::new(Gate::default());
+            let (a, _) = full_consumer(&system, &gate);
+            let b = a.clone();
+            let sender = std::thread::spawn(move || block_on(b.send_async((0, 2))));
+            let token = Arc::new(());
+            let held = Arc::downgrade(&token);
+            let (tx, queued) = mpsc::channel();
+            let w = system.spawn(Waiter {
+                to: a.clone(),
+                token: Some(token),
+                queued: tx,
+            });
+            w.send(()).unwrap();
+            queued.recv_timeout(Duration::from_secs(30)).unwrap();
+            let g = gate.clone();
+            let opener = std::thread::spawn(move || g.open());
+            drop(system);
+            opener.join().unwrap();
+            if let Err(e) = sender.join().unwrap() {
+                assert_eq!(e.into_inner(), (0, 2));
+            }
+            assert!(!a.is_alive() && !w.is_alive());
+            assert!(
+                held.upgrade().is_none(),
+                "a when_room continuation outlived its system"
+            );
+        })
+    });
+}
+
 /// Sends `0..total` to its sink as fast as the sink's room allows, from behaviours: with
 /// `try_send` until full, then `when_room`.
 struct Source {

@@ -9,6 +9,8 @@
 mod addr;
 mod ask;
 mod ask_from;
+#[cfg(test)]
+mod ask_timeout_tests;
 mod bounded;
 mod call;
 pub(crate) mod cell;

@@ -129,6 +129,12 @@ fn compact(st: &mut State) {
 }
 
 impl Timers {
+    /// How many timers are pending.
+    #[cfg(test)]
+    pub(crate) fn pending(&self) -> usize {
+        self.inner.lock().tasks.len()
+    }
+
     /// Adds a timer firing after `delay`, then every `period` if given (while `fire` returns
     /// `true`). `None` (and `fire` dropped) if the timers were stopped (the system shut down)
     /// or the thread could not start.
