@@ -95,7 +95,9 @@ impl NodeInner {
             Head::Ask { .. } | Head::Monitor { .. } | Head::Link { .. }
         ) {
             // Its sender is up (whatever this node heard before), and waits for an answer.
-            self.node_up(from, UpBy::Frame);
+            if *from != *self.id {
+                self.node_up(from, UpBy::Frame);
+            }
         }
         let asked = match head {
             Head::Ask { ask, .. } => Some(ask),
@@ -227,9 +229,13 @@ impl NodeInner {
             Head::Monitor { to } => {
                 let known = {
                     let mut t = self.tables();
+                    let lost = t.is_down(from);
                     match t.exports.get_mut(&to) {
                         Some(e) => {
-                            e.watched_by.insert(from_arc());
+                            // (A node lost since this frame came in watches nothing here.)
+                            if !lost {
+                                e.watched_by.insert(from_arc());
+                            }
                             true
                         }
                         None => false,
@@ -253,7 +259,8 @@ impl NodeInner {
             }
             Head::Link { to } => {
                 let mut t = self.tables();
-                if let Some(e) = t.exports.get_mut(&to) {
+                let lost = t.is_down(from);
+                if let Some(e) = t.exports.get_mut(&to).filter(|_| !lost) {
                     *e.linked_by.entry(from_arc()).or_default() += 1;
                 }
                 Ok(())
@@ -309,7 +316,7 @@ impl NodeInner {
             let mut t = self.tables();
             if t.up.contains(node) && (t.down.is_empty() || !t.down.contains(node)) {
                 if by == UpBy::Token && !t.heard.is_empty() {
-                    t.heard.remove(node);
+                    t.unheard(node);
                 }
                 return; // (the common case: nothing changes)
             }
@@ -327,38 +334,41 @@ impl NodeInner {
                 debug_assert!(matches!(lost, None | Some(None)), "a lost node's publisher");
             }
             match by {
-                UpBy::Token => {
-                    t.heard.remove(node);
-                    None
-                }
+                UpBy::Token => None,
                 UpBy::Frame => {
+                    // (Not up before, so not heard before: no id is queued twice.)
                     let node: Arc<str> = node.into();
                     t.heard.insert(node.clone());
                     t.heard_order.push_back(node);
-                    let mut forgotten = None;
-                    while t.heard_order.len() > HEARD_KEPT {
-                        let f = t.heard_order.pop_front().expect("longer than the bound");
-                        if t.heard.contains(&f) {
-                            forgotten = Some(f);
-                            break;
-                        }
+                    if t.heard_order.len() > HEARD_KEPT {
+                        t.heard_order.pop_front()
+                    } else {
+                        None
                     }
-                    forgotten
                 }
             }
         };
         if let Some(f) = forgotten {
-            self.node_down(&f);
+            // Lost, unless its token was seen since the lock was let go.
+            self.lose(&f, true);
         }
     }
 
     /// The link to `node` was lost.
     pub(super) fn node_down(self: &Arc<Self>, node: &str) {
+        self.lose(node, false);
+    }
+
+    /// `node` is lost (if `only_if_heard`: only if it is still known only from its frames).
+    fn lose(self: &Arc<Self>, node: &str, only_if_heard: bool) {
         let node: Arc<str> = node.into();
         let (asks, notices, links, old) = {
             let mut t = self.tables();
+            if only_if_heard && !t.heard.contains(&node) {
+                return;
+            }
             t.up.remove(&node);
-            t.heard.remove(&node);
+            t.unheard(&node);
             self.seen.notify_all();
             if !t.down.insert(node.clone()) {
                 return;

@@ -91,7 +91,7 @@ pub(super) struct Tables {
     pub(super) up: HashSet<Arc<str>>,
     /// The nodes in `up` known only from their frames (see `HEARD_KEPT`).
     pub(super) heard: HashSet<Arc<str>>,
-    /// `heard`, oldest first (with ids since seen by their token or lost, skipped).
+    /// `heard`, oldest first.
     pub(super) heard_order: std::collections::VecDeque<Arc<str>>,
     /// Asks sent, waiting for replies: number → (node asked, port).
     pub(super) asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
@@ -113,6 +113,13 @@ impl Tables {
     /// Whether exported actor `id` is still served (it has not ended).
     pub(super) fn serves(&self, id: u64) -> bool {
         self.exports.contains_key(&id)
+    }
+
+    /// `id` is no longer known only from its frames (its token was seen, or it was lost).
+    pub(super) fn unheard(&mut self, id: &str) {
+        if self.heard.remove(id) {
+            self.heard_order.retain(|n| **n != *id);
+        }
     }
 
     /// Whether the link to node `id` was lost.

@@ -271,35 +271,66 @@ fn lost_nodes_are_remembered_up_to_a_bound() {
 
 /// Frames whose sender ids nothing vouches for (made up, or from nodes whose tokens were
 /// never seen) keep at most `HEARD_KEPT` nodes up, with their watches; a node whose token is
-/// seen is never forgotten for them.
+/// seen, before or after its frames, is never forgotten for them; a node lost and heard of
+/// again is queued once.
 #[test]
 fn nodes_known_only_from_their_frames_are_kept_up_to_a_bound() {
     let f = fixture(1 << 20);
     let id = |i: usize| format!("{i:032x}");
-    let seen = id(usize::MAX >> 4);
-    f.node.node_up(&seen, UpBy::Token);
     let monitor = f.encode(&Head::Monitor { to: f.sink }, &());
-    f.node.on_bytes(&seen, &monitor);
+    let (before, after, again) = (id(1 << 40), id(1 << 41), id(1 << 42));
+    // Seen by its token, then heard from.
+    f.node.node_up(&before, UpBy::Token);
+    f.node.on_bytes(&before, &monitor);
+    // Heard from, then seen by its token.
+    f.node.on_bytes(&after, &monitor);
+    f.node.node_up(&after, UpBy::Token);
+    // Heard from, lost, heard from again.
+    f.node.on_bytes(&again, &monitor);
+    f.node.node_down(&again);
+    f.node.on_bytes(&again, &monitor);
+    {
+        let t = f.node.tables();
+        assert_eq!(
+            t.heard_order.iter().map(|n| &**n).collect::<Vec<_>>(),
+            [&*again]
+        );
+    }
+    // A frame that gives this node's own id: it is not heard of as another node.
+    f.node.on_bytes(&f.node.id.clone(), &monitor);
+    assert!(!f.node.tables().heard.contains(&*f.node.id));
     for i in 0..HEARD_KEPT + 100 {
         f.node.on_bytes(&id(i), &monitor);
     }
     let t = f.node.tables();
     assert_eq!(
         t.up.len(),
-        HEARD_KEPT + 1,
-        "the last heard, and the one seen"
+        HEARD_KEPT + 2,
+        "the last heard, and the two seen"
     );
-    assert!(t.heard.len() <= HEARD_KEPT && t.heard_order.len() <= HEARD_KEPT);
-    assert!(t.up.contains(seen.as_str()) && !t.heard.contains(seen.as_str()));
+    assert_eq!(
+        (t.heard.len(), t.heard_order.len()),
+        (HEARD_KEPT, HEARD_KEPT)
+    );
+    for seen in [&before, &after] {
+        assert!(t.up.contains(seen.as_str()) && !t.is_down(seen));
+    }
+    assert!(
+        t.is_down(&again),
+        "heard again, then the oldest heard: lost"
+    );
+    // 101 forgotten, oldest first: `again`, then the first 100 made-up ids.
     assert!(
         t.is_down(&id(0)) && !t.up.contains(id(0).as_str()),
         "the oldest: lost"
     );
-    assert!(t.up.contains(id(HEARD_KEPT + 99).as_str()));
+    assert!(t.is_down(&id(99)) && !t.is_down(&id(100)));
+    assert!(t.up.contains(id(100).as_str()) && t.up.contains(id(HEARD_KEPT + 99).as_str()));
+    // Those heard of, the two seen, and this node itself.
     let watchers = &t.exports[&f.sink].watched_by;
     assert_eq!(
         watchers.len(),
-        HEARD_KEPT + 1,
+        HEARD_KEPT + 3,
         "watches of lost nodes go with them"
     );
     drop(t);
