@@ -308,6 +308,9 @@ fn waiting_senders_hear_that_the_actor_ended() {
     });
 }
 
+/// Dropping a system releases everyone waiting for room at its full actor: a thread in
+/// `send_wait` and a `send_async` future return (with their messages if not sent), and a
+/// behaviour's `when_room` continuation, with what it captured, does not outlive the system.
 #[test]
 fn dropping_the_system_releases_waiting_senders() {
     watchdog(60, || {
@@ -315,10 +318,21 @@ fn dropping_the_system_releases_waiting_senders() {
             let system = choose(ActorSystem::builder()).build().unwrap();
             let gate = Arc::new(Gate::default());
             let (a, _) = full_consumer(&system, &gate);
-            let b = a.clone();
+            let (b, c) = (a.clone(), a.clone());
             let sender = std::thread::spawn(move || b.send_wait((0, 2)));
+            let future = std::thread::spawn(move || block_on(c.send_async((1, 2))));
+            let token = Arc::new(());
+            let held = Arc::downgrade(&token);
+            let (tx, queued) = mpsc::channel();
+            let w = system.spawn(Waiter {
+                to: a.clone(),
+                token: Some(token),
+                queued: tx,
+            });
+            w.send(()).unwrap();
+            queued.recv_timeout(Duration::from_secs(30)).unwrap();
             // Dropping waits for the running (gated) behaviour: open the gate from another
-            // thread. Whether the sender was served before the drop stopped the actor or not,
+            // thread. Whether a sender was served before the drop stopped the actor or not,
             // it returns (the watchdog fails a hang), with its message if it was not sent.
             let g = gate.clone();
             let opener = std::thread::spawn(move || g.open());
@@ -327,7 +341,14 @@ fn dropping_the_system_releases_waiting_senders() {
             if let Err(e) = sender.join().unwrap() {
                 assert_eq!(e.into_inner(), (0, 2));
             }
-            assert!(!a.is_alive());
+            if let Err(e) = future.join().unwrap() {
+                assert_eq!(e.into_inner(), (1, 2));
+            }
+            assert!(!a.is_alive() && !w.is_alive());
+            assert!(
+                held.upgrade().is_none(),
+                "a when_room continuation outlived its system"
+            );
         })
     });
 }
@@ -354,43 +375,6 @@ impl Receive<()> for Waiter {
         let _ = self.queued.send(());
         Allocation::Nodelete
     }
-}
-
-/// As above, for the other ways of waiting for room: a `send_async` future on a thread returns,
-/// and a behaviour's `when_room` continuation (with what it holds) does not outlive the system.
-#[test]
-fn dropping_the_system_releases_waiting_futures_and_continuations() {
-    watchdog(60, || {
-        on_every_threaded_executor(|_, choose| {
-            let system = choose(ActorSystem::builder()).build().unwrap();
-            let gate = Arc::new(Gate::default());
-            let (a, _) = full_consumer(&system, &gate);
-            let b = a.clone();
-            let sender = std::thread::spawn(move || block_on(b.send_async((0, 2))));
-            let token = Arc::new(());
-            let held = Arc::downgrade(&token);
-            let (tx, queued) = mpsc::channel();
-            let w = system.spawn(Waiter {
-                to: a.clone(),
-                token: Some(token),
-                queued: tx,
-            });
-            w.send(()).unwrap();
-            queued.recv_timeout(Duration::from_secs(30)).unwrap();
-            let g = gate.clone();
-            let opener = std::thread::spawn(move || g.open());
-            drop(system);
-            opener.join().unwrap();
-            if let Err(e) = sender.join().unwrap() {
-                assert_eq!(e.into_inner(), (0, 2));
-            }
-            assert!(!a.is_alive() && !w.is_alive());
-            assert!(
-                held.upgrade().is_none(),
-                "a when_room continuation outlived its system"
-            );
-        })
-    });
 }
 
 /// Sends `0..total` to its sink as fast as the sink's room allows, from behaviours: with
