@@ -324,7 +324,7 @@ fn dropping_the_system_releases_waiting_senders() {
             let token = Arc::new(());
             let held = Arc::downgrade(&token);
             let (tx, queued) = mpsc::channel();
-            let w = system.spawn(Waiter {
+            let w = system.spawn(RoomWaiter {
                 to: a.clone(),
                 token: Some(token),
                 queued: tx,
@@ -355,18 +355,18 @@ fn dropping_the_system_releases_waiting_senders() {
 
 /// Calls `when_room` on its target when told, with a continuation that holds `token`; says
 /// when it has.
-struct Waiter {
+struct RoomWaiter {
     to: Addr<Consumer>,
     token: Option<Arc<()>>,
     queued: mpsc::Sender<()>,
 }
-impl Actor for Waiter {}
-impl Receive<()> for Waiter {
+impl Actor for RoomWaiter {}
+impl Receive<()> for RoomWaiter {
     fn receive(&mut self, _: (), ctx: &mut Context<'_, Self>) -> Allocation {
         let token = self.token.take().expect("told once");
         ctx.when_room(
             &self.to,
-            move |_: &mut Waiter, room: Room<(u32, u64)>, _| {
+            move |_: &mut RoomWaiter, room: Room<(u32, u64)>, _| {
                 drop(token);
                 let _ = room.send((1, 0));
                 Allocation::Nodelete

@@ -90,14 +90,16 @@ impl NodeInner {
             return self.deliver(to, tag, None, body);
         }
         let from = sender(id).ok_or("no valid sender id")?;
+        if *from == *self.id {
+            // This node reaches its own actors directly, never through its inbox.
+            return Err("it gives this node's own id as its sender".into());
+        }
         if matches!(
             head,
             Head::Ask { .. } | Head::Monitor { .. } | Head::Link { .. }
         ) {
             // Its sender is up (whatever this node heard before), and waits for an answer.
-            if *from != *self.id {
-                self.node_up(from, UpBy::Frame);
-            }
+            self.node_up(from, UpBy::Frame);
         }
         let asked = match head {
             Head::Ask { ask, .. } => Some(ask),
@@ -308,9 +310,9 @@ impl NodeInner {
 
     /// `node` is reachable (again, after a lost link: Erlang's reconnection). What was lost
     /// stays lost — its proxies ended, its asks failed — but new lookups reach it. `by` says
-    /// how this node knows: a node known only from its frames (whose sender id nothing
-    /// authenticates) is kept up among the last [`HEARD_KEPT`] such; an older one, its token
-    /// still unseen, counts as lost.
+    /// how this node knows: only a token brings a lost node back; a node known only from its
+    /// frames (whose sender id nothing authenticates) is kept up among the last
+    /// [`HEARD_KEPT`] such, and an older one, its token still unseen, counts as lost.
     pub(super) fn node_up(self: &Arc<Self>, node: &str, by: UpBy) {
         let forgotten = {
             let mut t = self.tables();
@@ -319,6 +321,11 @@ impl NodeInner {
                     t.unheard(node);
                 }
                 return; // (the common case: nothing changes)
+            }
+            if by == UpBy::Frame && t.down.contains(node) {
+                // Only its token brings a lost node back: a frame may have been in flight
+                // when it was lost, and frames to a node that is gone would vanish unseen.
+                return;
             }
             let back = t.down.remove(node);
             t.up.insert(node.into());
@@ -336,7 +343,7 @@ impl NodeInner {
             match by {
                 UpBy::Token => None,
                 UpBy::Frame => {
-                    // (Not up before, so not heard before: no id is queued twice.)
+                    // (Neither up nor lost before, so not heard before: no id is queued twice.)
                     let node: Arc<str> = node.into();
                     t.heard.insert(node.clone());
                     t.heard_order.push_back(node);
@@ -364,11 +371,15 @@ impl NodeInner {
         let node: Arc<str> = node.into();
         let (asks, notices, links, old) = {
             let mut t = self.tables();
-            if only_if_heard && !t.heard.contains(&node) {
-                return;
+            if only_if_heard {
+                // (Taken off `heard_order` already, by the caller.)
+                if !t.heard.remove(&node) {
+                    return;
+                }
+            } else {
+                t.unheard(&node);
             }
             t.up.remove(&node);
-            t.unheard(&node);
             self.seen.notify_all();
             if !t.down.insert(node.clone()) {
                 return;
