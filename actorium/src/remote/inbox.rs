@@ -160,11 +160,16 @@ impl NodeInner {
         // Read before the tables: an actor unexported after this read makes the route it
         // finds stale at once.
         let epoch = self.exports_epoch.load(Ordering::Acquire);
-        let hit = LAST_ROUTE.with_borrow(|r| {
-            r.as_ref()
-                .filter(|r| r.node == node && r.epoch == epoch && r.to == to && *r.tag == *tag)
-                .and_then(|r| r.inbound.upgrade())
-        });
+        // (`try_with`: a thread whose locals are being destroyed looks the route up anew.)
+        let hit = LAST_ROUTE
+            .try_with(|r| {
+                r.borrow()
+                    .as_ref()
+                    .filter(|r| r.node == node && r.epoch == epoch && r.to == to && *r.tag == *tag)
+                    .and_then(|r| r.inbound.upgrade())
+            })
+            .ok()
+            .flatten();
         if hit.is_some() {
             return Ok(hit);
         }
@@ -184,7 +189,8 @@ impl NodeInner {
                 }
             }
         };
-        LAST_ROUTE.with_borrow_mut(|r| {
+        let _ = LAST_ROUTE.try_with(|r| {
+            let mut r = r.borrow_mut();
             let mut tag_buf = r.take().map(|r| r.tag).unwrap_or_default();
             tag_buf.clear();
             tag_buf.extend_from_slice(tag);
