@@ -374,7 +374,12 @@ pub(crate) unsafe fn register(
 /// until the job that releases it unlinks it, or shutdown takes it.
 unsafe fn enroll(shared: &Shared, hdr: &Header, link: bool, fresh: bool) -> bool {
     shared.registry.locked(hdr.queue(), |list| {
-        if shared.life.closed() || (fresh && shared.refuses_spawn()) {
+        let refused = if fresh {
+            shared.refuses_spawn()
+        } else {
+            shared.life.closed()
+        };
+        if refused {
             return false;
         }
         shared.life.add_live();
