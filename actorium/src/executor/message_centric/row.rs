@@ -60,10 +60,16 @@ pub(crate) struct Busy {
     /// adds bookkeeping envelopes does not inflate.
     pub(crate) messages: AtomicU64,
     /// Set by a thief that found this worker in one behaviour for `stuck_after`: `ran` as the
-    /// thief saw it, plus one (0: no request). It cannot see what the held queue holds; this
-    /// worker splits it at its next spawn or out-of-line send in that behaviour, or right
-    /// after it (`placement/balance.rs`, `ask_split` and `split_current`).
+    /// thief saw it, plus one; or `BACKLOG_SPLIT`, by a thief that found nothing to take
+    /// while a backlog waits in this worker's batch (0: no request). The thief cannot see
+    /// what the held queue holds; this worker splits it at its next spawn or out-of-line send
+    /// in that behaviour, or right after it (a backlog: between two behaviours only)
+    /// (`placement/balance.rs`, `ask_split` and `split_current`).
     pub(crate) split: AtomicU64,
+    /// The count of envelopes run (`ran`) before which thieves ask for no split of this
+    /// worker's backlog: set at each look at the backlog, as many envelopes ahead as it
+    /// looked at (`placement/balance.rs`, `split_current`); 0 for a new thread.
+    pub(crate) no_backlog: AtomicU64,
 }
 
 impl Busy {

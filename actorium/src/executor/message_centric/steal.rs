@@ -94,8 +94,10 @@ impl Executor {
         let vr = self.range(victim);
         let start = l.random(|r| r.below(vr.len().max(1)));
         let candidate = self.candidate(vr, start, min, rescue || !self.balance);
-        if rescue {
-            self.ask_split(l, victim);
+        // A victim stuck in one behaviour is asked to split its queue; one whose backlog
+        // leaves this thief nothing to take, to split the backlog (rule 4).
+        if rescue || (self.balance && candidate.is_none()) {
+            self.ask_split(l, victim, candidate.is_none());
         }
         let Some(candidate) = candidate else {
             self.shared.count(counters, |c| &c.steal_fail_no_candidate);

@@ -40,6 +40,13 @@ impl Unit for Executor {
     }
 
     fn local(&self, index: usize) -> Local {
+        // A row can outlive its thread (removed, then added again): the count of envelopes
+        // run starts again at 0, and a refusal's mark from the old thread goes with it.
+        self.pool
+            .data(index)
+            .busy
+            .no_backlog
+            .store(0, std::sync::atomic::Ordering::Relaxed);
         Local {
             batch: UnsafeCell::new(CopyQueue::new()),
             current: Cell::new(NO_QUEUE),

@@ -6,7 +6,7 @@
 //! Parsons, MMath thesis, Waterloo 2023) is off with [`super::super::tuning::Tuning`]'s
 //! `balance` switch.
 
-use super::super::visit::{Local, McWorker, NO_QUEUE};
+use super::super::visit::{Local, McWorker, NO_QUEUE, VISIT_BUDGET};
 use super::super::work_queue::{self, WorkQueue};
 use super::super::Executor;
 use crate::core::{Header, Status};
@@ -14,6 +14,15 @@ use std::cell::Cell;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+/// A split request (`Busy::split`) about a backlog rather than one long behaviour: a thief
+/// that found nothing to take saw a visit's worth of envelopes waiting in the victim's batch
+/// behind the running behaviour, in a visit of `stuck_after` (a chain of stages, or a group
+/// of actors spawned together, whose mail moves through one queue while another worker
+/// idles). The victim takes it only between two behaviours, and only if that much still
+/// waits in actors that each bring a stream; it moves the first half of the actors with mail
+/// (see [`Executor::split_current`]).
+pub(crate) const BACKLOG_SPLIT: u64 = u64::MAX;
 
 /// `now`, a count another worker published, and since when `seen` (this worker's last look)
 /// has held it unchanged: then, or now if it changed.
@@ -86,19 +95,37 @@ impl Executor {
             .filter(|&c| any || vr.clone().any(|s| s != c && busy(s)))
     }
 
-    /// At each steal attempt: if the `victim` has been in one behaviour for `stuck_after`
-    /// (its count of envelopes run unchanged), ask it to split the queue it holds (see
-    /// [`Executor::split_current`]). The thief cannot see the victim's batch; a long visit
-    /// of many short behaviours progresses by itself, and splitting it scatters groups that
-    /// talk.
-    pub(crate) fn ask_split(&self, l: &Local, victim: usize) {
+    /// At a steal attempt on a `victim` that has been in one visit for `stuck_after`: if it
+    /// has been in one behaviour that long (its count of envelopes run unchanged), ask it to
+    /// split the queue it holds (see [`Executor::split_current`]). Else, if this thief found
+    /// nothing to take (`found_none`) while a visit's worth of envelopes ([`VISIT_BUDGET`])
+    /// waits in the victim's batch behind the running behaviour, ask for a split of that
+    /// backlog ([`BACKLOG_SPLIT`]). The thief cannot see the victim's batch; a long visit of
+    /// many short behaviours with little behind progresses by itself, and splitting it
+    /// scatters groups that talk.
+    pub(crate) fn ask_split(&self, l: &Local, victim: usize, found_none: bool) {
+        let (v, in_visit) = self.note_visits(l, victim);
+        if v % 2 == 0 || in_visit.elapsed() < self.tuning.stuck_after {
+            // (The counts below, which the victim writes as it runs, are read only past
+            // `stuck_after`, as in `stuck`.)
+            return;
+        }
         let busy = &self.pool.data(victim).busy;
         let (ran, since) = self.note_ran(l, victim);
-        if since.elapsed() >= self.tuning.stuck_after
-            && busy.visits.load(Ordering::Relaxed) % 2 == 1
-            && busy.split.load(Ordering::Relaxed) != ran + 1
+        let asked = busy.split.load(Ordering::Relaxed);
+        if since.elapsed() >= self.tuning.stuck_after {
+            if asked != ran + 1 {
+                busy.split.store(ran + 1, Ordering::Relaxed);
+            }
+        } else if found_none
+            && asked == 0
+            && busy.no_backlog.load(Ordering::Relaxed) <= ran
+            && busy.behind.load(Ordering::Relaxed) >= ran + u64::from(VISIT_BUDGET)
         {
-            busy.split.store(ran + 1, Ordering::Relaxed);
+            // (Only over no request: another thief's about one long behaviour stays.)
+            let _ =
+                busy.split
+                    .compare_exchange(0, BACKLOG_SPLIT, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
 
@@ -112,15 +139,16 @@ impl Executor {
     /// Splits the queue this worker holds, asked by a thief that found this worker in one
     /// behaviour for `stuck_after` (README, "Placement", rule 4), if that behaviour is the
     /// one running now or the one that just ended (the request names the envelope count the
-    /// thief saw). Called at a spawn or an out-of-line send (`Executor::push_placing`) of the
+    /// thief saw); or asked to split a backlog ([`BACKLOG_SPLIT`]), between two behaviours
+    /// only. Called at a spawn or an out-of-line send (`Executor::push_placing`) of the
     /// running behaviour, or between two behaviours (`drain`), with no lock held: the actors
     /// of the held queue with mail among the first `split_scan` envelopes waiting there (in
     /// the batch this worker holds, behind the running behaviour, then in the queue's shared
     /// part) of other actors than the one running now (or that just ran) — between two
-    /// behaviours, the later half of them — move with all their mail, in order (the batch's
-    /// before the shared part's), into a queue that no worker is processing: a vacant one of
-    /// this worker's range, where an idle worker's rescue takes it, else an empty one of
-    /// another worker's.
+    /// behaviours, the later half of them; for a backlog, the first half — move with all
+    /// their mail, in order (the batch's before the shared part's), into a queue that no
+    /// worker is processing: a vacant one of this worker's range, where an idle worker's
+    /// rescue takes it, else an empty one of another worker's.
     ///
     /// Why it is safe (as a move, `Executor::move_here`): an actor moves under the lock of the
     /// queue it leaves and the lock of the one it enters; none of its behaviours runs (only
@@ -140,18 +168,32 @@ impl Executor {
         let l = &me.local;
         let cur = l.current.get();
         let ran = l.ran.get();
-        if cur == NO_QUEUE || !self.balance || asked != ran + 1 {
+        let backlog = asked == BACKLOG_SPLIT;
+        if cur == NO_QUEUE || !self.balance || (asked != ran + 1 && !backlog) {
             // Not in a visit (a fork/join task: nothing held), or asked about a behaviour
             // that has ended, with others run since: a visit of short behaviours.
             return;
         }
-        // The thief saw no envelope run for `stuck_after`; this worker checks with its own
-        // clock that behaviours take that long (the thief cannot tell a long behaviour from
-        // a worker the OS preempted): the one running now, seen at two requests at least
-        // `stuck_after` apart; or, between two behaviours, those run since the last request
-        // it took, `stuck_after` each on average.
         let now = Instant::now();
-        if !behaviours_long(
+        if backlog {
+            // A backlog is split between two behaviours only, and only while a visit's worth
+            // still waits in the batch. (A spawn or send point drops the request: the thief
+            // asks again at its next attempt, and most of a visit's checks are between two
+            // behaviours. Kept instead, it would be taken again at every send of a behaviour
+            // that sends much.)
+            if !between {
+                return;
+            }
+            // SAFETY: between two behaviours, in `drain`: nothing borrows the batch.
+            if unsafe { (*l.batch.get()).len() } < VISIT_BUDGET as usize {
+                return;
+            }
+        } else if !behaviours_long(
+            // The thief saw no envelope run for `stuck_after`; this worker checks with its own
+            // clock that behaviours take that long (the thief cannot tell a long behaviour
+            // from a worker the OS preempted): the one running now, seen at two requests at
+            // least `stuck_after` apart; or, between two behaviours, those run since the last
+            // request it took, `stuck_after` each on average.
             l.split_seen.get(),
             ran,
             now,
@@ -170,6 +212,38 @@ impl Executor {
         let Some(running) = batch.last_taken_target() else {
             return;
         };
+        // A backlog is looked at first without any lock, in the batch alone: its first
+        // `VISIT_BUDGET` envelopes. A split pays for actors that each bring a stream, as a
+        // stolen queue does: there, the envelopes for other actors than the one that just ran
+        // must be at least `min_steal` per actor met anew (one not among the last four met,
+        // so that a few streams interleaved still count as streams). A backlog of only that
+        // actor's stream, or of many actors with a message or two each (a fan-out's
+        // requests), is left whole: moving those would cost about what running them does.
+        // Looked at, no thief asks again before as many envelopes have run as were looked at,
+        // whatever comes of it (a look costs at most one read per envelope run; a split that
+        // happens halves again after that).
+        if backlog {
+            let (mut looked, mut others, mut new) = (0, 0, 0);
+            let mut recent = [std::ptr::null(); 4];
+            for t in batch.targets().take(VISIT_BUDGET as usize) {
+                looked += 1;
+                if t != running {
+                    others += 1;
+                    if !recent.contains(&t) {
+                        recent[new % recent.len()] = t;
+                        new += 1;
+                    }
+                }
+            }
+            self.pool
+                .data(me.index)
+                .busy
+                .no_backlog
+                .store(ran + looked, Ordering::Relaxed);
+            if others == 0 || others < self.tuning.min_steal * new {
+                return;
+            }
+        }
         // This worker's outbox may hold mail from the actors about to move: queued first,
         // or a mover, run by another worker next, could send to the same actor through the
         // lock ahead of it. (No behaviour runs during the flush, and no lock is held here.)
@@ -203,7 +277,13 @@ impl Executor {
         // Between behaviours this worker goes on with the batch: the actors whose mail comes
         // later, half of them, move; the others stay (halving, as work stealing does: the
         // thief that takes them splits its half again when it is asked).
-        let mut movers = if between && order.len() > 1 {
+        let mut movers = if backlog {
+            // A backlog: the actors whose mail comes first, half of them, move. Mail that
+            // this visit's behaviours queued (appended behind the gulped part) is for the
+            // actors they talk to, a hub's replies say: those stay with the senders.
+            order.truncate(order.len().div_ceil(2));
+            order
+        } else if between && order.len() > 1 {
             order.split_off(order.len() / 2)
         } else {
             order

@@ -450,3 +450,113 @@ fn actors_split_off_keep_order_and_exclusion() {
         }
     });
 }
+
+/// A stage of a chain: checks that its items come in order, one behaviour at a time, does a
+/// little work on each and hands it on; the last stage counts what arrives.
+struct ChainStage {
+    next: Option<Addr<ChainStage>>,
+    expect: u64,
+    running: Arc<AtomicBool>,
+    arrived: Arc<AtomicUsize>,
+    report: mpsc::Sender<String>,
+}
+impl Actor for ChainStage {}
+impl Receive<u64> for ChainStage {
+    fn receive(&mut self, item: u64, _: &mut Context<'_, Self>) -> Allocation {
+        if self.running.swap(true, Ordering::SeqCst) {
+            let _ = self
+                .report
+                .send("two behaviours of one stage at once".into());
+        }
+        if item != self.expect {
+            let _ = self
+                .report
+                .send(format!("item {item} when {} was due", self.expect));
+        }
+        self.expect = item + 1;
+        let mut x = item;
+        for _ in 0..50 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        std::hint::black_box(x);
+        self.running.store(false, Ordering::SeqCst);
+        match &self.next {
+            Some(next) => next.send(item).unwrap(),
+            None => {
+                self.arrived.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        Allocation::Nodelete
+    }
+}
+
+/// A backlog split (rule 4, a backlog): a chain of stages spawned together from outside
+/// shares one queue (rule 5), so a flood into its first stage moves through that queue in
+/// one long visit of short behaviours while the other worker finds nothing to take. That
+/// worker asks for the backlog to be split, and half of the stages with mail move to a queue
+/// of its own; every stage still gets its items in order, one behaviour at a time. Without
+/// the backlog split nothing moves: no behaviour is long, and sends inside one queue are
+/// never counted for rule 2 (the test floods until something moved, then fails on
+/// `moves`).
+#[test]
+fn a_chain_sharing_one_queue_has_its_backlog_split_off() {
+    watchdog(120, || {
+        for stealing in stealing_heuristics() {
+            let system = system(2, stealing);
+            let m = system.queues();
+            // One actor in each queue first, so that the stages share queue 0 (rule 5's first
+            // run) and a split finds no vacant queue of worker 0's: it moves to worker 1's.
+            let fillers: Vec<Addr<Child>> = (0..m)
+                .map(|_| {
+                    system.spawn(Child {
+                        ran: Arc::default(),
+                    })
+                })
+                .collect();
+            const STAGES: usize = 16;
+            const ITEMS: u64 = 10_000;
+            let (tx, rx) = mpsc::channel();
+            let arrived = Arc::new(AtomicUsize::new(0));
+            let mut next = None;
+            let mut stages = Vec::new();
+            for _ in 0..STAGES {
+                let stage = system.spawn(ChainStage {
+                    next: next.take(),
+                    expect: 0,
+                    running: Arc::default(),
+                    arrived: arrived.clone(),
+                    report: tx.clone(),
+                });
+                assert_eq!(stage.queue(), 0, "{stealing:?}: the stages share queue 0");
+                next = Some(stage.clone());
+                stages.push(stage);
+            }
+            let first = next.expect("at least one stage");
+            let mut item = 0;
+            for flood in 1..=20 {
+                for _ in 0..ITEMS {
+                    first.send(item).unwrap();
+                    item += 1;
+                }
+                assert!(
+                    wait_for(|| arrived.load(Ordering::SeqCst) == (flood * ITEMS) as usize),
+                    "{stealing:?}: flood {flood} did not get through the chain"
+                );
+                if system.stats().unwrap().moves > 0 {
+                    break;
+                }
+            }
+            for a in &stages {
+                a.send(crate::DeleteMsg).unwrap();
+            }
+            for f in &fillers {
+                f.send(crate::DeleteMsg).unwrap();
+            }
+            let stats = system.stop().unwrap();
+            drop(tx);
+            let errors: Vec<String> = rx.iter().collect();
+            assert!(errors.is_empty(), "{stealing:?}: {errors:?}");
+            assert!(stats.moves > 0, "{stealing:?}: no backlog was split off");
+        }
+    });
+}

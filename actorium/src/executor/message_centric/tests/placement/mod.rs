@@ -84,10 +84,23 @@ fn system(workers: usize, stealing: QueueStealing) -> ActorSystem {
 /// Waits until the (new, idle) system's workers have each found nothing to do and slept for
 /// good: nothing wakes an idle system, so each sleeps twice, the first time until its idle
 /// spell has lasted `RELEASE_AFTER` (10 ms, when it gives its burst memory back), then until
-/// notified. (Sooner, a worker could still wake by itself, look at the others' queues and
-/// rescue what the tests below need a notification to rescue.)
+/// notified; or once, if its spell had lasted that long before it first slept (a thread
+/// preempted while it spun, on a loaded machine). So: every worker has slept, and no sleep
+/// began for several times `RELEASE_AFTER`. (Sooner, a worker could still wake by itself,
+/// look at the others' queues and rescue what the tests below need a notification to
+/// rescue. A wait cut short only weakens the test, never fails it.)
 fn all_asleep(system: &ActorSystem, workers: usize) {
-    while system.stats().unwrap().sleeps < 2 * workers as u64 {
+    let mut last = (0, Instant::now());
+    loop {
+        let sleeps = system.stats().unwrap().sleeps;
+        if sleeps >= 2 * workers as u64 {
+            return;
+        }
+        if sleeps != last.0 {
+            last = (sleeps, Instant::now());
+        } else if sleeps >= workers as u64 && last.1.elapsed() > Duration::from_millis(50) {
+            return;
+        }
         std::thread::yield_now();
     }
 }
