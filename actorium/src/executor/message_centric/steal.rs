@@ -96,7 +96,7 @@ impl Executor {
         let candidate = self.candidate(vr, start, min, rescue || !self.balance);
         // A victim stuck in one behaviour is asked to split its queue; one whose backlog
         // leaves this thief nothing to take, to split the backlog (rule 4).
-        if rescue || (self.balance && candidate.is_none()) {
+        if self.balance && (rescue || candidate.is_none()) {
             self.ask_split(l, victim, candidate.is_none());
         }
         let Some(candidate) = candidate else {

@@ -59,6 +59,30 @@ pub(crate) fn behaviours_long(
     }
 }
 
+/// Whether the envelopes of a backlog's `look` (their targets, in order) are worth a split:
+/// a split pays for actors that each bring a stream, as a stolen queue does. So those for
+/// other actors than `running` (the one that just ran) must be at least `per_actor` for each
+/// actor met anew (one not among the last four met, so that a few streams interleaved still
+/// count as streams). A backlog of only `running`'s stream, or of many actors with a message
+/// or two each (a fan-out's requests), is left whole: moving those would cost about what
+/// running them does.
+fn brings_streams(
+    look: impl Iterator<Item = *const ()>,
+    running: *const (),
+    per_actor: usize,
+) -> bool {
+    let (mut others, mut new) = (0, 0);
+    let mut recent = [std::ptr::null(); 4];
+    for t in look.filter(|&t| t != running) {
+        others += 1;
+        if !recent.contains(&t) {
+            recent[new % recent.len()] = t;
+            new += 1;
+        }
+    }
+    others > 0 && others >= per_actor * new
+}
+
 impl Executor {
     /// The slot of the queue a thief takes from a victim whose range is `vr`, scanning it
     /// once from position `start`: the first one that is not being processed and holds at
@@ -184,10 +208,6 @@ impl Executor {
             if !between {
                 return;
             }
-            // SAFETY: between two behaviours, in `drain`: nothing borrows the batch.
-            if unsafe { (*l.batch.get()).len() } < VISIT_BUDGET as usize {
-                return;
-            }
         } else if !behaviours_long(
             // The thief saw no envelope run for `stuck_after`; this worker checks with its own
             // clock that behaviours take that long (the thief cannot tell a long behaviour
@@ -213,34 +233,20 @@ impl Executor {
             return;
         };
         // A backlog is looked at first without any lock, in the batch alone: its first
-        // `VISIT_BUDGET` envelopes. A split pays for actors that each bring a stream, as a
-        // stolen queue does: there, the envelopes for other actors than the one that just ran
-        // must be at least `min_steal` per actor met anew (one not among the last four met,
-        // so that a few streams interleaved still count as streams). A backlog of only that
-        // actor's stream, or of many actors with a message or two each (a fan-out's
-        // requests), is left whole: moving those would cost about what running them does.
-        // Looked at, no thief asks again before as many envelopes have run as were looked at,
-        // whatever comes of it (a look costs at most one read per envelope run; a split that
-        // happens halves again after that).
+        // `VISIT_BUDGET` envelopes (see `brings_streams`). Looked at, no thief asks again
+        // before as many envelopes have run, whatever comes of it (a look costs at most one
+        // read per envelope run; a split that happens halves again after that).
         if backlog {
-            let (mut looked, mut others, mut new) = (0, 0, 0);
-            let mut recent = [std::ptr::null(); 4];
-            for t in batch.targets().take(VISIT_BUDGET as usize) {
-                looked += 1;
-                if t != running {
-                    others += 1;
-                    if !recent.contains(&t) {
-                        recent[new % recent.len()] = t;
-                        new += 1;
-                    }
-                }
+            if batch.len() < VISIT_BUDGET as usize {
+                return;
             }
             self.pool
                 .data(me.index)
                 .busy
                 .no_backlog
-                .store(ran + looked, Ordering::Relaxed);
-            if others == 0 || others < self.tuning.min_steal * new {
+                .store(ran + u64::from(VISIT_BUDGET), Ordering::Relaxed);
+            let look = batch.targets().take(VISIT_BUDGET as usize);
+            if !brings_streams(look, running, self.tuning.min_steal) {
                 return;
             }
         }
