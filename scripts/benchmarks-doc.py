@@ -61,7 +61,6 @@ for b in order:
     verdict = f'{ratio:.1f}× faster' if ratio >= 1.05 else (f'{1/ratio:.2f}× slower' if ratio < 0.95 else 'even')
     rows.append(f'| {b} | {fmt(a["median_s"])} | {best[0]} | {fmt(best[1]["median_s"])} | {verdict} |')
 table = '\n'.join(rows)
-open('/tmp/gen/perf_table.md', 'w').write(table + '\n')
 print(table)
 
 # ---- docs/BENCHMARKS.md ----
