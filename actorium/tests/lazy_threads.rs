@@ -49,9 +49,12 @@ fn dormant_workers_start_their_threads_when_first_needed() {
         assert!(worker_threads() <= started);
         assert_eq!(system.add_workers(2).unwrap(), 14);
         assert_eq!(system.active_workers(), 14);
-        common::wait_for(60, "fourteen threads named", || worker_threads() >= 14);
-        assert_eq!(worker_threads(), 14);
+        // (A thread joined may still be listed for a moment while the kernel tears it down:
+        // the counts below are waited for, and fail only if they never come.)
+        common::wait_for(60, "fourteen threads named", || worker_threads() == 14);
         system.stop();
-        assert_eq!(worker_threads(), 0);
+        common::wait_for(60, "every worker thread gone after stop", || {
+            worker_threads() == 0
+        });
     });
 }

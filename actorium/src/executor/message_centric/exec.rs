@@ -74,7 +74,7 @@ impl Exec for Executor {
         let t = if !self.runs || (self.spreads_fed() && me.is_none() && last_spawn_fed()) {
             k % m
         } else {
-            spawn_queue(k, m, self.spawn_ranges, self.tuning.spawn_run)
+            spawn_queue(k, m, self.spread, self.spawn_ranges, self.tuning.spawn_run)
         };
         // Never the queue this worker is processing (there is another, `m > 1`): a child there
         // would wait behind its parent's whole batch, where no other worker can take it.
@@ -246,6 +246,7 @@ impl Exec for Executor {
         Some(spawn_queue(
             k,
             self.queues.len(),
+            self.spread,
             self.spawn_ranges,
             self.tuning.spawn_run,
         ))

@@ -102,6 +102,10 @@ pub(crate) struct Executor {
     /// the workers the queues were first split among without queue stealing, else one (queue
     /// after queue).
     pub(crate) spawn_ranges: usize,
+    /// The queues spawns from outside are dealt over with queue stealing
+    /// ([`spread_queues`](placement::affinity::spread_queues)): all of them unless there are
+    /// more workers than CPUs.
+    pub(crate) spread: usize,
     /// Workers in a rescue watch (a time-limited sleep, see `unit.rs`, `sleep_limit`).
     pub(crate) watching: CachePadded<AtomicUsize>,
     pub(crate) shared: Arc<Shared>,
@@ -159,6 +163,11 @@ impl Executor {
             } else {
                 1
             },
+            spread: placement::affinity::spread_queues(
+                cfg.queues,
+                cfg.workers,
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ),
             watching: CachePadded::new(AtomicUsize::new(0)),
             shared,
             stealing: cfg.stealing,

@@ -170,18 +170,39 @@ impl Local {
 /// keeps more of a group that spans two runs on one worker. Independent actors that share a
 /// queue are still parallel: queue stealing takes queues whole, and an actor stuck behind a
 /// long behaviour in its queue is split off (placement rule 4).
+///
+/// With stealing (`w = 1`) the spawns are dealt over `spread` of the `m` queues, evenly
+/// spaced (queue `i · m / spread` for the `i`-th): the queues of as many workers as the
+/// machine runs at once ([`spread_queues`]). More workers than CPUs (a container whose CPU
+/// quota is below its core count, `workers(16)` on 2 CPUs) would otherwise scatter a
+/// program's first actors one per queue over queues that no more than the CPUs' worth of
+/// workers ever run together, every message between them a lock and a gulp of its own; evenly
+/// spaced, they still divide evenly among however many workers are active (the ranges are
+/// contiguous).
 #[inline]
-pub(crate) fn spawn_queue(k: usize, m: usize, w: usize, run_len: usize) -> usize {
+pub(crate) fn spawn_queue(k: usize, m: usize, spread: usize, w: usize, run_len: usize) -> usize {
+    if w == 1 {
+        // Queue after queue (the default, with stealing): one division, not four.
+        let i = if k < spread {
+            k
+        } else {
+            (k - spread) / run_len % spread
+        };
+        return if spread == m { i } else { i * m / spread };
+    }
     if k < m {
         return k;
     }
     let run = (k - m) / run_len;
-    if w == 1 {
-        // Queue after queue (the default, with stealing): one division, not four.
-        return run % m;
-    }
     let range = ranges::range_of(m, w, run % w);
     range.start + run / w % range.len()
+}
+
+/// How many of `m` queues, made for `workers` workers, spawns from outside are dealt over
+/// ([`spawn_queue`]): those of as many workers as `cpus` run at once (at least one queue).
+pub(crate) fn spread_queues(m: usize, workers: usize, cpus: usize) -> usize {
+    let per_worker = (m / workers.max(1)).max(1);
+    m.min(per_worker.saturating_mul(cpus.max(1))).max(1)
 }
 
 std::thread_local! {

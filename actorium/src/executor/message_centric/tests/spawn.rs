@@ -9,7 +9,7 @@ fn spawns_come_in_runs_dealt_to_the_ranges_in_turn() {
         for w in 1..=m.min(5) {
             for k in 0..m {
                 assert_eq!(
-                    spawn_queue(k, m, w, t().spawn_run),
+                    spawn_queue(k, m, m, w, t().spawn_run),
                     k,
                     "m={m} w={w}: one queue each"
                 );
@@ -18,10 +18,10 @@ fn spawns_come_in_runs_dealt_to_the_ranges_in_turn() {
             let mut last: Vec<Option<usize>> = vec![None; w];
             for run in 0..40 * w {
                 let first = m + run * t().spawn_run;
-                let q = spawn_queue(first, m, w, t().spawn_run);
+                let q = spawn_queue(first, m, m, w, t().spawn_run);
                 for k in first..first + t().spawn_run {
                     assert_eq!(
-                        spawn_queue(k, m, w, t().spawn_run),
+                        spawn_queue(k, m, m, w, t().spawn_run),
                         q,
                         "m={m} w={w}: run {run} shares"
                     );
@@ -35,6 +35,77 @@ fn spawns_come_in_runs_dealt_to_the_ranges_in_turn() {
                 };
                 assert_eq!(q, want, "m={m} w={w}: run {run} takes the next queue");
                 last[run % w] = Some(q);
+            }
+        }
+    }
+}
+
+/// With more workers than CPUs, spawns from outside are dealt over the queues of as many
+/// workers as there are CPUs, evenly spaced: the first `spread` get one each, the runs take
+/// the same queues in turn, and whatever the number of active workers (contiguous ranges),
+/// each range gets its share of them.
+#[test]
+fn spawns_are_dealt_over_the_queues_of_as_many_workers_as_cpus() {
+    assert_eq!(
+        spread_queues(32, 2, 2),
+        32,
+        "no more workers than CPUs: every queue"
+    );
+    assert_eq!(spread_queues(256, 16, 64), 256);
+    assert_eq!(
+        spread_queues(256, 16, 2),
+        32,
+        "16 workers on 2 CPUs: two workers' queues"
+    );
+    assert_eq!(spread_queues(1, 1, 8), 1);
+    assert_eq!(spread_queues(10, 3, 1), 3);
+    assert_eq!(
+        spread_queues(4, 8, 2),
+        2,
+        "fewer queues than workers: still a share"
+    );
+    let run = t().spawn_run;
+    for (m, workers, cpus) in [(256, 16, 2), (48, 3, 2), (64, 16, 3), (7, 7, 2)] {
+        let spread = spread_queues(m, workers, cpus);
+        let first: Vec<usize> = (0..spread)
+            .map(|k| spawn_queue(k, m, spread, 1, run))
+            .collect();
+        let mut distinct = first.clone();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            spread,
+            "m={m}: one queue each, ascending: {first:?}"
+        );
+        assert!(first.iter().all(|&q| q < m));
+        for (i, &q) in first.iter().enumerate() {
+            assert_eq!(q, i * m / spread, "m={m}: evenly spaced");
+        }
+        // Then runs, queue after queue over the same queues.
+        for r in 0..3 * spread {
+            let k0 = spread + r * run;
+            let q = spawn_queue(k0, m, spread, 1, run);
+            assert_eq!(
+                q,
+                first[r % spread],
+                "m={m}: run {r} takes the next of them"
+            );
+            assert_eq!(
+                spawn_queue(k0 + run - 1, m, spread, 1, run),
+                q,
+                "a run shares"
+            );
+        }
+        // Each of `active` contiguous ranges gets within one of its share.
+        for active in 1..=workers {
+            let ranges = partition(m, active);
+            for r in &ranges {
+                let n = first.iter().filter(|q| r.contains(q)).count();
+                let share = spread as f64 * r.len() as f64 / m as f64;
+                assert!(
+                    (n as f64 - share).abs() <= 1.0,
+                    "m={m} active={active}: range {r:?} got {n} of {spread}"
+                );
             }
         }
     }
