@@ -194,6 +194,9 @@ pub(crate) struct Compaction {
     wanted: AtomicBool,
     /// An active worker ended a quiet spell: the watch looks again soon (see [`QUIET`]).
     quiet: AtomicBool,
+    /// The CPUs this process may use (`std::thread::available_parallelism`, which counts a
+    /// container's quota): the most workers fork/join tasks activate ([`wanted`]).
+    cpus: usize,
     activations: AtomicU64,
     deactivations: AtomicU64,
     /// Active workers × nanoseconds, summed over the windows (for the mean).
@@ -270,8 +273,8 @@ pub(crate) fn verdict(busy: &[u64], window: u64) -> Verdict {
 }
 
 impl Compaction {
-    /// For a pool of at most `capacity` workers.
-    pub(crate) fn new(mode: Mode, capacity: usize) -> Self {
+    /// For a pool of at most `capacity` workers, on `cpus` CPUs.
+    pub(crate) fn new(mode: Mode, capacity: usize, cpus: usize) -> Self {
         let on = mode != Mode::Off;
         Self {
             on,
@@ -287,6 +290,7 @@ impl Compaction {
             }),
             wanted: AtomicBool::new(false),
             quiet: AtomicBool::new(false),
+            cpus: cpus.max(1),
             activations: AtomicU64::new(0),
             deactivations: AtomicU64::new(0),
             active_ns: AtomicU64::new(0),
@@ -297,6 +301,25 @@ impl Compaction {
     /// Whether the controller runs.
     pub(crate) fn on(&self) -> bool {
         self.on
+    }
+
+    /// The CPUs this process may use.
+    #[inline]
+    pub(crate) fn cpus(&self) -> usize {
+        self.cpus
+    }
+
+    /// Of `limit` workers, `active` of them active: those fork/join tasks may run on soon
+    /// (every one without compaction; with it, those [`wanted`] activates, and any more that
+    /// are active).
+    #[inline]
+    #[cold]
+    pub(crate) fn task_workers(&self, limit: usize, active: usize) -> usize {
+        if self.on {
+            limit.min(self.cpus).max(active)
+        } else {
+            limit
+        }
     }
 
     /// `t` in nanoseconds since the epoch.
@@ -363,9 +386,13 @@ pub(crate) fn tick<U: Unit>(unit: &U, now: Instant) {
 }
 
 /// On a dormant worker woken for fork/join tasks ([`Compaction::want`]): the active workers
-/// double (up to `limit`) if tasks are still shown, whatever the holdoff (tasks say outright
-/// that they can run in parallel; no rate of messages judges them). The spare rule takes the
-/// workers back when the tasks are done.
+/// double (up to `limit`, and up to the CPUs) if tasks are still shown, whatever the holdoff
+/// (tasks say outright that they can run in parallel; no rate of messages judges them). The
+/// spare rule takes the workers back when the tasks are done. Past the CPUs, tasks would only
+/// take turns on them, each preempted worker holding up the joins that wait for its task
+/// (`workers(16)` on 2 CPUs: `tree-sum-small` took 1.4 times its 2-worker time with 13
+/// workers active); an activation of `run` may still go further where its trial shows it pays
+/// (behaviours that block).
 pub(crate) fn wanted<U: Unit>(unit: &U) {
     let pool = unit.pool();
     let table = pool.table();
@@ -382,9 +409,10 @@ pub(crate) fn wanted<U: Unit>(unit: &U) {
         // (A panic under the lock: the controller is off, as `run` finds it.)
         Err(std::sync::TryLockError::Poisoned(_)) => return,
     };
-    let (active, limit) = (table.len(), table.limit());
-    if active < limit && table.tasks_hint() {
-        if let Some(n) = pool.activate(unit, active.min(limit - active)) {
+    let active = table.len();
+    let most = table.limit().min(c.cpus);
+    if active < most && table.tasks_hint() {
+        if let Some(n) = pool.activate(unit, active.min(most - active)) {
             if n > active {
                 c.activations.fetch_add(1, Ordering::Relaxed);
                 st.low = 0;

@@ -222,7 +222,11 @@ impl<T> Pool<T> {
                 thieves: AtomicBool::new(true),
                 closed: AtomicBool::new(false),
                 limit: AtomicUsize::new(workers),
-                compaction: Compaction::new(compaction, capacity),
+                compaction: Compaction::new(
+                    compaction,
+                    capacity,
+                    thread::available_parallelism().map_or(1, |n| n.get()),
+                ),
             },
             data: rows,
             threads: Mutex::new(Threads {

@@ -161,8 +161,9 @@ impl<'c> TaskWorker<'c> {
     /// runtime: Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice").
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        // (Workers compaction deactivated count: they are activated for the tasks shown.)
-        self.push_wanting(job, self.table.limit().saturating_sub(1));
+        // (Workers compaction deactivated count, up to the CPUs: they are activated for the
+        // tasks shown.)
+        self.push_wanting(job, self.table.task_workers().saturating_sub(1));
     }
 
     /// [`Self::push`], making every task of the deque public (a scope's tasks: they come in
@@ -219,9 +220,10 @@ impl<'c> TaskWorker<'c> {
         // announcement: one of the two sees the other (runtime/idle/README.md).
         if self.table.has_idle_seqcst() {
             self.table.notify_any();
-        } else if self.table.len() < self.table.limit() {
-            // Every active worker busy, and some deactivated: fork/join says outright that
-            // this can run in parallel, so they are activated at once (`compaction.rs`).
+        } else if self.table.len() < self.table.task_workers() {
+            // Every active worker busy, and some deactivated that tasks may activate: fork/join
+            // says outright that this can run in parallel, so they are activated at once
+            // (`compaction.rs`).
             self.table.compaction().want(self.table);
         }
     }
@@ -458,8 +460,9 @@ pub(crate) fn inject(table: &WorkerTable, job: JobRef) {
     fence(Ordering::SeqCst);
     if table.has_idle_seqcst() {
         table.notify_any();
-    } else if table.len() < table.limit() {
-        // Every active worker busy, and some deactivated: as for tasks a worker shows.
+    } else if table.len() < table.task_workers() {
+        // Every active worker busy, and some deactivated that tasks may activate: as for
+        // tasks a worker shows.
         table.compaction().want(table);
     }
 }
