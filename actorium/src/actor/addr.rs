@@ -149,6 +149,7 @@ impl<A: Actor> Addr<A> {
     /// // (Compaction off: with it, one worker starts active and owns every queue.)
     /// let system = ActorSystem::builder()
     ///     .workers(2)
+    /// #   .tune("cpus=2").unwrap() // (the layout of a host with a CPU per worker)
     ///     .queues_per_worker(4)
     ///     .compaction(false)
     ///     .build()

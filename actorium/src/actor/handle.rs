@@ -203,7 +203,9 @@ impl SystemHandle {
     /// fresh message-centric system where nothing else spawns): round-robin over the queues
     /// for the first [`crate::ActorSystem::queues`] spawns, one actor per queue, then runs of 64
     /// consecutive spawns per queue (consecutive actors usually talk to each other, and those
-    /// in one queue do so without locks: see the README, "Placement"), the queues in turn; with
+    /// in one queue do so without locks: see the README, "Placement"), the queues in turn
+    /// (with queue stealing and more workers than CPUs, over the queues of as many workers as
+    /// there are CPUs, evenly spaced among all: the first spawns as many, then the runs); with
     /// queue stealing off, which could not even them out, the runs are dealt to the workers'
     /// ranges of queues in turn. That is what this function returns. One exception it cannot
     /// see: with queue stealing off and more than one worker, a thread that sent the actor it
@@ -213,7 +215,10 @@ impl SystemHandle {
     /// behaviours start in their spawner's worker's queues.
     ///
     /// ```
-    /// let system = actorium::ActorSystem::builder().workers(2).build()?;
+    /// let system = actorium::ActorSystem::builder()
+    ///     .workers(2)
+    /// #   .tune("cpus=2").unwrap() // (the layout of a host with a CPU per worker)
+    ///     .build()?;
     /// assert_eq!(system.queues(), 32);
     /// assert_eq!(system.handle().queue_of_spawn(5), 5);
     /// assert_eq!(system.handle().queue_of_spawn(32), 0);

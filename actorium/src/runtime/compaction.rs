@@ -156,6 +156,12 @@ impl Pace {
     }
 }
 
+/// The CPUs this process may use (`std::thread::available_parallelism`, which counts a
+/// container's CPU quota; 1 if unknown).
+pub(crate) fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Whether the controller runs, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Mode {
@@ -303,17 +309,10 @@ impl Compaction {
         self.on
     }
 
-    /// The CPUs this process may use.
+    /// Of `limit` workers, `active` of them active: the most that fork/join tasks shown
+    /// activate (every one without compaction; with it, up to the CPUs as [`wanted`] does,
+    /// or those active if more).
     #[inline]
-    pub(crate) fn cpus(&self) -> usize {
-        self.cpus
-    }
-
-    /// Of `limit` workers, `active` of them active: those fork/join tasks may run on soon
-    /// (every one without compaction; with it, those [`wanted`] activates, and any more that
-    /// are active).
-    #[inline]
-    #[cold]
     pub(crate) fn task_workers(&self, limit: usize, active: usize) -> usize {
         if self.on {
             limit.min(self.cpus).max(active)

@@ -177,6 +177,7 @@ impl<T> Pool<T> {
         capacity: usize,
         stats_on: bool,
         compaction: Mode,
+        cpus: usize,
         mut data: impl FnMut(usize) -> T,
     ) -> io::Result<Self> {
         assert!(workers <= capacity);
@@ -222,11 +223,7 @@ impl<T> Pool<T> {
                 thieves: AtomicBool::new(true),
                 closed: AtomicBool::new(false),
                 limit: AtomicUsize::new(workers),
-                compaction: Compaction::new(
-                    compaction,
-                    capacity,
-                    thread::available_parallelism().map_or(1, |n| n.get()),
-                ),
+                compaction: Compaction::new(compaction, capacity, cpus),
             },
             data: rows,
             threads: Mutex::new(Threads {

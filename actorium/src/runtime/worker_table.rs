@@ -242,17 +242,12 @@ impl WorkerTable {
         self.limit.load(Ordering::Acquire)
     }
 
-    /// Fork/join: the most workers that may run tasks soon, the owner's deque making that many
-    /// less one public: every row up to `limit`, or with compaction those that fork/join
-    /// tasks activate (up to the CPUs, [`Compaction::wanted`](super::compaction::wanted))
-    /// and any active beyond them.
+    /// Fork/join: the most workers that tasks shown activate (`compaction.rs`, `wanted`):
+    /// every row up to `limit` without compaction; with it, up to the CPUs (or those active,
+    /// if more). A task shown while fewer are active, every one busy, wakes the dormant row.
     #[inline]
     pub(crate) fn task_workers(&self) -> usize {
-        let limit = self.limit();
-        if limit <= self.compaction.cpus() {
-            return limit; // (no more workers than CPUs: one compare on the fork path)
-        }
-        self.compaction.task_workers(limit, self.len())
+        self.compaction.task_workers(self.limit(), self.len())
     }
 
     /// Worker `i`'s idle time, for the compaction controller.

@@ -119,7 +119,8 @@ impl<P: Policy> Executor<P> {
         })?;
         let mut slots = slots.into_iter();
         let capacity = if manual { 1 } else { cfg.max_workers };
-        let pool = Pool::new(workers, capacity, shared.stats_on, Mode::Off, |_| {
+        // (No compaction here: the CPU count is unused.)
+        let pool = Pool::new(workers, capacity, shared.stats_on, Mode::Off, 1, |_| {
             let (worker, local) = slots.next().expect("one per worker");
             WorkerSlot {
                 worker,

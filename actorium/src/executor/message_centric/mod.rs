@@ -103,8 +103,9 @@ pub(crate) struct Executor {
     /// after queue).
     pub(crate) spawn_ranges: usize,
     /// The queues spawns from outside are dealt over with queue stealing
-    /// ([`spread_queues`](placement::affinity::spread_queues)): all of them unless there are
-    /// more workers than CPUs.
+    /// ([`spread_queues`](placement::affinity::spread_queues)): all of them unless the system
+    /// was built with more workers than CPUs (set at build: workers added later do not change
+    /// it).
     pub(crate) spread: usize,
     /// Workers in a rescue watch (a time-limited sleep, see `unit.rs`, `sleep_limit`).
     pub(crate) watching: CachePadded<AtomicUsize>,
@@ -145,11 +146,16 @@ impl Executor {
             .iter()
             .map(|q| AtomicPtr::new(&**q as *const WorkQueue as *mut WorkQueue))
             .collect();
+        let cpus = cfg
+            .tuning
+            .cpus
+            .unwrap_or_else(crate::runtime::compaction::available_cpus);
         let pool = Pool::new(
             cfg.workers,
             cfg.max_workers,
             shared.stats_on,
             cfg.compaction,
+            cpus,
             |i| WorkerSlot::new(ranges.get(i).cloned().unwrap_or(0..0)),
         )?;
         Ok(Self {
@@ -163,11 +169,7 @@ impl Executor {
             } else {
                 1
             },
-            spread: placement::affinity::spread_queues(
-                cfg.queues,
-                cfg.workers,
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            ),
+            spread: placement::affinity::spread_queues(cfg.queues, cfg.workers, cpus),
             watching: CachePadded::new(AtomicUsize::new(0)),
             shared,
             stealing: cfg.stealing,

@@ -93,6 +93,13 @@ pub(crate) struct Tuning {
     /// (`runtime/idle/spin_budget.rs`); `ActorSystemBuilder::adaptive_spin` sets it.
     pub(crate) adaptive_spin: bool,
 
+    // --- The machine ---
+    /// The CPUs placement and compaction assume (`None`: `std::thread::available_parallelism`,
+    /// which counts a container's quota): spawns from outside are dealt over as many
+    /// workers' queues (rule 5), fork/join tasks activate as many workers. Tests that look at
+    /// placement pin it, so that a 1-CPU host lays actors out as a 2-CPU one.
+    pub(crate) cpus: Option<usize>,
+
     // --- Tests ---
     /// Compaction deactivates or activates a worker at random every window, whatever the
     /// load (`runtime/compaction.rs`, `Mode::Chaos`): the delivery tests run under it, so
@@ -128,6 +135,7 @@ impl Default for Tuning {
             outbox_flush: 64,
             spin: Duration::from_micros(100),
             adaptive_spin: true,
+            cpus: None,
             compaction_chaos: false,
         }
     }
@@ -161,6 +169,7 @@ pub(crate) const SETTINGS: &[&str] = &[
     "outbox_flush",
     "spin_us",
     "adaptive_spin",
+    "cpus",
     "compaction_chaos",
 ];
 
@@ -214,6 +223,7 @@ impl Tuning {
             "outbox_flush" => self.outbox_flush = at_least_1(v)? as usize,
             "spin_us" => self.spin = us(v),
             "adaptive_spin" => self.adaptive_spin = flag(v)?,
+            "cpus" => self.cpus = Some(at_least_1(v)? as usize),
             "compaction_chaos" => self.compaction_chaos = flag(v)?,
             other => {
                 return Err(format!(

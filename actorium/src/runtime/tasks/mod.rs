@@ -161,9 +161,10 @@ impl<'c> TaskWorker<'c> {
     /// runtime: Thierry Delisle, PhD thesis, Waterloo 2022, chapter "Scheduling in practice").
     #[inline]
     pub(crate) fn push(&self, job: JobRef) {
-        // (Workers compaction deactivated count, up to the CPUs: they are activated for the
-        // tasks shown.)
-        self.push_wanting(job, self.table.task_workers().saturating_sub(1));
+        // (Workers compaction deactivated count: tasks shown activate them up to the CPUs, and
+        // the controller's trial further where that pays, e.g. tasks that block; a task kept
+        // private behind a blocked owner would wait for it.)
+        self.push_wanting(job, self.table.limit().saturating_sub(1));
     }
 
     /// [`Self::push`], making every task of the deque public (a scope's tasks: they come in

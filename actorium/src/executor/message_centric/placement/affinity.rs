@@ -181,6 +181,7 @@ impl Local {
 /// contiguous).
 #[inline]
 pub(crate) fn spawn_queue(k: usize, m: usize, spread: usize, w: usize, run_len: usize) -> usize {
+    debug_assert!(1 <= spread && spread <= m);
     if w == 1 {
         // Queue after queue (the default, with stealing): one division, not four.
         let i = if k < spread {
@@ -199,10 +200,14 @@ pub(crate) fn spawn_queue(k: usize, m: usize, spread: usize, w: usize, run_len: 
 }
 
 /// How many of `m` queues, made for `workers` workers, spawns from outside are dealt over
-/// ([`spawn_queue`]): those of as many workers as `cpus` run at once (at least one queue).
+/// ([`spawn_queue`]): all of them unless there are more workers than `cpus`, else the share
+/// of as many workers as `cpus` run at once (rounded up, at least one queue).
 pub(crate) fn spread_queues(m: usize, workers: usize, cpus: usize) -> usize {
-    let per_worker = (m / workers.max(1)).max(1);
-    m.min(per_worker.saturating_mul(cpus.max(1))).max(1)
+    if workers <= cpus {
+        return m;
+    }
+    m.min(m.saturating_mul(cpus.max(1)).div_ceil(workers))
+        .max(1)
 }
 
 std::thread_local! {

@@ -58,11 +58,11 @@ fn spawns_are_dealt_over_the_queues_of_as_many_workers_as_cpus() {
         "16 workers on 2 CPUs: two workers' queues"
     );
     assert_eq!(spread_queues(1, 1, 8), 1);
-    assert_eq!(spread_queues(10, 3, 1), 3);
+    assert_eq!(spread_queues(10, 3, 1), 4, "a share rounded up");
     assert_eq!(
-        spread_queues(4, 8, 2),
-        2,
-        "fewer queues than workers: still a share"
+        spread_queues(3, 2, 2),
+        3,
+        "workers <= CPUs: every queue, however many"
     );
     let run = t().spawn_run;
     for (m, workers, cpus) in [(256, 16, 2), (48, 3, 2), (64, 16, 3), (7, 7, 2)] {
@@ -108,6 +108,23 @@ fn spawns_are_dealt_over_the_queues_of_as_many_workers_as_cpus() {
                 );
             }
         }
+    }
+}
+
+/// The executor deals its spawns so: `workers(16)` on 2 CPUs (pinned) puts the first spawns 8
+/// queues apart, and on 16 CPUs one queue apart.
+#[test]
+fn a_system_with_more_workers_than_cpus_deals_its_spawns_over_fewer_queues() {
+    for (cpus, second) in [(2, 8), (16, 1)] {
+        let system = crate::ActorSystem::builder()
+            .workers(16)
+            .tune(&format!("cpus={cpus}"))
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(system.queues(), 256);
+        assert_eq!(system.handle().queue_of_spawn(1), second, "cpus={cpus}");
+        system.stop();
     }
 }
 

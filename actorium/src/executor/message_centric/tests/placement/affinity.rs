@@ -216,6 +216,8 @@ fn consecutive_spawns_from_outside_share_a_queue_in_runs() {
             let system = ActorSystem::builder()
                 .compaction(false)
                 .workers(2)
+                .tune("cpus=2") // (the layout of a host with a CPU per worker)
+                .unwrap()
                 .queue_stealing(stealing)
                 .stats(true)
                 .build()

@@ -212,6 +212,8 @@ fn a_fan_out_places_its_later_children_on_the_other_worker() {
             let system = ActorSystem::builder()
                 .compaction(false)
                 .workers(2)
+                .tune("cpus=2") // (the layout of a host with a CPU per worker)
+                .unwrap()
                 .queues_per_worker(PER_WORKER)
                 .stats(true)
                 .build()
