@@ -409,7 +409,7 @@ pub(crate) fn wanted<U: Unit>(unit: &U) {
         Err(std::sync::TryLockError::Poisoned(_)) => return,
     };
     let active = table.len();
-    let most = table.limit().min(c.cpus);
+    let most = c.task_workers(table.limit(), active);
     if active < most && table.tasks_hint() {
         if let Some(n) = pool.activate(unit, active.min(most - active)) {
             if n > active {

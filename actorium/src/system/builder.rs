@@ -10,7 +10,6 @@ use crate::executor::message_centric::{self, QueueStealing};
 use crate::runtime::compaction::Mode;
 use std::fmt;
 use std::sync::Arc;
-use std::thread;
 use std::time::Duration;
 
 /// Default message queues per worker (as in the Cforall actor system: Colby Parsons, MMath
@@ -410,9 +409,9 @@ impl ActorSystemBuilder {
     }
 
     fn config(&self) -> Result<(message_centric::Config, bool), ConfigError> {
-        let workers = self.workers.unwrap_or_else(|| {
-            thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS))
-        });
+        let workers = self
+            .workers
+            .unwrap_or_else(|| crate::runtime::compaction::available_cpus().min(MAX_WORKERS));
         if workers == 0 {
             return Err(ConfigError::ZeroWorkers);
         }
