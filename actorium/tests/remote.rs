@@ -532,6 +532,56 @@ fn an_ask_the_far_node_cannot_decode_is_answered_dropped() {
     });
 }
 
+/// Answers `Ask<Num, Text>` with a text of that many bytes.
+struct Wordy;
+impl Actor for Wordy {}
+impl Receive<Ask<Num, Text>> for Wordy {
+    fn receive(&mut self, a: Ask<Num, Text>, _: &mut Context<'_, Self>) -> Allocation {
+        let _ = a.reply.send(Text("x".repeat(a.msg.0 as usize)));
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn a_lookup_without_a_time_limit_finds_what_is_there() {
+    watchdog(60, || {
+        let (sa, a, _sb, b) = pair();
+        a.register::<Ask<Num, Num>>("d", &sa.spawn(Doubler))
+            .unwrap();
+        let d = b.lookup::<Ask<Num, Num>>("d", Duration::MAX).unwrap();
+        assert_eq!(d.ask(Num(4)).unwrap().wait().unwrap(), Num(8));
+    });
+}
+
+#[test]
+fn a_reply_larger_than_the_asking_node_takes_fails_the_ask_with_dropped() {
+    watchdog(60, || {
+        let port = free_port();
+        let sa = ActorSystem::new().unwrap();
+        let a = sa
+            .remote(
+                RemoteConfig::peer()
+                    .listen(format!("tcp/127.0.0.1:{port}"))
+                    .max_frame(4096),
+            )
+            .unwrap();
+        let sb = ActorSystem::new().unwrap();
+        let b = sb
+            .remote(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")))
+            .unwrap();
+        b.register::<Ask<Num, Text>>("wordy", &sb.spawn(Wordy))
+            .unwrap();
+        let wordy = a.lookup::<Ask<Num, Text>>("wordy", FIND).unwrap();
+        // The reply is dropped at `a` (past its largest frame): the ask hears it, no hang.
+        assert_eq!(
+            wordy.ask(Num(100_000)).unwrap().wait().map(|t| t.0.len()),
+            Err(AskError::Dropped)
+        );
+        // The node goes on.
+        assert_eq!(wordy.ask(Num(10)).unwrap().wait().unwrap().0.len(), 10);
+    });
+}
+
 #[test]
 fn an_ask_to_a_node_this_one_cannot_reach_fails_with_node_down() {
     watchdog(60, || {

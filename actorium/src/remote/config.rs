@@ -104,7 +104,8 @@ impl RemoteConfig {
     }
 
     /// The largest frame this node accepts (default 16 MiB): a larger one is dropped and
-    /// reported ([`crate::Event::RemoteFrameDropped`]).
+    /// reported ([`crate::Event::RemoteFrameDropped`]); an ask in it is answered
+    /// [`crate::AskError::Dropped`], and so is this node's own ask whose reply it is.
     pub fn max_frame(mut self, bytes: usize) -> Self {
         self.max_frame = bytes;
         self

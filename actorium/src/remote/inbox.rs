@@ -101,13 +101,27 @@ impl NodeInner {
             // Its sender is up (whatever this node heard before), and waits for an answer.
             self.node_up(from, UpBy::Frame);
         }
+        if let Err(why) = self.fits(bytes) {
+            // Never left waiting: an ask too large to take is answered `Dropped`, and so is
+            // this node's own ask whose reply is too large.
+            match head {
+                Head::Ask { ask, .. } => self.reply_later::<()>(from, ask, Err(AskError::Dropped)),
+                Head::Reply { ask, .. } => {
+                    let dropped = Head::Reply {
+                        ask,
+                        outcome: Outcome::Dropped,
+                    };
+                    let _ = self.dispatch(from, dropped, &[]);
+                }
+                _ => {}
+            }
+            return Err(why);
+        }
         let asked = match head {
             Head::Ask { ask, .. } => Some(ask),
             _ => None,
         };
-        let r = self
-            .fits(bytes)
-            .and_then(|()| self.dispatch(from, head, body));
+        let r = self.dispatch(from, head, body);
         if let (Err(_), Some(ask)) = (&r, asked) {
             // Never left waiting: an ask this node cannot take is answered `Dropped`.
             self.reply_later::<()>(from, ask, Err(AskError::Dropped));

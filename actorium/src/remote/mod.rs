@@ -58,7 +58,9 @@
 //!   process closes its sockets: that is seen at once; a frozen process or a cut link is seen
 //!   within the lease ([`RemoteConfig::lease`], default 10 s).
 //! - Names cannot go stale: a registered name is a Zenoh liveliness token, gone with its
-//!   actor, its node or the link to it. A lookup of the wrong protocol finds nothing.
+//!   actor, its node or the link to it, and it counts only while its node's own token is
+//!   seen (a name that outlives what this node knows of its node never brings the node back).
+//!   A lookup of the wrong protocol finds nothing.
 //! - Backpressure on the link: Zenoh's queues are bounded, and a congested link blocks the
 //!   sender (as Erlang's busy port) rather than drop a frame; a link blocked past Zenoh's
 //!   close timeout is lost. The receiving actor's mailbox is not bounded by the link: frames
@@ -197,7 +199,8 @@ impl Node {
     }
 
     /// An actor registered under `name` for protocol `M`, on any node this one reaches
-    /// (this one included), waiting up to `timeout` for one to appear.
+    /// (this one included), waiting up to `timeout` for one to appear (`Duration::MAX`: no
+    /// limit).
     ///
     /// # Errors
     /// [`RemoteError::NotFound`] if none appeared in time (an actor registered for another

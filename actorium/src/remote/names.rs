@@ -51,13 +51,17 @@ fn check_name(name: &str) -> Result<(), RemoteError> {
     }
 }
 
-/// The (node, actor) a name token's key names.
+/// The (node, actor) a name token's key names (`None` if it names no valid node id).
 fn parse(key: &str) -> Option<(&str, u64)> {
     let mut parts = key.rsplit('/');
     let actor = parts.next()?.parse().ok()?;
-    let node = parts.next()?;
+    let node = parts.next().filter(|n| super::valid_node_id(n))?;
     Some((node, actor))
 }
+
+/// How often a lookup looks again at names whose node's own token it has not seen yet.
+/// (Names and node tokens come on separate subscriptions, in either order.)
+const PENDING_LOOK: Duration = Duration::from_millis(5);
 
 impl NodeInner {
     /// Registers the local actor of `r` under `name` for protocol `M`.
@@ -111,6 +115,11 @@ impl NodeInner {
     }
 
     /// One actor registered under `name` for `M`, waiting up to `timeout` for one to appear.
+    ///
+    /// A name counts once its node's own token is seen (the node is up): only that token
+    /// brings a lost node back. A name token can come before its node's, or be the last word
+    /// of a node lost since (its node token's end already heard): such a name waits for its
+    /// node to be up, and is never the reason a node counts as up.
     pub(super) fn lookup<M: Protocol>(
         self: &Arc<Self>,
         name: &str,
@@ -122,23 +131,48 @@ impl NodeInner {
                 let _ = tx.send(s.key_expr().as_str().to_string());
             }
         })?;
-        let deadline = Instant::now() + timeout;
-        let found = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(key) => {
-                    if let Some((node, id)) = parse(&key) {
-                        // A name seen now: its node is reachable now (it may have been lost
-                        // before, and this node not yet have heard it is back).
-                        self.node_up(node, super::inbox::UpBy::Token);
-                        let r = self.recipient::<M>(node, id);
-                        // (One of this node's own actors that has just ended: look on.)
-                        if r.is_alive() {
-                            break Some(r);
-                        }
-                    }
+        // (`None`: no deadline, for a timeout too long to add.)
+        let deadline = Instant::now().checked_add(timeout);
+        let mut pending: Vec<(String, u64)> = Vec::new();
+        let found = 'look: loop {
+            let mut i = 0;
+            while i < pending.len() {
+                if !self.is_up(&pending[i].0) {
+                    i += 1;
+                    continue;
                 }
-                Err(_) => break None,
+                let (node, id) = pending.remove(i);
+                let r = self.recipient::<M>(&node, id);
+                // (One of this node's own actors that has just ended: look on.)
+                if r.is_alive() {
+                    break 'look Some(r);
+                }
+            }
+            let left = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => break None,
+                },
+                None => None,
+            };
+            let wait = match (left, pending.is_empty()) {
+                (left, true) => left,
+                (Some(left), false) => Some(left.min(PENDING_LOOK)),
+                (None, false) => Some(PENDING_LOOK),
+            };
+            let key = match wait {
+                Some(wait) => match rx.recv_timeout(wait) {
+                    Ok(key) => key,
+                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+                },
+                None => match rx.recv() {
+                    Ok(key) => key,
+                    Err(_) => break None,
+                },
+            };
+            if let Some((node, id)) = parse(&key) {
+                pending.push((node.to_string(), id));
             }
         };
         drop(sub);
@@ -146,13 +180,14 @@ impl NodeInner {
     }
 
     /// Every actor registered under `name` for `M` now (the answers that come within
-    /// `timeout`).
+    /// `timeout`; a name counts once its node is up, as for [`Self::lookup`]).
     pub(super) fn lookup_all<M: Protocol>(
         self: &Arc<Self>,
         name: &str,
         timeout: Duration,
     ) -> Result<Vec<Recipient<M>>, RemoteError> {
         let pattern = pattern::<M>(name)?;
+        let deadline = Instant::now().checked_add(timeout);
         let replies = self
             .session
             .liveliness()
@@ -160,19 +195,59 @@ impl NodeInner {
             .timeout(timeout)
             .wait()
             .map_err(|e| RemoteError::Engine(e.to_string()))?;
-        let mut found = Vec::new();
+        let mut names = Vec::new();
         while let Ok(reply) = replies.recv() {
             if let Ok(s) = reply.result() {
                 if let Some((node, id)) = parse(s.key_expr().as_str()) {
-                    self.node_up(node, super::inbox::UpBy::Token);
-                    let r = self.recipient::<M>(node, id);
-                    if !found.contains(&r) {
-                        found.push(r);
-                    }
+                    names.push((node.to_string(), id));
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for (node, id) in names {
+            if self.wait_up(&node, deadline) {
+                let r = self.recipient::<M>(&node, id);
+                if !found.contains(&r) {
+                    found.push(r);
                 }
             }
         }
         Ok(found)
+    }
+
+    /// Whether `node` is up: this node, or one whose token this node has seen and not lost
+    /// since.
+    fn is_up(&self, node: &str) -> bool {
+        *node == *self.id || self.tables().up.contains(node)
+    }
+
+    /// Waits until `node` is up (see [`Self::is_up`]) or `deadline` passes (`None`: no
+    /// deadline) or this node closes; whether it is up.
+    fn wait_up(&self, node: &str, deadline: Option<Instant>) -> bool {
+        if *node == *self.id {
+            return true;
+        }
+        let mut t = self.tables();
+        loop {
+            if t.up.contains(node) {
+                return true;
+            }
+            if self.is_closed() {
+                return false;
+            }
+            t = match deadline {
+                None => self.seen.wait(t).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => {
+                        self.seen
+                            .wait_timeout(t, left)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0
+                    }
+                    _ => return false,
+                },
+            };
+        }
     }
 
     /// Calls `f` with each change of the actors registered under `name` for `M`.

@@ -99,6 +99,8 @@ pub(super) struct Tables {
     pub(super) sweep_at: usize,
     /// Remote actors with recipients on this node.
     pub(super) proxies: HashMap<(Arc<str>, u64), Weak<Proxy>>,
+    /// How many proxies are kept before those no recipient holds are forgotten.
+    pub(super) proxies_sweep_at: usize,
     /// Remote actors being watched (kept until they end).
     pub(super) watched: HashMap<(Arc<str>, u64), Arc<Proxy>>,
     /// Local actors other nodes may reach, by number.
@@ -253,6 +255,7 @@ impl NodeInner {
             seen: std::sync::Condvar::new(),
             tables: Mutex::new(Tables {
                 sweep_at: 1024,
+                proxies_sweep_at: 1024,
                 ..Tables::default()
             }),
             publishers: Mutex::new(HashMap::new()),
@@ -574,10 +577,15 @@ impl NodeInner {
     /// Sends `frame` to `to` from the outbox's thread: a frame made on one of Zenoh's
     /// receiving threads must not block it (a congested link would stop the very thread that
     /// drains the other direction).
+    /// A frame that cannot be put (an engine error, with the node neither lost nor closed)
+    /// counts as the loss of the link: nothing else would answer an ask it carried, so every
+    /// ask, monitor and link on that node hears `NodeDown`.
     pub(super) fn put_later(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) {
         let to = to.clone();
         self.later(Box::new(move |n: &Arc<NodeInner>| {
-            let _ = n.put(&to, frame);
+            if n.put(&to, frame).is_err() && !n.is_closed() {
+                n.node_down(&to);
+            }
         }));
     }
 
@@ -654,26 +662,34 @@ impl NodeInner {
                 return r;
             }
         }
-        let (proxy, lost) = {
+        let proxy = {
             let mut t = self.tables();
             let key: (Arc<str>, u64) = (node.into(), id);
-            let lost = t.down.contains(node) || self.is_closed();
             match t.proxies.get(&key).and_then(Weak::upgrade) {
-                Some(p) => (p, false),
+                Some(p) => p,
                 None => {
                     let p = Arc::new(Proxy::new(Arc::downgrade(self), key.0.clone(), id));
-                    t.proxies.retain(|_, p| p.strong_count() > 0);
+                    // Ended under the lock, as a loss ends proxies (`lose`): a node coming
+                    // back (`node_up`) forgets the ended proxies of its nodes under it, and
+                    // must not keep one that is about to end. (A new proxy has no watchers.)
+                    if t.down.contains(node) || self.is_closed() {
+                        p.mark_ended(&ExitReason::NodeDown);
+                    } else if *node == *self.id {
+                        // One of ours that has ended (or never served `M`).
+                        p.mark_ended(&ExitReason::NotAlive);
+                    }
+                    if t.proxies.len() >= t.proxies_sweep_at {
+                        // Forget the proxies no recipient holds any more (now and then: a
+                        // sweep per new proxy would cost a frame of many recipients the
+                        // square of their number).
+                        t.proxies.retain(|_, p| p.strong_count() > 0);
+                        t.proxies_sweep_at = (2 * t.proxies.len()).max(1024);
+                    }
                     t.proxies.insert(key, Arc::downgrade(&p));
-                    (p, lost)
+                    p
                 }
             }
         };
-        if lost {
-            proxy.end(ExitReason::NodeDown);
-        } else if *node == *self.id {
-            // One of ours that has ended (or never served `M`).
-            proxy.end(ExitReason::NotAlive);
-        }
         Recipient::from_target(Arc::new(RemoteTarget::<M>::new(proxy)))
     }
 

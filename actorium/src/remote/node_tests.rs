@@ -408,3 +408,48 @@ fn a_reused_route_stays_with_its_node_and_protocol() {
     assert!(a.node.handle("00", &a.encode(&other, &Num(1))).is_err());
     assert!(a.got.try_recv().is_err() && b.got.try_recv().is_err());
 }
+
+/// A name token that outlives what this node knows of its node (the node's loss heard while
+/// its names are still listed, as when the loss is heard before the names' own ends) never
+/// brings the node back: a lookup finds nothing there and the node stays lost. Only its node
+/// token brings it back.
+#[test]
+fn a_name_listed_after_its_node_was_lost_does_not_bring_the_node_back() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sa = ActorSystem::new().unwrap();
+    let a = sa
+        .remote(RemoteConfig::peer().listen(format!("tcp/127.0.0.1:{port}")))
+        .unwrap();
+    let sb = ActorSystem::new().unwrap();
+    let b = sb
+        .remote(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")))
+        .unwrap();
+    let (tx, _got) = mpsc::channel();
+    b.register::<Num>("sink", &sb.spawn(Sink(tx))).unwrap();
+    let found = a
+        .lookup::<Num>("sink", std::time::Duration::from_secs(10))
+        .unwrap();
+    assert!(found.is_alive());
+    // `a` hears that `b` is lost; `b`'s name is still listed.
+    let b_id = b.inner.id.clone();
+    a.inner.node_down(&b_id);
+    assert!(!found.is_alive());
+    let short = std::time::Duration::from_millis(200);
+    assert!(matches!(
+        a.lookup::<Num>("sink", short),
+        Err(RemoteError::NotFound(_))
+    ));
+    assert!(a.lookup_all::<Num>("sink", short).unwrap().is_empty());
+    assert!(a.inner.tables().is_down(&b_id), "still lost");
+    assert!(found.send(Num(1)).is_err(), "sends to it fail");
+    // Its node token (seen again, as after a lost link comes back) brings it back.
+    a.inner.node_up(&b_id, UpBy::Token);
+    assert!(a
+        .lookup::<Num>("sink", std::time::Duration::from_secs(10))
+        .unwrap()
+        .is_alive());
+}
