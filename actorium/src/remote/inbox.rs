@@ -32,7 +32,7 @@ thread_local! {
 /// How [`NodeInner::node_up`] knows a node is up.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum UpBy {
-    /// One of its liveliness tokens (its node token, or a name it registered) is seen.
+    /// Its node token is seen.
     Token,
     /// A frame gives it as its sender (an ask, monitor or link that waits for an answer).
     Frame,

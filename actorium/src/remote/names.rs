@@ -117,24 +117,37 @@ impl NodeInner {
     /// One actor registered under `name` for `M`, waiting up to `timeout` for one to appear.
     ///
     /// A name counts once its node's own token is seen (the node is up): only that token
-    /// brings a lost node back. A name token can come before its node's, or be the last word
-    /// of a node lost since (its node token's end already heard): such a name waits for its
-    /// node to be up, and is never the reason a node counts as up.
+    /// brings a lost node back. A name token can come before its node's (a node seen for the
+    /// first time, or one coming back after a lost link), or be the last word of a node lost
+    /// since (its node token's end already heard): such a name waits for its node to be up
+    /// (within the timeout; a name whose token goes meanwhile is forgotten), and is never the
+    /// reason a node counts as up.
     pub(super) fn lookup<M: Protocol>(
         self: &Arc<Self>,
         name: &str,
         timeout: Duration,
     ) -> Result<Recipient<M>, RemoteError> {
-        let (tx, rx) = mpsc::channel::<String>();
+        let (tx, rx) = mpsc::channel::<(SampleKind, String)>();
         let sub = self.watch_tokens(pattern::<M>(name)?, move |s: Sample| {
-            if s.kind() == SampleKind::Put {
-                let _ = tx.send(s.key_expr().as_str().to_string());
-            }
+            let _ = tx.send((s.kind(), s.key_expr().as_str().to_string()));
         })?;
         // (`None`: no deadline, for a timeout too long to add.)
         let deadline = Instant::now().checked_add(timeout);
+        // Names seen, in order, whose node is not up yet (or not looked at yet).
         let mut pending: Vec<(String, u64)> = Vec::new();
+        let note = |pending: &mut Vec<(String, u64)>, (kind, key): (SampleKind, String)| {
+            if let Some((node, id)) = parse(&key) {
+                match kind {
+                    SampleKind::Put => pending.push((node.to_string(), id)),
+                    // (Gone before its node was up.)
+                    SampleKind::Delete => pending.retain(|(n, i)| (n.as_str(), *i) != (node, id)),
+                }
+            }
+        };
         let found = 'look: loop {
+            while let Ok(seen) = rx.try_recv() {
+                note(&mut pending, seen);
+            }
             let mut i = 0;
             while i < pending.len() {
                 if !self.is_up(&pending[i].0) {
@@ -160,20 +173,18 @@ impl NodeInner {
                 (Some(left), false) => Some(left.min(PENDING_LOOK)),
                 (None, false) => Some(PENDING_LOOK),
             };
-            let key = match wait {
+            let seen = match wait {
                 Some(wait) => match rx.recv_timeout(wait) {
-                    Ok(key) => key,
+                    Ok(seen) => seen,
                     Err(mpsc::RecvTimeoutError::Timeout) => continue,
                     Err(mpsc::RecvTimeoutError::Disconnected) => break None,
                 },
                 None => match rx.recv() {
-                    Ok(key) => key,
+                    Ok(seen) => seen,
                     Err(_) => break None,
                 },
             };
-            if let Some((node, id)) = parse(&key) {
-                pending.push((node.to_string(), id));
-            }
+            note(&mut pending, seen);
         };
         drop(sub);
         found.ok_or_else(|| RemoteError::NotFound(name.to_string()))
@@ -222,7 +233,7 @@ impl NodeInner {
     }
 
     /// Waits until `node` is up (see [`Self::is_up`]) or `deadline` passes (`None`: no
-    /// deadline) or this node closes; whether it is up.
+    /// deadline) or this node closes; whether it is up. A lost node is not waited for.
     fn wait_up(&self, node: &str, deadline: Option<Instant>) -> bool {
         if *node == *self.id {
             return true;
@@ -232,7 +243,7 @@ impl NodeInner {
             if t.up.contains(node) {
                 return true;
             }
-            if self.is_closed() {
+            if self.is_closed() || t.is_down(node) {
                 return false;
             }
             t = match deadline {

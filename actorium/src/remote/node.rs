@@ -67,8 +67,8 @@ pub struct NodeInner {
 type Job = Box<dyn FnOnce(&Arc<NodeInner>) + Send>;
 
 /// How many lost nodes a node remembers: bounds what a long life of processes coming and
-/// going costs. A forgotten one that is still named somewhere is looked for again, for at
-/// most a lease, before it counts as lost again.
+/// going costs. A forgotten one that a recipient in a message still names is looked for
+/// again, for at most a lease, before it counts as lost again.
 pub(super) const LOST_KEPT: usize = 4096;
 
 /// How many nodes a node knows only from the sender ids of their frames (no token seen):
@@ -219,6 +219,15 @@ fn with_node<T>(node: &Arc<NodeInner>, f: impl FnOnce() -> T) -> T {
     }
     let _restore = Restore(CURRENT.with(|c| c.replace(Arc::as_ptr(node))));
     f()
+}
+
+/// The number of the ask a frame of this node's making carries, if it is an ask.
+fn ask_in(frame: &[u8]) -> Option<u64> {
+    let head = frame.get(1 + usize::from(*frame.first()?)..)?;
+    match postcard::take_from_bytes::<Head<'_>>(head).ok()?.0 {
+        Head::Ask { ask, .. } => Some(ask),
+        _ => None,
+    }
 }
 
 /// The node encoding or decoding a frame on this thread, if any.
@@ -577,14 +586,18 @@ impl NodeInner {
     /// Sends `frame` to `to` from the outbox's thread: a frame made on one of Zenoh's
     /// receiving threads must not block it (a congested link would stop the very thread that
     /// drains the other direction).
-    /// A frame that cannot be put (an engine error, with the node neither lost nor closed)
-    /// counts as the loss of the link: nothing else would answer an ask it carried, so every
-    /// ask, monitor and link on that node hears `NodeDown`.
+    ///
+    /// An ask in a frame that cannot be put is answered `Dropped` if it still waits (its
+    /// sender was told it was sent): a lost node's asks were answered `NodeDown` by its loss
+    /// already, so only an engine error leaves one waiting.
     pub(super) fn put_later(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) {
         let to = to.clone();
         self.later(Box::new(move |n: &Arc<NodeInner>| {
-            if n.put(&to, frame).is_err() && !n.is_closed() {
-                n.node_down(&to);
+            let ask = ask_in(&frame);
+            if n.put(&to, frame).is_err() {
+                if let Some(port) = ask.and_then(|a| n.take_awaited(a)) {
+                    port.complete(Err(AskError::Dropped), n);
+                }
             }
         }));
     }
