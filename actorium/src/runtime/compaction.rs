@@ -84,15 +84,79 @@ const HOLDOFF_MAX: u64 = 1024;
 /// The first time limit of the park of the worker an activation would take first: it runs the
 /// controller when it passes (the active workers may all be inside long behaviours, with mail
 /// waiting behind them), one window, so that such mail waits a few windows at most ...
-pub(crate) const WATCH_FIRST: Duration = Duration::from_millis(1);
+const WATCH_FIRST: Duration = Duration::from_millis(1);
 
 /// ... doubling up to this while every active worker idles at its looks (a wake-up costs about
 /// 0.1 ms of CPU on a VM: once a second would be 0.01 % of a core for an idle system) ...
-pub(crate) const WATCH_MAX: Duration = Duration::from_secs(4);
+const WATCH_MAX: Duration = Duration::from_secs(4);
 
 /// ... and back to the first when an active worker ends an idle spell this long (the watch
 /// may have backed off far; what starts now may be a long behaviour with mail behind it).
+/// Past this, the watch backs off only while every active worker stays idle throughout
+/// ([`Watch::next`]): then the spell that ends is at least this long.
 const QUIET: Duration = Duration::from_millis(100);
+
+/// The watch's time limit (the first dormant row's park), and what it saw at its last look.
+#[derive(Debug)]
+pub(crate) struct Watch {
+    limit: Duration,
+    /// When it last looked (nanoseconds since the table's epoch) and each active worker's idle
+    /// total then.
+    at: u64,
+    seen: Vec<u64>,
+}
+
+impl Watch {
+    pub(crate) fn new() -> Self {
+        Self {
+            limit: WATCH_FIRST,
+            at: 0,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The park's time limit now.
+    pub(crate) fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// Woken (an activation, fork/join tasks, a quiet spell's end): look again soon.
+    pub(crate) fn woken(&mut self) {
+        self.limit = WATCH_FIRST;
+    }
+
+    /// The limit passed (and the controller ran): the first again while an active worker is
+    /// busy (it may be inside a long behaviour with mail behind it); doubling while all are
+    /// idle, up to [`QUIET`], and past it up to [`WATCH_MAX`] only while each stayed idle
+    /// for the whole last interval. (A behaviour that starts after an idle spell shorter than
+    /// `QUIET` wakes nobody: with a light load whose spells are short, mail behind a long
+    /// behaviour waits at most `QUIET`, not `WATCH_MAX`.)
+    pub(crate) fn next(&mut self, table: &WorkerTable) {
+        let c = &table.compaction;
+        let now = c.ns(Instant::now());
+        let n = table.len();
+        let busy = (0..n).any(|i| !table.pace(i).idle());
+        let interval = now.saturating_sub(self.at);
+        let throughout = self.seen.len() == n
+            && (0..n).all(|i| table.pace(i).total(now).saturating_sub(self.seen[i]) >= interval);
+        self.at = now;
+        self.seen.clear();
+        self.seen.extend((0..n).map(|i| table.pace(i).total(now)));
+        self.limit = next_limit(self.limit, busy, throughout);
+    }
+}
+
+/// The watch's limit after `limit` passed (see [`Watch::next`]): `busy`, an active worker is
+/// busy now; `throughout`, each stayed idle for the whole interval.
+fn next_limit(limit: Duration, busy: bool, throughout: bool) -> Duration {
+    if busy {
+        WATCH_FIRST
+    } else if limit * 2 <= QUIET || throughout {
+        (limit * 2).min(WATCH_MAX)
+    } else {
+        QUIET
+    }
+}
 
 /// A quiet spell ended: the watch (the first dormant row) looks again soon.
 #[cold]

@@ -54,3 +54,21 @@ fn an_activation_pays_when_the_work_goes_faster_by_a_tenth() {
     // Work that is not counted (fork/join tasks only): nothing to compare, it stays.
     assert_eq!(trial(1, 0.0, 0.0).judge(), Judged::Pays);
 }
+
+#[test]
+fn the_watch_backs_off_past_a_quiet_spell_only_while_every_worker_idles_throughout() {
+    // A busy worker (maybe in a long behaviour with mail behind it): look again soon.
+    assert_eq!(next_limit(WATCH_MAX, true, true), WATCH_FIRST);
+    // Idle at each look: doubling up to QUIET, however short the spells between.
+    let mut limit = WATCH_FIRST;
+    while limit * 2 <= QUIET {
+        assert_eq!(next_limit(limit, false, false), limit * 2);
+        limit *= 2;
+    }
+    // Past it only while idle throughout (the spell that ends is then at least QUIET, and
+    // its end wakes the watch); else at most QUIET.
+    assert_eq!(next_limit(limit, false, false), QUIET);
+    assert_eq!(next_limit(QUIET, false, false), QUIET);
+    assert_eq!(next_limit(QUIET, false, true), QUIET * 2);
+    assert_eq!(next_limit(WATCH_MAX, false, true), WATCH_MAX);
+}

@@ -407,9 +407,11 @@ fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> boo
     }
     unit.left(me);
     // A general notification may have picked this worker, which leaves without looking:
-    // pass it on if tasks wait.
-    if pool.tasks_hint() {
-        pool.notify_any();
+    // pass it on if tasks wait, and with no idle worker to take it, ask for an activation
+    // (as for tasks shown while every active worker is busy; the controller's saturated rule
+    // may be held off for up to a second).
+    if pool.tasks_hint() && !pool.notify_any() {
+        pool.compaction().want(pool.table());
     }
     leave == Leave::Exit || dormant(unit, me.index)
 }
@@ -419,13 +421,17 @@ fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> boo
 /// no active worker may run it while each is inside one long behaviour, and mail may wait
 /// behind them. (An activation wakes the row that becomes the first dormant one, so that it
 /// takes up the watch.)
+///
+/// It ends only when the workers may end (`exit_ready`: the system is aborting, or drained of
+/// its actors), not as soon as it closes: an activation that checked for the close before it
+/// came may still make its row active, and that row needs its thread.
 fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
     let pool = unit.pool();
-    let stop = || unit.closed() || unit.life().aborting();
-    let mut watch = compaction::WATCH_FIRST;
+    let stop = || unit.exit_ready();
+    let mut watch = compaction::Watch::new();
     loop {
         let is_watch = || index == pool.len();
-        let limit = || is_watch().then_some(watch);
+        let limit = || is_watch().then_some(watch.limit());
         let poked = || is_watch() && pool.compaction().poked();
         let parked = pool.park(index, stop, limit, poked);
         if pool.compaction().take_wanted() {
@@ -435,16 +441,10 @@ fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
             Parked::Active => return false,
             Parked::Exit => return true,
             // An activation, fork/join tasks, or the end of a quiet spell: look again soon.
-            Parked::Woken => watch = compaction::WATCH_FIRST,
+            Parked::Woken => watch.woken(),
             Parked::TimedOut => {
                 compaction::tick(unit, Instant::now());
-                // Look again soon while an active worker is busy (it may be inside a long
-                // behaviour with mail behind it), less and less often while all are idle.
-                watch = if (0..pool.len()).any(|i| !pool.pace(i).idle()) {
-                    compaction::WATCH_FIRST
-                } else {
-                    (watch * 2).min(compaction::WATCH_MAX)
-                };
+                watch.next(pool.table());
             }
         }
     }

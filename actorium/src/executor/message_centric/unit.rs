@@ -104,6 +104,12 @@ impl Unit for Executor {
             match self.slot(s) {
                 Some(q) if maybe_holding && self.holds(me, q) => holding = true,
                 Some(q) if !q.looks_empty() => {
+                    if !self.pool.is_active(me.index) {
+                        // Deactivated during this pass: the rest of the range is another's
+                        // (mail there behind a long behaviour of this worker's could not be
+                        // rescued: rescues look at active workers alone).
+                        break;
+                    }
                     let n = self.visit(me, q);
                     gulped += n;
                     busy_queues += u32::from(n > 0);
