@@ -86,7 +86,8 @@ const HOLDOFF_MAX: u64 = 1024;
 /// waiting behind them), one window, so that such mail waits a few windows at most ...
 const WATCH_FIRST: Duration = Duration::from_millis(1);
 
-/// ... doubling up to this while every active worker idles at its looks (a wake-up costs about
+/// ... doubling up to this while every active worker idles (at its looks; past [`QUIET`],
+/// throughout) (a wake-up costs about
 /// 0.1 ms of CPU on a VM: once a second would be 0.01 % of a core for an idle system) ...
 const WATCH_MAX: Duration = Duration::from_secs(4);
 
