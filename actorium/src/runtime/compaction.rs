@@ -87,8 +87,8 @@ const HOLDOFF_MAX: u64 = 1024;
 const WATCH_FIRST: Duration = Duration::from_millis(1);
 
 /// ... doubling up to this while every active worker idles (at its looks; past [`QUIET`],
-/// throughout) (a wake-up costs about
-/// 0.1 ms of CPU on a VM: once a second would be 0.01 % of a core for an idle system) ...
+/// throughout): a wake-up costs about 0.1 ms of CPU on a VM, so once a second would be
+/// 0.01 % of a core for an idle system ...
 const WATCH_MAX: Duration = Duration::from_secs(4);
 
 /// ... and back to the first when an active worker ends an idle spell this long (the watch
@@ -97,14 +97,12 @@ const WATCH_MAX: Duration = Duration::from_secs(4);
 /// ([`Watch::next`]): then the spell that ends is at least this long.
 const QUIET: Duration = Duration::from_millis(100);
 
-/// The watch's time limit (the first dormant row's park), and what it saw at its last look.
+/// The watch's time limit (the first dormant row's park), and when it last looked.
 #[derive(Debug)]
 pub(crate) struct Watch {
     limit: Duration,
-    /// When it last looked (nanoseconds since the table's epoch) and each active worker's idle
-    /// total then.
+    /// Nanoseconds since the table's epoch (0: not yet).
     at: u64,
-    seen: Vec<u64>,
 }
 
 impl Watch {
@@ -112,7 +110,6 @@ impl Watch {
         Self {
             limit: WATCH_FIRST,
             at: 0,
-            seen: Vec::new(),
         }
     }
 
@@ -126,36 +123,34 @@ impl Watch {
         self.limit = WATCH_FIRST;
     }
 
-    /// The limit passed (and the controller ran): the first again while an active worker is
-    /// busy (it may be inside a long behaviour with mail behind it); doubling while all are
-    /// idle, up to [`QUIET`], and past it up to [`WATCH_MAX`] only while each stayed idle
-    /// for the whole last interval. (A behaviour that starts after an idle spell shorter than
-    /// `QUIET` wakes nobody: with a light load whose spells are short, mail behind a long
-    /// behaviour waits at most `QUIET`, not `WATCH_MAX`.)
+    /// The limit passed (and the controller ran): see [`next_limit`]. Each active worker
+    /// idled throughout when its idle spell in progress began at or before the last look.
     pub(crate) fn next(&mut self, table: &WorkerTable) {
-        let c = &table.compaction;
-        let now = c.ns(Instant::now());
+        let now = table.compaction.ns(Instant::now());
         let n = table.len();
         let busy = (0..n).any(|i| !table.pace(i).idle());
-        let interval = now.saturating_sub(self.at);
-        let throughout = self.seen.len() == n
-            && (0..n).all(|i| table.pace(i).total(now).saturating_sub(self.seen[i]) >= interval);
+        let at = self.at;
+        let throughout =
+            at != 0 && (0..n).all(|i| table.pace(i).spell_start().is_some_and(|s| s <= at));
         self.at = now;
-        self.seen.clear();
-        self.seen.extend((0..n).map(|i| table.pace(i).total(now)));
         self.limit = next_limit(self.limit, busy, throughout);
     }
 }
 
-/// The watch's limit after `limit` passed (see [`Watch::next`]): `busy`, an active worker is
-/// busy now; `throughout`, each stayed idle for the whole interval.
+/// The watch's limit after `limit` passed: the first again while an active worker is busy
+/// now (`busy`: it may be inside a long behaviour with mail behind it); doubling while all
+/// are idle, up to [`QUIET`], and past it up to [`WATCH_MAX`] only from `QUIET` on and while
+/// each stayed idle for the whole last interval (`throughout`: the spell that ends next is
+/// then at least `QUIET`, and its end wakes the watch). A behaviour that starts after an idle
+/// spell shorter than `QUIET` wakes nobody: with a light load whose spells are short, mail
+/// behind a long behaviour waits at most `QUIET`, not `WATCH_MAX`.
 fn next_limit(limit: Duration, busy: bool, throughout: bool) -> Duration {
     if busy {
         WATCH_FIRST
-    } else if limit * 2 <= QUIET || throughout {
+    } else if throughout && limit >= QUIET {
         (limit * 2).min(WATCH_MAX)
     } else {
-        QUIET
+        (limit * 2).min(QUIET)
     }
 }
 
@@ -189,6 +184,11 @@ impl Pace {
     #[inline]
     pub(crate) fn idle(&self) -> bool {
         self.since.load(Ordering::Relaxed) != 0
+    }
+
+    /// When the idle spell in progress began (nanoseconds since the table's epoch), if one is.
+    pub(crate) fn spell_start(&self) -> Option<u64> {
+        Some(self.since.load(Ordering::Acquire)).filter(|&s| s != 0)
     }
 
     /// The worker found work: a spell in progress ends now (a clock read only then). A quiet

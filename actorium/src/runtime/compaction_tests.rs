@@ -65,9 +65,10 @@ fn the_watch_backs_off_past_a_quiet_spell_only_while_every_worker_idles_througho
         assert_eq!(next_limit(limit, false, false), limit * 2);
         limit *= 2;
     }
-    // Past it only while idle throughout (the spell that ends is then at least QUIET, and
-    // its end wakes the watch); else at most QUIET.
+    // Past it only from QUIET on and while idle throughout (the spell that ends is then at
+    // least QUIET, and its end wakes the watch); else at most QUIET.
     assert_eq!(next_limit(limit, false, false), QUIET);
+    assert_eq!(next_limit(limit, false, true), QUIET);
     assert_eq!(next_limit(QUIET, false, false), QUIET);
     assert_eq!(next_limit(QUIET, false, true), QUIET * 2);
     assert_eq!(next_limit(WATCH_MAX, false, true), WATCH_MAX);
