@@ -876,3 +876,38 @@ fn a_behaviour_s_scope_runs_tasks_spawned_from_outside_the_pool() {
         }
     });
 }
+
+/// A panic payload whose own `Drop` panics (while armed).
+struct Bomb(bool);
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.0 {
+            panic!("a panic payload that panics when dropped");
+        }
+    }
+}
+
+/// Several tasks of a scope panic with payloads whose `Drop` panics: the scope keeps the first
+/// and drops the others; that drop's panic neither kills a worker nor hangs the scope.
+#[test]
+fn a_panic_payload_that_panics_when_dropped_ends_no_worker_and_hangs_no_scope() {
+    watchdog(60, || {
+        for (_, system) in systems(2) {
+            for _ in 0..10 {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    system.scope(|s| {
+                        for _ in 0..8 {
+                            s.spawn(|_| std::panic::panic_any(Bomb(true)));
+                        }
+                    })
+                }));
+                let mut p = r.expect_err("the first panic reaches the scope's caller");
+                p.downcast_mut::<Bomb>().expect("a Bomb").0 = false;
+                drop(p);
+                // The workers still run tasks.
+                assert_eq!(system.join(|| fib(12), || fib(10)).0, fib_seq(12));
+            }
+            system.stop();
+        }
+    });
+}

@@ -45,6 +45,11 @@ const MAX_NAP: Duration = Duration::from_millis(1);
 /// other thread, `join` runs `a` then `b` on the calling thread: use [`crate::SystemHandle::join`]
 /// to run a computation on a system's workers from outside.
 ///
+/// The halves may run one after the other on one worker (when its deque already holds tasks
+/// for thieves, or no worker is free to take `b`): as with rayon's `join`, never make one half
+/// wait for the other (a barrier, a channel); work that must run at once belongs in actors or
+/// threads of its own.
+///
 /// A panic in `a` or `b` is resumed here, after both have finished or been dropped; the worker
 /// survives.
 ///

@@ -200,9 +200,23 @@ impl<'scope> Scope<'scope> {
         }
     }
 
+    /// Keeps the first panic's payload. A later one is dropped outside the lock, and a panic
+    /// of its `Drop` is swallowed: this runs inside a task, which must not unwind (the task's
+    /// completion, and the worker's own bookkeeping, come after it).
     fn record(&self, p: Box<dyn Any + Send>) {
-        let mut g = self.panic.lock().unwrap_or_else(|e| e.into_inner());
-        g.get_or_insert(p);
+        let extra = {
+            let mut g = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+            match *g {
+                None => {
+                    *g = Some(p);
+                    None
+                }
+                Some(_) => Some(p),
+            }
+        };
+        if let Some(p) = extra {
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| drop(p)));
+        }
     }
 
     /// After every task: the body's result, or the first panic.
@@ -292,7 +306,8 @@ impl<'scope> Scope<'scope> {
     /// Forks a task and returns its handle (Java's fork/join `fork()`): [`Forked::join`] returns
     /// its result, running it on the spot if nobody has started it. A handle dropped without a join
     /// still runs before the scope ends (its result is dropped before then too), and a panic in it
-    /// is resumed when the scope ends, as a spawned task's.
+    /// is resumed when the scope ends, as a spawned task's. As with [`crate::join`], a forked
+    /// task may run after its forker on the same worker: never make it wait for the forker.
     ///
     /// ```
     /// fn fib(n: u64) -> u64 {
