@@ -98,6 +98,7 @@ mod config;
 mod inbox;
 mod names;
 mod node;
+mod outbox;
 mod proxy;
 mod recipient_serde;
 mod wire;

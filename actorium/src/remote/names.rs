@@ -232,35 +232,6 @@ impl NodeInner {
         *node == *self.id || self.tables().up.contains(node)
     }
 
-    /// Waits until `node` is up (see [`Self::is_up`]) or `deadline` passes (`None`: no
-    /// deadline) or this node closes; whether it is up. A lost node is not waited for.
-    fn wait_up(&self, node: &str, deadline: Option<Instant>) -> bool {
-        if *node == *self.id {
-            return true;
-        }
-        let mut t = self.tables();
-        loop {
-            if t.up.contains(node) {
-                return true;
-            }
-            if self.is_closed() || t.is_down(node) {
-                return false;
-            }
-            t = match deadline {
-                None => self.seen.wait(t).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => {
-                        self.seen
-                            .wait_timeout(t, left)
-                            .unwrap_or_else(|p| p.into_inner())
-                            .0
-                    }
-                    _ => return false,
-                },
-            };
-        }
-    }
-
     /// Calls `f` with each change of the actors registered under `name` for `M`.
     pub(super) fn watch_name<M, F>(
         self: &Arc<Self>,

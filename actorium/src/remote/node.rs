@@ -60,11 +60,8 @@ pub struct NodeInner {
     /// The inbox subscriber, the node watch and the node's token, dropped at close.
     keep: Mutex<Vec<Box<dyn Any + Send>>>,
     /// Frames made on Zenoh's threads, sent by a thread of the node's own (`put_later`).
-    outbox: Mutex<Option<mpsc::Sender<Job>>>,
+    pub(super) outbox: Mutex<Option<mpsc::Sender<super::outbox::Job>>>,
 }
-
-/// Work for the node's outbox thread.
-type Job = Box<dyn FnOnce(&Arc<NodeInner>) + Send>;
 
 /// How many lost nodes a node remembers: bounds what a long life of processes coming and
 /// going costs. A forgotten one that a recipient in a message still names is looked for
@@ -219,15 +216,6 @@ fn with_node<T>(node: &Arc<NodeInner>, f: impl FnOnce() -> T) -> T {
     }
     let _restore = Restore(CURRENT.with(|c| c.replace(Arc::as_ptr(node))));
     f()
-}
-
-/// The number of the ask a frame of this node's making carries, if it is an ask.
-fn ask_in(frame: &[u8]) -> Option<u64> {
-    let head = frame.get(1 + usize::from(*frame.first()?)..)?;
-    match postcard::take_from_bytes::<Head<'_>>(head).ok()?.0 {
-        Head::Ask { ask, .. } => Some(ask),
-        _ => None,
-    }
 }
 
 /// The node encoding or decoding a frame on this thread, if any.
@@ -489,29 +477,47 @@ impl NodeInner {
     /// is lost (`NodeDown` for everything waiting on it). Only the first frames to a node
     /// heard of through a recipient in a message ever wait.
     fn wait_seen(self: &Arc<Self>, to: &Arc<str>) -> Result<(), ()> {
-        if **to == *self.id {
+        let deadline = std::time::Instant::now().checked_add(self.lease);
+        if self.wait_up(to, deadline) {
             return Ok(());
         }
-        let deadline = std::time::Instant::now() + self.lease;
+        let timed_out = {
+            let t = self.tables();
+            !t.up.contains(to) && !t.is_down(to) && !self.is_closed()
+        };
+        if timed_out {
+            self.node_down(to);
+        }
+        Err(())
+    }
+
+    /// Waits until `node` is up (this node, or one whose token this node has seen and not
+    /// lost since) or `deadline` passes (`None`: no deadline) or this node closes; whether it
+    /// is up. A lost node is not waited for.
+    pub(super) fn wait_up(&self, node: &str, deadline: Option<std::time::Instant>) -> bool {
+        if *node == *self.id {
+            return true;
+        }
         let mut t = self.tables();
         loop {
-            if t.up.contains(to) {
-                return Ok(());
+            if t.up.contains(node) {
+                return true;
             }
-            if t.down.contains(to) || self.is_closed() {
-                return Err(());
+            if self.is_closed() || t.is_down(node) {
+                return false;
             }
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                drop(t);
-                self.node_down(to);
-                return Err(());
-            }
-            t = self
-                .seen
-                .wait_timeout(t, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            t = match deadline {
+                None => self.seen.wait(t).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                    Some(left) if !left.is_zero() => {
+                        self.seen
+                            .wait_timeout(t, left)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0
+                    }
+                    _ => return false,
+                },
+            };
         }
     }
 
@@ -581,54 +587,6 @@ impl NodeInner {
                 .ok()
             }
         }
-    }
-
-    /// Sends `frame` to `to` from the outbox's thread: a frame made on one of Zenoh's
-    /// receiving threads must not block it (a congested link would stop the very thread that
-    /// drains the other direction).
-    ///
-    /// An ask in a frame that cannot be put is answered `Dropped` if it still waits (its
-    /// sender was told it was sent): a lost node's asks were answered `NodeDown` by its loss
-    /// already, so only an engine error leaves one waiting.
-    pub(super) fn put_later(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) {
-        let to = to.clone();
-        self.later(Box::new(move |n: &Arc<NodeInner>| {
-            let ask = ask_in(&frame);
-            if n.put(&to, frame).is_err() {
-                if let Some(port) = ask.and_then(|a| n.take_awaited(a)) {
-                    port.complete(Err(AskError::Dropped), n);
-                }
-            }
-        }));
-    }
-
-    /// Runs `job` on the node's outbox thread (in order with the other jobs): for work that
-    /// may block or call into Zenoh, asked for where neither is allowed (Zenoh's threads, or a
-    /// drop that Zenoh may run under its own locks).
-    fn later(self: &Arc<Self>, job: Job) {
-        let mut outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
-        if self.is_closed() {
-            return;
-        }
-        let tx = outbox.get_or_insert_with(|| {
-            let (tx, rx) = mpsc::channel::<Job>();
-            let node = Arc::downgrade(self);
-            let spawned = std::thread::Builder::new()
-                .name("actorium-remote-out".into())
-                .spawn(move || {
-                    // Ends when the node closes (its sender is dropped) or is gone.
-                    while let Ok(job) = rx.recv() {
-                        match node.upgrade() {
-                            Some(n) => job(&n),
-                            None => return,
-                        }
-                    }
-                });
-            // (No thread: the jobs sent to it are dropped, as frames on a lost link.)
-            drop(spawned);
-            tx
-        });
-        let _ = tx.send(job);
     }
 
     /// Files `port` under `ask` until node `to` replies; gives it back if `to` is lost.
