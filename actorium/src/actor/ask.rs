@@ -257,6 +257,20 @@ pub struct Pending<R> {
     drive: Option<ExecRef>,
 }
 
+/// Whether the calling thread may block waiting for a reply of actor `target` of the system
+/// `owner` (see [`Pending::wait`]): [`AskError::WouldBlock`] on a thread of that system that a
+/// wait would block.
+pub(crate) fn may_block_on(owner: *const (), target: *const ()) -> Result<(), AskError> {
+    if runs_for(owner) {
+        // A detached actor may wait for *another* actor: it has a thread of its own.
+        let other = detached_actor_of(owner).is_some_and(|a| a as usize != target as usize);
+        if !other {
+            return Err(AskError::WouldBlock);
+        }
+    }
+    Ok(())
+}
+
 impl<R> Pending<R> {
     pub(crate) fn new(
         slot: Arc<Slot<R>>,
@@ -273,15 +287,7 @@ impl<R> Pending<R> {
     }
 
     fn may_block(&self) -> Result<(), AskError> {
-        let owner = self.owner as *const ();
-        if runs_for(owner) {
-            // A detached actor may wait for *another* actor: it has a thread of its own.
-            let other = detached_actor_of(owner).is_some_and(|a| a as usize != self.target);
-            if !other {
-                return Err(AskError::WouldBlock);
-            }
-        }
-        Ok(())
+        may_block_on(self.owner as *const (), self.target as *const ())
     }
 
     fn done(&self, t: Taken<R>) -> Result<R, AskError> {

@@ -2,7 +2,8 @@
 //! wait for the reply, blocking ([`Addr::call`], [`Addr::call_timeout`]) or awaited
 //! ([`Addr::call_async`]). A question that cannot be sent (the actor had ended) is dropped
 //! and reported as [`AskError::Dead`]; where it must come back, use the two-step
-//! [`Addr::ask`] (its [`crate::SendError`] holds it).
+//! [`Addr::ask`] (its [`crate::SendError`] holds it). A blocking call that its thread may not
+//! make ([`AskError::WouldBlock`]: a thread of the asked actor's own system) sends nothing.
 
 use super::addr::{Addr, Recipient};
 use super::ask::{Ask, AskError, Pending};
@@ -10,9 +11,15 @@ use super::Receive;
 use std::future::Future;
 use std::time::Duration;
 
-/// The reply of a request whose sending gave `sent`.
-fn reply<R, E>(sent: Result<Pending<R>, E>, timeout: Option<Duration>) -> Result<R, AskError> {
-    let pending = sent.map_err(|_| AskError::Dead)?;
+/// The reply of the request `ask` sends, blocking: refused before anything is sent on a thread
+/// that may not wait for `parts`' actor (see [`Addr::pending_parts`]).
+fn reply<R, E>(
+    parts: (*const (), *const (), Option<crate::core::ExecRef>),
+    ask: impl FnOnce() -> Result<Pending<R>, E>,
+    timeout: Option<Duration>,
+) -> Result<R, AskError> {
+    super::ask::may_block_on(parts.0, parts.1)?;
+    let pending = ask().map_err(|_| AskError::Dead)?;
     match timeout {
         Some(d) => pending.wait_timeout(d),
         None => pending.wait(),
@@ -60,7 +67,7 @@ where
         M: Send + 'static,
         R: Send + 'static,
     {
-        reply(self.ask(msg), None)
+        reply(self.pending_parts(), || self.ask(msg), None)
     }
 
     /// [`Self::call`], giving up after `timeout` ([`AskError::Timeout`]).
@@ -73,7 +80,7 @@ where
         M: Send + 'static,
         R: Send + 'static,
     {
-        reply(self.ask(msg), Some(timeout))
+        reply(self.pending_parts(), || self.ask(msg), Some(timeout))
     }
 
     /// [`Self::call`] for async code: the question is sent now, the reply awaited (any
@@ -97,7 +104,7 @@ impl<M: Send + 'static, R: Send + 'static> Recipient<Ask<M, R>> {
     /// # Errors
     /// As [`Addr::call`].
     pub fn call(&self, msg: M) -> Result<R, AskError> {
-        reply(self.ask(msg), None)
+        reply(self.pending_parts(), || self.ask(msg), None)
     }
 
     /// [`Self::call`], giving up after `timeout`, as [`Addr::call_timeout`].
@@ -105,7 +112,7 @@ impl<M: Send + 'static, R: Send + 'static> Recipient<Ask<M, R>> {
     /// # Errors
     /// As [`Addr::call_timeout`].
     pub fn call_timeout(&self, msg: M, timeout: Duration) -> Result<R, AskError> {
-        reply(self.ask(msg), Some(timeout))
+        reply(self.pending_parts(), || self.ask(msg), Some(timeout))
     }
 
     /// [`Self::call`] for async code, as [`Addr::call_async`].

@@ -86,6 +86,7 @@ fn dispose<M>(m: M) {
             ),
             &*p,
         );
+        crate::core::drop_payload(p);
     }
 }
 
@@ -134,6 +135,7 @@ fn add<M: Send + 'static>(
                             ),
                             &*p,
                         );
+                        crate::core::drop_payload(p);
                         false
                     }
                 }

@@ -450,6 +450,7 @@ impl CopyQueue {
         while let Some(e) = self.pop() {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| e.discard())) {
                 report_panic("a destructor run at shutdown", &*p);
+                super::drop_payload(p);
             }
         }
         self.reset_drained();

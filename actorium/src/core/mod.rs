@@ -474,6 +474,7 @@ pub(crate) fn run_batch(
             Ok(()) => return n,
             Err(p) => {
                 report_panic("a destructor run by the executor", &*p);
+                drop_payload(p);
                 if let Some(c) = w.counters {
                     c.panics.bump(1);
                 }
@@ -493,6 +494,16 @@ pub(crate) fn report_panic(what: &str, payload: &(dyn Any + Send)) {
             message: panic_message(payload),
         },
     );
+}
+
+/// Drops a caught panic's payload; one whose destructor panics in turn is leaked (with the
+/// second payload), never unwound into the caller: a worker, or a drop already unwinding.
+pub(crate) fn drop_payload(payload: Box<dyn Any + Send>) {
+    if let Err(again) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
+    {
+        std::mem::forget(again);
+    }
 }
 
 /// The message of a panic payload.

@@ -127,6 +127,7 @@ impl Monitors {
             // all the same.
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| w(reason))) {
                 super::report_panic("a monitor's notice (dropping its continuation)", &*p);
+                super::drop_payload(p);
             }
         }
     }

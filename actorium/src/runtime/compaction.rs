@@ -406,11 +406,11 @@ impl Compaction {
         }
     }
 
-    /// Wakes the watch (the first dormant row), its flag (`wanted` or `quiet`) set first.
+    /// Wakes the watch (the first dormant row: [`WorkerTable::watch_row`]), its flag
+    /// (`wanted` or `quiet`) set first.
     fn wake_watch(&self, table: &WorkerTable) {
-        let first = table.len();
-        if first < table.limit() {
-            table.wake_row(first);
+        if let Some(row) = table.watch_row() {
+            table.wake_row(row);
         }
     }
 
@@ -568,7 +568,7 @@ fn run<U: Unit>(unit: &U, now: u64) {
                     st.holdoff_until = window + st.holdoff;
                     st.holdoff = (st.holdoff * 2).min(HOLDOFF_MAX);
                     for _ in t.from..active {
-                        if unit.holds_work(table.len() - 1) {
+                        if !deactivatable(unit, table.len() - 1) {
                             break; // (the spare rule takes it later)
                         }
                         if pool.deactivate(unit).is_some() {
@@ -620,11 +620,7 @@ fn run<U: Unit>(unit: &U, now: u64) {
         }
         Verdict::Spare if active > 1 => {
             st.low += 1;
-            // Not a worker seen holding work behind what it runs (mail behind a long
-            // behaviour): its rescue looks at active workers alone (`Unit::holds_work`; a look
-            // before the deactivation, so one batch taken in between may still wait for the
-            // behaviour it is behind).
-            if st.low >= LOW_WINDOWS && !unit.holds_work(active - 1) {
+            if st.low >= LOW_WINDOWS && deactivatable(unit, active - 1) {
                 st.low = 0;
                 if pool.deactivate(unit).is_some() {
                     c.deactivations.fetch_add(1, Ordering::Relaxed);
@@ -634,6 +630,16 @@ fn run<U: Unit>(unit: &U, now: u64) {
         }
         _ => st.low = 0,
     }
+}
+
+/// Whether the last active worker, `row`, may be deactivated now: it is in an idle spell (a
+/// worker deactivated inside a long behaviour would finish it first, and hold its queues
+/// until then), and holds no work behind what it runs (mail behind a long behaviour: its
+/// rescue looks at active workers alone, `Unit::holds_work`). Looks before the deactivation:
+/// a behaviour or a batch taken in between still runs first; the watch then moves to the
+/// next dormant row (`WorkerTable::watch_row`).
+fn deactivatable<U: Unit>(unit: &U, row: usize) -> bool {
+    unit.pool().table().pace(row).idle() && !unit.holds_work(row)
 }
 
 /// Consecutive windows, their nanoseconds and the units of work done in them.

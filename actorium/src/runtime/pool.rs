@@ -590,8 +590,11 @@ impl<T> Pool<T> {
         // After the state stores: a parked worker sees them, or this wakes it. The first row
         // still dormant is woken too: it takes up the watch (`worker::dormant`).
         fence(Ordering::SeqCst);
-        for i in n..(m + 1).min(lim) {
+        for i in n..m {
             self.wake_row(i);
+        }
+        if let Some(watch) = self.watch_row() {
+            self.wake_row(watch);
         }
         unit.after_resize(n, m);
         Some(m)

@@ -114,7 +114,9 @@ impl TimerRef {
 /// the shutdown) alive whatever its closure's drop does. (The closures the actor layer makes
 /// catch and report a panic of their message's destructor themselves.)
 fn drop_task(task: Task) {
-    let _ = catch_unwind(AssertUnwindSafe(|| drop(task)));
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| drop(task))) {
+        crate::core::drop_payload(p);
+    }
 }
 
 /// Rebuilds the heap when stale entries (of cancelled timers) outnumber the live ones.

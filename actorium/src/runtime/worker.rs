@@ -416,11 +416,12 @@ fn removed<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> boo
     leave == Leave::Exit || dormant(unit, me.index)
 }
 
-/// A deactivated worker parks (`compaction.rs`); whether it must end. The row an activation
-/// would take first (`len`) parks with a time limit, and runs the controller when it passes:
-/// no active worker may run it while each is inside one long behaviour, and mail may wait
-/// behind them. (An activation wakes the row that becomes the first dormant one, so that it
-/// takes up the watch.)
+/// A deactivated worker parks (`compaction.rs`); whether it must end. The first dormant row
+/// (the watch: [`super::worker_table::WorkerTable::watch_row`]) parks with a time limit, and
+/// runs the controller when it passes: no active worker may run it while each is inside one
+/// long behaviour, and mail may wait behind them. (An activation wakes the row that becomes
+/// the first dormant one, so that it takes up the watch; a row that becomes dormant is the
+/// watch from its next park.)
 ///
 /// It ends only when the workers may end (`exit_ready`: the system is aborting, or drained of
 /// its actors), not as soon as it closes: an activation that checked for the close before it
@@ -430,7 +431,7 @@ fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
     let stop = || unit.exit_ready();
     let mut watch = compaction::Watch::new();
     loop {
-        let is_watch = || index == pool.len();
+        let is_watch = || pool.watch_row() == Some(index);
         let limit = || is_watch().then_some(watch.limit());
         let poked = || is_watch() && pool.compaction().poked();
         let parked = pool.park(index, stop, limit, poked);

@@ -206,7 +206,7 @@ pub(crate) fn park(
         // A wake-up that changes no state (`poked`: fork/join tasks shown, a quiet spell's
         // end) may have come while the worker ran between two parks, and `search` above erased
         // it; what its waker stored before waking is seen here. The time limit is read here
-        // too: an activation that made this row the watch stored `len` before waking it.
+        // too: an activation that made this row the watch stored the states before waking it.
         if poked() {
             sleep.awake();
             return Parked::Woken;
@@ -312,6 +312,13 @@ impl WorkerTable {
     #[inline]
     pub(crate) fn is_active(&self, i: usize) -> bool {
         self.slots[i].state.load(Ordering::Relaxed) == ACTIVE
+    }
+
+    /// Compaction's watch: the first dormant row (`len`, unless that row's worker was
+    /// deactivated inside a behaviour and has not parked yet; then the next, which has its
+    /// thread: it was the watch before), if any below `limit`.
+    pub(crate) fn watch_row(&self) -> Option<usize> {
+        (self.len()..self.limit()).find(|&i| self.slots[i].state.load(Ordering::SeqCst) == DORMANT)
     }
 
     /// Rows whose worker was removed and has not yet left.

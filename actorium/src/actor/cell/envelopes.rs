@@ -55,13 +55,17 @@ impl<A: Actor> CellOps<A> {
             .ended(&cell.header, &ExitReason::Shutdown);
         cell.header.set_installed(false);
         // SAFETY: the workers have exited: nothing else touches the state.
-        let old = unsafe { ((*cell.state.get()).take(), cell.take_sup()) };
+        let (old, sup) = unsafe { ((*cell.state.get()).take(), cell.take_sup()) };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
             cell.header.exec.shared().report_panic(
                 Some(std::any::type_name::<A>()),
                 "destructor",
                 &*p,
             );
+            crate::core::drop_payload(p);
+        }
+        if let Some(sup) = sup {
+            super::run::drop_sup(cell, sup, None);
         }
         if let Some(room) = cell.bound() {
             room.close();
@@ -228,6 +232,7 @@ impl<A: Actor> StartWith<A> {
             Err(p) => {
                 panicked(cell, &*p, "state builder", w.counters);
                 let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+                crate::core::drop_payload(p);
                 end(cell, Status::Panicked, w.counters, reason);
                 return;
             }
@@ -319,6 +324,7 @@ impl<A: Actor> Revive<A> {
             Err(p) => {
                 panicked(cell, &*p, "restart factory", w.counters);
                 let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+                crate::core::drop_payload(p);
                 suspend(cell, Status::Panicked, w.counters, reason);
                 return;
             }

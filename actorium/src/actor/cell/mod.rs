@@ -600,6 +600,7 @@ pub(crate) fn handle_dropped<A: Actor>(cell: &Cell<A>) {
                 "destructor",
                 &*p,
             );
+            crate::core::drop_payload(p);
         }
     }
 }

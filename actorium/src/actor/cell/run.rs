@@ -5,7 +5,7 @@
 use super::super::dispatch::{self, Exec};
 use super::super::{Actor, Allocation, Context};
 use super::*;
-use crate::core::{Event, Executor, ExitReason, Status, WorkerRef};
+use crate::core::{drop_payload, Event, Executor, ExitReason, Status, WorkerRef};
 use crate::runtime::counters::Counters;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -68,6 +68,7 @@ pub(super) fn finish_state<A: Actor>(
                 panicked(cell, &*p, "stopped hook", counters);
                 // A failure: its monitors and links hear of it.
                 *reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+                drop_payload(p);
             }
         }
     }
@@ -79,6 +80,7 @@ pub(super) fn finish_state<A: Actor>(
         let old = state.take();
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
             panicked(cell, &*p, "destructor", counters);
+            drop_payload(p);
         }
     }
 }
@@ -134,11 +136,25 @@ pub(super) fn drop_supervision<A: Actor>(cell: &Cell<A>, counters: Counts<'_>) {
     if let Some(c) = counters {
         c.dead_letters.bump(waiting);
     }
-    if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(sup))) {
-        panicked(cell, &*p, "destructor of waiting mail", counters);
-    }
+    drop_sup(cell, sup, counters);
     if waiting > 0 {
         dead_letters(cell, waiting);
+    }
+}
+
+/// Drops a supervised actor's restart data, its waiting mail one message at a time: each
+/// destructor's panic is caught and reported (dropped as one queue, a second panicking
+/// destructor would unwind during the first's unwinding and abort the process).
+pub(super) fn drop_sup<A: Actor>(cell: &Cell<A>, mut sup: Supervised<A>, counters: Counts<'_>) {
+    while let Some(f) = sup.stash.pop_front() {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(f))) {
+            panicked(cell, &*p, "destructor of waiting mail", counters);
+            drop_payload(p);
+        }
+    }
+    if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(sup))) {
+        panicked(cell, &*p, "destructor of a restart factory", counters);
+        drop_payload(p);
     }
 }
 
@@ -243,6 +259,7 @@ pub(super) fn behaviour_panicked<A: Actor>(
 ) {
     panicked(cell, &*p, what, counters);
     let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
+    drop_payload(p);
     end(cell, Status::Panicked, counters, reason);
 }
 
@@ -278,7 +295,10 @@ pub(super) fn dead_letter<A: Actor>(cell: &Cell<A>, counters: Counts<'_>, f: The
     if let Some(c) = counters {
         c.dead_letters.bump(1);
     }
-    drop(f);
+    if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(f))) {
+        panicked(cell, &*p, "destructor of a dead letter", counters);
+        drop_payload(p);
+    }
     dead_letters(cell, 1);
 }
 
@@ -291,9 +311,12 @@ pub(super) fn dead_letters<A: Actor>(cell: &Cell<A>, count: u64) {
 }
 
 /// Runs the mail a supervised actor received while it waited for its restart, in order, until
-/// it is done or the actor stops being runnable (ended again: the rest waits on).
+/// it is done or the actor stops being runnable (ended again: the rest waits on), or the
+/// system aborts (a shutdown's deadline passed: no behaviour starts after it; the rest is
+/// dropped with the actor).
 pub(super) fn replay<A: Actor>(cell: &Cell<A>, w: WorkerRef<'_>) {
-    while runnable(cell) {
+    let life = &cell.header.exec.shared().life;
+    while runnable(cell) && !life.aborting() {
         // SAFETY: we hold the actor's queue; the borrow ends before the behaviour runs.
         let next = unsafe { cell.sup().and_then(|s| s.stash.pop_front()) };
         let Some(f) = next else { break };

@@ -219,6 +219,7 @@ impl<P: Policy> Executor<P> {
             Ok(r) => Some(r),
             Err(p) => {
                 self.policy_panicked(what, moves, &*p);
+                crate::core::drop_payload(p);
                 None
             }
         }
