@@ -20,8 +20,10 @@ pub struct Timer {
 }
 
 impl Timer {
-    /// Cancels the timer: its message is dropped unsent (for a periodic timer, no further
-    /// message is sent). Returns whether it was still pending.
+    /// Cancels the timer: its message is dropped unsent (for a periodic timer, no tick after
+    /// the one being sent at this moment, if any: a cancel that races a tick does not take
+    /// back the tick already on its way, so a receiver may see one more). Returns whether it
+    /// was still pending.
     pub fn cancel(&self) -> bool {
         self.r.cancel()
     }

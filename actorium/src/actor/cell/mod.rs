@@ -567,7 +567,17 @@ pub(crate) fn respawn<A: Actor>(cell: &Arc<Cell<A>>, actor: A) -> Result<(), A> 
     let env = Envelope::new(cell.raw(), &Install::<A>::VTABLE, Payload::pack(actor));
     // SAFETY: the cell is kept alive by `cell`, and belongs to its header's executor.
     match unsafe { cell.header.exec.revive(&cell.header, env) } {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            // A graceful shutdown that began since the check above may have looked at this
+            // actor while it was ended, and it asks each actor once: ask it here. (The fence
+            // orders the revival before the look at `draining`; the shutdown sets `draining`
+            // before its look at the actors: one of the two sees the other.)
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            if cell.header.exec.shared().draining() {
+                cell.header.request_stop();
+            }
+            Ok(())
+        }
         // SAFETY: packed from an `A` above.
         Err(env) => Err(unsafe { env.into_message::<A>() }),
     }

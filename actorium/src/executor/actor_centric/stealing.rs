@@ -28,7 +28,9 @@
 //! the job; a worker whose own deque holds a backlog (two or more jobs) wakes one sleeper to
 //! steal; and a worker running a long job wakes one every `LONG_JOB_CHECK` messages or so while
 //! anything waits in its deque or inbox ([`Policy::during_resume`]). A woken worker first searches
-//! every worker once, so the job it was woken for is found at once. A job in a deque belongs to a
+//! every worker once, so the job it was woken for is found at once, and if it finds one while
+//! jobs wait elsewhere and others sleep, wakes the next (a notification hides the other sleepers
+//! until the worker it woke has retired). A job in a deque belongs to a
 //! worker that is running (it pushed it) and that either takes it when its current job ends or, if
 //! that job is long, wakes a sleeper for it; a job in an inbox was followed by a notification of
 //! the inbox's owner, or of a sleeper when the owner was awake. (Not covered: a job a behaviour
@@ -290,11 +292,34 @@ fn poll_tier(
             return Some(j);
         }
         if me.tasks_waiting() {
-            return None;
+            // Back to the worker's loop, which runs fork/join tasks; a steal first: the hint
+            // stays up while a task's owner runs one whose siblings were all stolen, and the
+            // jobs of the other workers must not wait behind it.
+            return steal(me);
         }
         pause();
     }
     None
+}
+
+/// A worker woken from its idle sleep found a job while others sleep: if more wait in another
+/// worker's queues, wake one sleeper for them, as tokio's searcher that finds work wakes the
+/// next. A general notification hides the other sleepers until the worker it picked has
+/// retired (`notify_any` swaps the first-idle word to "none"): an external enqueue meanwhile
+/// to a worker inside one long job saw nobody asleep and woke nobody. This worker has retired
+/// before it looks (the fence orders its look after that store).
+#[cold]
+#[inline(never)]
+fn wake_for_more(me: &mut WorkerCtx<'_, WorkStealing>) {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let (i, n) = (me.index(), me.scheduler().workers());
+    let waiting = (1..n).any(|k| {
+        let v = me.scheduler().worker((i + k) % n);
+        !v.inbox.is_empty() || !v.stealer.is_empty()
+    });
+    if waiting {
+        me.scheduler().notify_any();
+    }
 }
 
 /// The idle worker's exhaustive search: its own queues, then every other worker's.
@@ -396,9 +421,10 @@ impl Policy for WorkStealing {
             me.local().moderate.paid();
             return Some(j);
         }
-        // Fork/join tasks wait: back to the worker's loop, which runs them (after every tier).
+        // Fork/join tasks wait: back to the worker's loop, which runs them (after every tier;
+        // a steal first, as in `poll_tier`).
         if me.tasks_waiting() {
-            return None;
+            return steal(me);
         }
         let moderate = me.local().moderate.scale(self.moderate_poll_attempts);
         if let Some(j) = poll_tier(me, moderate, self.moderate_steal_interval, || {
@@ -413,7 +439,7 @@ impl Policy for WorkStealing {
             return Some(j);
         }
         if me.tasks_waiting() {
-            return None;
+            return steal(me);
         }
         // Relaxed: steal once more, then sleep until notified (instead of CAF's 10 ms polls).
         if let Some(j) = steal(me) {
@@ -425,7 +451,11 @@ impl Policy for WorkStealing {
         let slept = Instant::now();
         let found = me.idle_sleep(search_all);
         me.local().moderate.slept(slept.elapsed());
-        found.or_else(|| search_all(me))
+        let found = found.or_else(|| search_all(me));
+        if found.is_some() && me.scheduler().has_sleepers() {
+            wake_for_more(me);
+        }
+        found
     }
 
     /// Internal enqueues go to the worker's own deque, resumed jobs to its own inbox.

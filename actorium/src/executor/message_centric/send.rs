@@ -227,6 +227,28 @@ impl Executor {
     /// idle. No mail is missed: an idle worker's look before a watch takes every queue's lock;
     /// if it took `q`'s after this push it saw the mail, and if before, this push (its lock
     /// acquired after that release) sees the worker announced idle and its watch count.
+    /// A worker woken from its idle sleep (it has retired from the sleepers' list): if two or
+    /// more of its queues hold mail while some worker sleeps and none keeps a rescue watch,
+    /// wake one, as [`Self::pushed_own`] would have. That call's notification may have gone to
+    /// this very worker (still listed as a sleeper while its first wake-up was on the way), so
+    /// the mail it was meant for would wait behind whatever this worker runs first, which may
+    /// be a long behaviour; tokio's searcher that finds work wakes the next for the same
+    /// reason. Only after a wake-up: a few loads of the queues' counts.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pass_on(&self, me: &McWorker<'_>) {
+        if !self.pool.has_idle() || self.watching.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        let mut with_mail = self
+            .range(me.index)
+            .filter_map(|s| self.slot(s))
+            .filter(|q| q.len_hint() > 0);
+        if with_mail.next().is_some() && with_mail.next().is_some() {
+            self.pool.notify_any();
+        }
+    }
+
     #[inline]
     pub(crate) fn pushed_own(&self) {
         if self.pool.has_idle() && self.watching.load(Ordering::Relaxed) == 0 {

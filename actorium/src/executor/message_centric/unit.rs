@@ -254,6 +254,9 @@ impl Unit for Executor {
 
     fn woke(&self, me: &McWorker<'_>) {
         self.stamp_awake(me.index, me.local.stamp.get());
+        if self.balance {
+            self.pass_on(me);
+        }
     }
 
     /// Some queue holds mail, or some active worker's batch holds mail behind the behaviour
