@@ -180,7 +180,9 @@ impl<A: Actor> Context<'_, A> {
     /// failure ([`ExitReason::is_abnormal`]) takes the survivor down too (reason
     /// [`ExitReason::Linked`], passed on along further links); a normal end does not. If
     /// `other` has already ended, this actor's `linked_exit` runs with
-    /// [`ExitReason::NotAlive`] (not a failure: it goes on).
+    /// [`ExitReason::NotAlive`] (not a failure: it goes on). Unlike Erlang's, links are not
+    /// a set: each call adds one, so link a pair once (from one side); linked twice, each end
+    /// hears the other's end twice.
     ///
     /// ```
     /// use actorium::{Actor, ActorSystem, Addr, Allocation, Context, ExitReason, Receive};

@@ -113,7 +113,27 @@ pub(crate) struct Permits {
     /// Permits taken, times [`ONE`] (none free once they reach `capacity`, which
     /// [`Self::force`] may pass), plus [`WAITERS`] while the queue may hold a waiter.
     state: AtomicUsize,
-    queue: Mutex<VecDeque<WaiterRef>>,
+    queue: Mutex<Queue>,
+}
+
+/// The waiters, and whether a thread is telling them their grants ([`Permits::serve`]).
+#[derive(Default)]
+struct Queue {
+    waiters: VecDeque<WaiterRef>,
+    serving: bool,
+}
+
+impl std::ops::Deref for Queue {
+    type Target = VecDeque<WaiterRef>;
+    fn deref(&self) -> &Self::Target {
+        &self.waiters
+    }
+}
+
+impl std::ops::DerefMut for Queue {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.waiters
+    }
 }
 
 // The permits whose queue this thread is serving ([`Permits::serving_here`]); loom's own
@@ -139,7 +159,7 @@ impl Permits {
         Self {
             capacity,
             state: AtomicUsize::new(0),
-            queue: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(Queue::default()),
         }
     }
 
@@ -266,7 +286,12 @@ impl Permits {
     }
 
     /// Gives free permits to the waiters at the head of the queue, one at a time, each told
-    /// outside the lock (a callback may release a permit itself).
+    /// outside the lock (a callback may release a permit itself). One thread serves at a
+    /// time, so waiters are told in the order they were granted (two `when_room` callbacks of
+    /// one actor, told by two releasing threads at once, queued its continuations in either
+    /// order); a thread that finds another serving leaves the permit it released to it. No
+    /// permit is left behind: the server decides to stop under the lock, so a release that
+    /// found it serving came before that decision, which sees the permit.
     fn serve(&self) {
         /// Marks this thread as serving `p` while alive.
         struct Serving(*const ());
@@ -285,10 +310,28 @@ impl Permits {
         // which is only deeper, never wrong.)
         let _ = SERVING.try_with(|s| s.borrow_mut().push(me.cast()));
         let _serving = Serving(me.cast());
+        {
+            let mut q = locked!(self.queue);
+            if q.serving {
+                return;
+            }
+            q.serving = true;
+        }
+        // (Cleared on every way out, an unwind included, under the lock.)
+        struct Server<'a>(&'a Mutex<Queue>);
+        impl Drop for Server<'_> {
+            fn drop(&mut self) {
+                locked!(self.0).serving = false;
+            }
+        }
+        let server = Server(&self.queue);
         loop {
             let w = {
                 let mut q = locked!(self.queue);
                 if q.is_empty() || !self.take_free(true) {
+                    q.serving = false;
+                    drop(q);
+                    std::mem::forget(server);
                     return;
                 }
                 let w = q.pop_front().expect("checked non-empty");

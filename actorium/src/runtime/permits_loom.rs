@@ -1,8 +1,9 @@
 //! The permits' hand-over under loom: a waiter queuing itself while the holder releases the
-//! only permit, a barging try in the same race, a waiter giving up while it is served, and the
-//! actor's end while a waiter queues. Checked: the waiter is always served (no lost wake-up),
-//! a try never passes a queued waiter, no permit is lost, the count ends right, and an end
-//! tells a waiter exactly once.
+//! only permit, a barging try in the same race, a waiter giving up while it is served, the
+//! actor's end while a waiter queues, and two releases at once with two waiters. Checked: the
+//! waiter is always served (no lost wake-up), a try never passes a queued waiter, no permit is
+//! lost, the count ends right, an end tells a waiter exactly once, and waiters are told in the
+//! order they were granted.
 
 use super::*;
 use loom::sync::atomic::AtomicBool;
@@ -90,5 +91,34 @@ fn loom_an_end_racing_a_new_waiter_tells_it_exactly_once() {
         p.close_one(&w);
         assert!(w.closed());
         assert_eq!(told.load(Ordering::SeqCst), 1, "told exactly once");
+    });
+}
+
+#[test]
+fn loom_two_releases_at_once_tell_two_waiters_in_order() {
+    loom::model(|| {
+        let p = Arc::new(Permits::new(2));
+        assert!(p.try_acquire() && p.try_acquire());
+        // Two waiters queued in order; each notes its turn when told.
+        let order = Arc::new(loom::sync::Mutex::new(Vec::new()));
+        let waiter = |n: u8| {
+            let order = order.clone();
+            p.wait(Wake::Call(Box::new(move |g| {
+                assert!(g, "never closed here");
+                order.lock().unwrap().push(n);
+            })))
+        };
+        let (w1, w2) = (waiter(1), waiter(2));
+        let q = p.clone();
+        let other = loom::thread::spawn(move || q.release());
+        p.release();
+        other.join().unwrap();
+        // Both served (no permit left behind by a release that found the other serving), the
+        // first granted told first.
+        assert!(w1.granted() && w2.granted());
+        assert_eq!(*order.lock().unwrap(), vec![1, 2]);
+        w1.used();
+        w2.used();
+        assert_eq!(p.used(), 2);
     });
 }
