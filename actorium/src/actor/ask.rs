@@ -263,7 +263,7 @@ pub struct Pending<R> {
 pub(crate) fn may_block_on(owner: *const (), target: *const ()) -> Result<(), AskError> {
     if runs_for(owner) {
         // A detached actor may wait for *another* actor: it has a thread of its own.
-        let other = detached_actor_of(owner).is_some_and(|a| a as usize != target as usize);
+        let other = detached_actor_of(owner).is_some_and(|a| !std::ptr::eq(a, target));
         if !other {
             return Err(AskError::WouldBlock);
         }
