@@ -435,32 +435,30 @@ fn a_respawn_racing_a_graceful_shutdown_does_not_keep_it_waiting() {
         common::on_every_threaded_executor(|name, choose| {
             for round in 0..100 {
                 let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
-                let got = Arc::new(AtomicUsize::new(0));
-                let server = || Server {
-                    got: got.clone(),
-                    stopped: Arc::new(AtomicUsize::new(0)),
+                // Every incarnation's `stopped` hook runs once: counted against incarnations.
+                let stopped = Arc::new(AtomicUsize::new(0));
+                let incarnations = Arc::new(AtomicUsize::new(1));
+                let server = {
+                    let stopped = stopped.clone();
+                    move || Server {
+                        got: Arc::new(AtomicUsize::new(0)),
+                        stopped: stopped.clone(),
+                    }
                 };
                 let a = system.spawn(server());
                 let (started_tx, started) = mpsc::channel();
                 let churn = {
-                    let (a, server) = (a.clone(), server());
+                    let (a, incarnations) = (a.clone(), incarnations.clone());
                     std::thread::spawn(move || {
-                        let mut next = Some(server);
                         let mut first = true;
                         loop {
                             if a.send(actorium::DestroyMsg).is_ok() {
-                                let down = a.monitor();
-                                let _ = down.wait();
+                                let _ = a.monitor().wait();
                             }
-                            match a.respawn(next.take().unwrap()) {
-                                Ok(()) => {
-                                    next = Some(Server {
-                                        got: Arc::new(AtomicUsize::new(0)),
-                                        stopped: Arc::new(AtomicUsize::new(0)),
-                                    })
-                                }
-                                Err(_) => return,
+                            if a.respawn(server()).is_err() {
+                                return;
                             }
+                            incarnations.fetch_add(1, Ordering::SeqCst);
                             if first {
                                 first = false;
                                 started_tx.send(()).unwrap();
@@ -472,6 +470,11 @@ fn a_respawn_racing_a_graceful_shutdown_does_not_keep_it_waiting() {
                 system.shutdown();
                 churn.join().unwrap();
                 assert!(!a.is_alive(), "{name}, round {round}");
+                assert_eq!(
+                    stopped.load(Ordering::SeqCst),
+                    incarnations.load(Ordering::SeqCst),
+                    "{name}, round {round}: a stopped hook not run, or run twice"
+                );
             }
         });
     });

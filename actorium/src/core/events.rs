@@ -133,6 +133,7 @@ pub(crate) fn report(hook: Option<&EventHook>, e: &Event<'_>) {
                     what: "the event hook",
                     message: super::panic_message(&*p),
                 });
+                super::drop_payload(p);
             }
         }
         None => default_report(e),

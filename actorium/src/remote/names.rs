@@ -255,6 +255,7 @@ impl NodeInner {
             let run = std::panic::AssertUnwindSafe(|| on_zenoh_thread(|| f(l)));
             if let Err(p) = std::panic::catch_unwind(run) {
                 crate::core::report_panic("a name watch's callback", &*p);
+                crate::core::drop_payload(p);
             }
         })?;
         Ok(NameWatch { _subscriber: sub })

@@ -80,6 +80,7 @@ impl Proxy {
         for w in watchers {
             if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w(reason))) {
                 crate::core::report_panic("a monitor's notice (dropping its continuation)", &*p);
+                crate::core::drop_payload(p);
             }
         }
     }

@@ -98,12 +98,15 @@ impl Waiter {
     /// waiters must still be told.
     fn tell(&self, granted: bool) {
         let how = std::mem::replace(&mut *locked!(self.wake), Wake::Told);
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || match how {
+        let told = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || match how {
             Wake::Thread(t) => t.unpark(),
             Wake::Task(w) => w.wake(),
             Wake::Call(f) => f(granted),
             Wake::Told => {}
         }));
+        if let Err(p) = told {
+            crate::core::drop_payload(p);
+        }
     }
 }
 

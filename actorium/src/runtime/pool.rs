@@ -26,10 +26,12 @@
 //! held, parks (*dormant*) instead of ending, until an activation or an add makes it active
 //! again, a removal makes it leaving, or the system stops.
 //!
-//! A dormant row gets its thread only when it is first needed: rows `0..=len` (the active
-//! ones and the first dormant one, which keeps compaction's watch: `worker::dormant`) have
-//! one; the others start theirs when an activation or an add reaches them. A system built with
-//! `workers(64)` on a small machine starts two threads, not 64, until its load asks for more.
+//! A dormant row gets its thread only when it is first needed: rows `0..=len` have one (the
+//! active ones and the next), and so has the first dormant row, which keeps compaction's
+//! watch (`WorkerTable::watch_row`, `worker::dormant`; row `len` unless that row was
+//! deactivated inside a behaviour and has not parked yet); the others start theirs when an
+//! activation or an add reaches them. A system built with `workers(64)` on a small machine
+//! starts two threads, not 64, until its load asks for more.
 //!
 //! Invariants:
 //! - rows `0..len` are *active* and each has a running thread (or, inside an add's or an
@@ -546,7 +548,7 @@ impl<T> Pool<T> {
         if unit.closed() || m == n {
             return None;
         }
-        // Threads for the rows activated and the next dormant one (the watch) that have none,
+        // Threads for the rows activated and the next one (the watch, when dormant) that have none,
         // held at a gate until the rows are in place. One the system refuses ends the
         // activation below it. (The gate is made only then: an activation of rows that have
         // their threads allocates nothing.)

@@ -242,7 +242,10 @@ fn run(inner: &Inner) {
         drop(st);
         // (The closures the actor layer makes catch and report their own panics; this only
         // keeps the thread alive whatever a closure does. A panicking timer is dropped.)
-        let again = catch_unwind(AssertUnwindSafe(|| (task.fire)())).unwrap_or(false);
+        let again = catch_unwind(AssertUnwindSafe(|| (task.fire)())).unwrap_or_else(|p| {
+            crate::core::drop_payload(p);
+            false
+        });
         st = inner.lock();
         st.firing = None;
         match task.period {

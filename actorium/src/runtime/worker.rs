@@ -284,6 +284,11 @@ pub(crate) trait Unit: Send + Sync + Sized + 'static {
     /// Called when `me` woke from idle sleep.
     fn woke(&self, _me: &Worker<'_, Self>) {}
 
+    /// Called when `me`, announced idle, found work in its last search before sleeping (it
+    /// has retired): a general notification may have picked it meanwhile, and hidden the
+    /// other sleepers from the senders until now.
+    fn found_work(&self, _me: &Worker<'_, Self>) {}
+
     /// Units of work done so far by every worker, if the unit counts them (the compaction
     /// controller judges an activation by the rate of work after it against before).
     fn progress(&self) -> Option<u64> {
@@ -543,6 +548,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         // either this sees the worker removed, or the notification reaches its benaphore.)
         if unit.search(me) || tasks.search() || unit.exit_ready() || !pool.is_active(index) {
             pool.retire(index);
+            unit.found_work(me);
             idle.reset();
             continue;
         }

@@ -302,12 +302,15 @@ fn poll_tier(
     None
 }
 
-/// A worker woken from its idle sleep found a job while others sleep: if more wait in another
-/// worker's queues, wake one sleeper for them, as tokio's searcher that finds work wakes the
-/// next. A general notification hides the other sleepers until the worker it picked has
-/// retired (`notify_any` swaps the first-idle word to "none"): an external enqueue meanwhile
-/// to a worker inside one long job saw nobody asleep and woke nobody. This worker has retired
-/// before it looks (the fence orders its look after that store).
+/// A worker that went idle (its search before sleeping found a job, or it woke from its
+/// sleep) found a job while others sleep: if more wait in another worker's inbox, or two or
+/// more in its deque (one is most often the next step of a conversation its owner is about to
+/// run, as `internal_enqueue` judges), wake one sleeper for them, as tokio's searcher that
+/// finds work wakes the next. A general notification hides the other sleepers until the
+/// worker it picked has retired (`notify_any` swaps the first-idle word to "none"): an
+/// external enqueue meanwhile to a worker inside one long job saw nobody asleep and woke
+/// nobody. This worker has retired before it looks (the fence orders its look after that
+/// store).
 #[cold]
 #[inline(never)]
 fn wake_for_more(me: &mut WorkerCtx<'_, WorkStealing>) {
@@ -315,7 +318,7 @@ fn wake_for_more(me: &mut WorkerCtx<'_, WorkStealing>) {
     let (i, n) = (me.index(), me.scheduler().workers());
     let waiting = (1..n).any(|k| {
         let v = me.scheduler().worker((i + k) % n);
-        !v.inbox.is_empty() || !v.stealer.is_empty()
+        !v.inbox.is_empty() || v.stealer.len() > 1
     });
     if waiting {
         me.scheduler().notify_any();

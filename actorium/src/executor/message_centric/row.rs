@@ -73,12 +73,17 @@ pub(crate) struct Busy {
 }
 
 impl Busy {
+    /// Whether the worker is in a visit (counted while balance is on).
+    #[inline]
+    pub(crate) fn in_visit(&self) -> bool {
+        self.visits.load(Ordering::Relaxed) % 2 == 1
+    }
+
     /// Whether mail waits in this worker's batch behind the behaviour it runs (in a visit,
     /// and `ran` below `behind`): no steal can reach it. Counted while balance is on.
     #[inline]
     pub(crate) fn mail_behind(&self) -> bool {
-        self.visits.load(Ordering::Relaxed) % 2 == 1
-            && self.behind.load(Ordering::Relaxed) > self.ran.load(Ordering::Relaxed)
+        self.in_visit() && self.behind.load(Ordering::Relaxed) > self.ran.load(Ordering::Relaxed)
     }
 }
 

@@ -219,6 +219,51 @@ impl Executor {
         }
     }
 
+    /// A worker that was announced idle and works again (it woke from its sleep, or its
+    /// search before sleeping found work; it has retired from the sleepers' list), or a rescue
+    /// watcher that stops watching: if mail may wait behind a running worker while some worker
+    /// sleeps and none keeps a rescue watch, wake one, as [`Self::pushed_own`] would. Such mail
+    /// is two or more of this worker's own queues with mail (it runs one first), or a queue
+    /// with mail, not being processed, of another worker in a visit, or mail behind the
+    /// behaviour that worker runs. The wake-up meant for it may have been spent: a general
+    /// notification picks the first worker listed idle, which may be this one (notified
+    /// already, or about to find other work in its search), and hides the other sleepers until
+    /// it retires; a watcher's count kept senders from waking anyone. tokio's searcher that
+    /// finds work wakes the next for the same reason. Lock-free looks at the queues' counts,
+    /// only on these paths.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pass_on(&self, me: usize) {
+        if !self.pool.has_idle() || self.watching.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        let with_mail = |w: usize| {
+            self.range(w)
+                .filter_map(|s| self.slot(s))
+                .filter(move |q| q.len_hint() > 0 && (w == me || !q.looks_processed()))
+        };
+        let own = me < self.pool.len() && with_mail(me).nth(1).is_some();
+        let behind_busy = || {
+            (0..self.pool.len()).filter(|&w| w != me).any(|w| {
+                let busy = &self.pool.data(w).busy;
+                busy.in_visit() && (busy.mail_behind() || with_mail(w).next().is_some())
+            })
+        };
+        if own || behind_busy() {
+            self.pool.notify_any();
+        }
+    }
+
+    /// [`Self::stop_watching`], then [`Self::pass_on`] if this worker was a rescue watcher
+    /// (it stops watching to work: a sender that saw it watching woke nobody).
+    #[inline]
+    pub(crate) fn stop_watching_and_pass_on(&self, me: &McWorker<'_>) {
+        if me.local.watching.get() {
+            self.stop_watching(&me.local);
+            self.pass_on(me.index);
+        }
+    }
+
     /// Mail was published in a queue whose owner is running: the caller itself (a send or
     /// spawn into one of its own queues but the one it processes), or a worker the
     /// notification found awake. The mail waits behind whatever the owner runs now, which may
@@ -227,28 +272,6 @@ impl Executor {
     /// idle. No mail is missed: an idle worker's look before a watch takes every queue's lock;
     /// if it took `q`'s after this push it saw the mail, and if before, this push (its lock
     /// acquired after that release) sees the worker announced idle and its watch count.
-    /// A worker woken from its idle sleep (it has retired from the sleepers' list): if two or
-    /// more of its queues hold mail while some worker sleeps and none keeps a rescue watch,
-    /// wake one, as [`Self::pushed_own`] would have. That call's notification may have gone to
-    /// this very worker (still listed as a sleeper while its first wake-up was on the way), so
-    /// the mail it was meant for would wait behind whatever this worker runs first, which may
-    /// be a long behaviour; tokio's searcher that finds work wakes the next for the same
-    /// reason. Only after a wake-up: a few loads of the queues' counts.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn pass_on(&self, me: &McWorker<'_>) {
-        if !self.pool.has_idle() || self.watching.load(Ordering::Relaxed) != 0 {
-            return;
-        }
-        let mut with_mail = self
-            .range(me.index)
-            .filter_map(|s| self.slot(s))
-            .filter(|q| q.len_hint() > 0);
-        if with_mail.next().is_some() && with_mail.next().is_some() {
-            self.pool.notify_any();
-        }
-    }
-
     #[inline]
     pub(crate) fn pushed_own(&self) {
         if self.pool.has_idle() && self.watching.load(Ordering::Relaxed) == 0 {

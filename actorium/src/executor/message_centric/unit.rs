@@ -149,7 +149,7 @@ impl Unit for Executor {
             && self.steal(me, holding)
         {
             me.local.rescue_wait.set(self.tuning.rescue_wait_first);
-            self.stop_watching(&me.local);
+            self.stop_watching_and_pass_on(me);
             return Turn::Worked;
         }
         if holding {
@@ -252,10 +252,16 @@ impl Unit for Executor {
         Some(wait)
     }
 
+    fn found_work(&self, me: &McWorker<'_>) {
+        if self.balance {
+            self.pass_on(me.index);
+        }
+    }
+
     fn woke(&self, me: &McWorker<'_>) {
         self.stamp_awake(me.index, me.local.stamp.get());
         if self.balance {
-            self.pass_on(me);
+            self.pass_on(me.index);
         }
     }
 
@@ -284,15 +290,18 @@ impl Unit for Executor {
         })
     }
 
-    /// A removed worker no longer watches.
+    /// A removed worker no longer watches, and passes on a wake-up it may have taken.
     fn leave(&self, me: &McWorker<'_>) {
         self.stop_watching(&me.local);
+        if self.balance {
+            self.pass_on(me.index);
+        }
     }
 
     /// A worker about to run a fork/join task (which may be long) no longer watches, as at the
     /// start of a visit (`begin_visit`).
     fn before_tasks(&self, me: &McWorker<'_>) {
-        self.stop_watching(&me.local);
+        self.stop_watching_and_pass_on(me);
         // A held queue (rule 7) waits for the tasks like any other queue of this worker;
         // after them, it is gulped at once.
         if me.local.holding.replace(false) {
@@ -356,8 +365,9 @@ impl Unit for Executor {
             let g = q.lock();
             let pending = g.len() > 0;
             drop(g);
-            if pending {
-                self.pool.notify(q.owner());
+            if pending && !self.pool.notify(q.owner()) && self.balance {
+                // The owner is awake: it may be inside a long behaviour.
+                self.pushed_own();
             }
         }
     }

@@ -206,7 +206,7 @@ impl Executor {
         // Busy from now, for compaction (a long behaviour is work, though its turn has not
         // returned).
         me.at_work();
-        self.stop_watching(&me.local);
+        self.stop_watching_and_pass_on(me);
         me.local.visit_spawns.set(0);
         if !self.balance {
             // Nobody watches for stuck visits (rules 3 and 4 are off).
@@ -330,8 +330,10 @@ impl Executor {
             // sender would. (If the resize's `after_resize` looked at `q` before the
             // hand-back, the hand-back's lock acquisition came after that look, and this reads
             // the owner the resize stored; if after, the look saw the mail and notified that
-            // owner itself.)
-            self.pool.notify(q.owner());
+            // owner itself.) An owner awake may be inside a long behaviour.
+            if !self.pool.notify(q.owner()) && self.balance {
+                self.pushed_own();
+            }
         }
         if self.holds {
             self.note_hold(me, q, !gave_back && unwaited(), streamed, first);

@@ -565,3 +565,59 @@ fn a_chain_sharing_one_queue_has_its_backlog_split_off() {
         }
     });
 }
+
+/// Counts itself in when its message runs, then waits (at most `GIVE_UP`) for `n` in all.
+struct Meet(Arc<AtomicUsize>, usize, mpsc::Sender<bool>);
+impl Actor for Meet {}
+impl Receive<()> for Meet {
+    fn receive(&mut self, (): (), _: &mut Context<'_, Self>) -> Allocation {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        let met = wait_for(|| self.0.load(Ordering::SeqCst) >= self.1);
+        self.2.send(met).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+/// One worker inside a long behaviour; two messages from outside land back to back in two
+/// other queues of that worker while the others sleep. The first wakes a sleeper (the owner
+/// is awake); the second, sent before that sleeper retired, sees nobody listed idle and wakes
+/// nobody: the woken worker must pass a wake-up on for the mail still stuck behind the busy
+/// worker (all three behaviours must run at once). Rounds repeat the race.
+#[test]
+fn mail_stuck_behind_a_busy_worker_is_rescued_though_a_wake_up_was_spent() {
+    watchdog(300, || {
+        for stealing in stealing_heuristics() {
+            for round in 0..5 {
+                let system = system(3, stealing);
+                let count = Arc::new(AtomicUsize::new(0));
+                let (tx, rx) = mpsc::channel();
+                let meet = || system.spawn(Meet(count.clone(), 3, tx.clone()));
+                let long = meet();
+                let busy = system.handle().worker_of_queue(long.queue());
+                // Two more on the same worker, in two other queues.
+                let mut others = Vec::new();
+                while others.len() < 2 {
+                    let m = meet();
+                    let q = m.queue();
+                    if system.handle().worker_of_queue(q) == busy
+                        && q != long.queue()
+                        && others.iter().all(|o: &Addr<Meet>| o.queue() != q)
+                    {
+                        others.push(m);
+                    }
+                }
+                all_asleep(&system, 3);
+                long.send(()).unwrap();
+                while count.load(Ordering::SeqCst) < 1 {
+                    std::thread::yield_now();
+                }
+                for m in &others {
+                    m.send(()).unwrap();
+                }
+                let met = [rx.recv().unwrap(), rx.recv().unwrap(), rx.recv().unwrap()];
+                system.shutdown();
+                assert_eq!(met, [true; 3], "{stealing:?}, round {round}");
+            }
+        }
+    });
+}
