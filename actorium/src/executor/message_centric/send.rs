@@ -219,47 +219,72 @@ impl Executor {
         }
     }
 
-    /// A worker that was announced idle and works again (it woke from its sleep, or its
-    /// search before sleeping found work; it has retired from the sleepers' list), or a rescue
-    /// watcher that stops watching: if mail may wait behind a running worker while some worker
-    /// sleeps and none keeps a rescue watch, wake one, as [`Self::pushed_own`] would. Such mail
-    /// is two or more of this worker's own queues with mail (it runs one first), or a queue
-    /// with mail, not being processed, of another worker in a visit, or mail behind the
-    /// behaviour that worker runs. The wake-up meant for it may have been spent: a general
+    /// A worker that was announced idle works again (it woke from its sleep, or its search
+    /// before sleeping found work; it has retired from the sleepers' list). A general
     /// notification picks the first worker listed idle, which may be this one (notified
     /// already, or about to find other work in its search), and hides the other sleepers until
-    /// it retires; a watcher's count kept senders from waking anyone. tokio's searcher that
-    /// finds work wakes the next for the same reason. Lock-free looks at the queues' counts,
-    /// only on these paths.
+    /// it retires: a wake-up meant for mail behind a running worker may have been spent here.
+    /// With two or more of its own queues holding mail (it runs one first, maybe a long
+    /// behaviour), it wakes one sleeper now, as [`Self::pushed_own`] would. For mail behind
+    /// another worker it passes a wake-up on once it commits to work
+    /// ([`Self::stop_watching_and_pass_on`]), not now: woken for that mail, it may take it
+    /// itself, and each sleeper woken in turn would wake the next for the same mail. (tokio's
+    /// searcher that finds work wakes the next for the same reason.)
+    pub(crate) fn went_idle(&self, me: &McWorker<'_>) {
+        me.local.owes_pass.set(true);
+        if self.pool.has_idle() && self.watching.load(Ordering::Relaxed) == 0 {
+            self.pass_on_own(me.index);
+        }
+    }
+
+    /// [`Self::went_idle`]'s look at the own queues, out of line.
+    #[cold]
+    #[inline(never)]
+    fn pass_on_own(&self, me: usize) {
+        if me < self.pool.len() && self.with_mail(me, me).nth(1).is_some() {
+            self.pool.notify_any();
+        }
+    }
+
+    /// The queues of worker `w`'s range that hold mail, seen from worker `me` (another
+    /// worker's queue being processed is its owner's to run).
+    fn with_mail(&self, w: usize, me: usize) -> impl Iterator<Item = &WorkQueue> + '_ {
+        self.range(w)
+            .filter_map(|s| self.slot(s))
+            .filter(move |q| q.len_hint() > 0 && (w == me || !q.looks_processed()))
+    }
+
+    /// A worker commits to work (a visit, a steal, fork/join tasks) after it went idle
+    /// ([`Self::went_idle`]) or stopped a rescue watch (a sender that saw it watching woke
+    /// nobody), or leaves (removed): if mail may wait behind a running worker while some
+    /// worker sleeps and none keeps a rescue watch, wake one. Such mail is a queue with mail,
+    /// not being processed, of another worker in a visit, or mail behind the behaviour that
+    /// worker runs. (Its own queues were looked at when it went idle.) Lock-free looks at the
+    /// queues' counts, only on these paths.
     #[cold]
     #[inline(never)]
     pub(crate) fn pass_on(&self, me: usize) {
         if !self.pool.has_idle() || self.watching.load(Ordering::Relaxed) != 0 {
             return;
         }
-        let with_mail = |w: usize| {
-            self.range(w)
-                .filter_map(|s| self.slot(s))
-                .filter(move |q| q.len_hint() > 0 && (w == me || !q.looks_processed()))
-        };
-        let own = me < self.pool.len() && with_mail(me).nth(1).is_some();
-        let behind_busy = || {
-            (0..self.pool.len()).filter(|&w| w != me).any(|w| {
-                let busy = &self.pool.data(w).busy;
-                busy.in_visit() && (busy.mail_behind() || with_mail(w).next().is_some())
-            })
-        };
-        if own || behind_busy() {
+        let stuck = (0..self.pool.len()).filter(|&w| w != me).any(|w| {
+            let busy = &self.pool.data(w).busy;
+            busy.in_visit() && (busy.mail_behind() || self.with_mail(w, me).next().is_some())
+        });
+        if stuck {
             self.pool.notify_any();
         }
     }
 
-    /// [`Self::stop_watching`], then [`Self::pass_on`] if this worker was a rescue watcher
-    /// (it stops watching to work: a sender that saw it watching woke nobody).
+    /// [`Self::stop_watching`], then [`Self::pass_on`] if this worker was a rescue watcher or
+    /// went idle since it last worked ([`Self::went_idle`]). One load when neither.
     #[inline]
     pub(crate) fn stop_watching_and_pass_on(&self, me: &McWorker<'_>) {
+        let owed = me.local.owes_pass.replace(false);
         if me.local.watching.get() {
             self.stop_watching(&me.local);
+            self.pass_on(me.index);
+        } else if owed {
             self.pass_on(me.index);
         }
     }

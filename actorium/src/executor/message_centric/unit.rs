@@ -61,6 +61,7 @@ impl Unit for Executor {
                 .collect(),
             rescue_wait: Cell::new(self.tuning.rescue_wait_first),
             watching: Cell::new(false),
+            owes_pass: Cell::new(false),
             holds: (0..self.queues.len()).map(|_| Cell::new(None)).collect(),
             holding: Cell::new(false),
             row: self.pool.data(index),
@@ -254,14 +255,14 @@ impl Unit for Executor {
 
     fn found_work(&self, me: &McWorker<'_>) {
         if self.balance {
-            self.pass_on(me.index);
+            self.went_idle(me);
         }
     }
 
     fn woke(&self, me: &McWorker<'_>) {
         self.stamp_awake(me.index, me.local.stamp.get());
         if self.balance {
-            self.pass_on(me.index);
+            self.went_idle(me);
         }
     }
 

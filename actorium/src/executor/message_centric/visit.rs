@@ -74,6 +74,9 @@ pub(crate) struct Local {
     pub(crate) seen_ran: Box<[Cell<(u64, Instant)>]>,
     /// This worker counts in `Executor::watching` (it is in, or just out of, a rescue watch).
     pub(crate) watching: Cell<bool>,
+    /// This worker was announced idle and has not committed to work since (a visit, a steal,
+    /// fork/join tasks): then it passes a wake-up on (`Executor::pass_on`).
+    pub(crate) owes_pass: Cell<bool>,
     /// The queues this worker holds off until their batches have grown (placement rule 7),
     /// indexed by queue.
     pub(crate) holds: Box<[Cell<Option<Hold>>]>,
