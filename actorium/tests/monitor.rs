@@ -477,3 +477,67 @@ fn a_respawned_actor_never_runs_what_its_old_incarnation_asked_watched_or_linked
         });
     });
 }
+
+/// Links with the actors it is sent, counts the notices it handles (and goes on); panics on
+/// `End`; answers how many notices it has had.
+struct Pair(usize);
+impl Actor for Pair {
+    fn linked_exit(&mut self, _: ExitReason, _: &mut Context<'_, Self>) -> Allocation {
+        self.0 += 1;
+        Allocation::Nodelete
+    }
+}
+impl Receive<Addr<Pair>> for Pair {
+    fn receive(&mut self, other: Addr<Pair>, ctx: &mut Context<'_, Self>) -> Allocation {
+        ctx.link(&other);
+        Allocation::Nodelete
+    }
+}
+impl Receive<End> for Pair {
+    fn receive(&mut self, _: End, _: &mut Context<'_, Self>) -> Allocation {
+        panic!("pair gave up")
+    }
+}
+impl Receive<mpsc::Sender<usize>> for Pair {
+    fn receive(&mut self, tx: mpsc::Sender<usize>, _: &mut Context<'_, Self>) -> Allocation {
+        tx.send(self.0).unwrap();
+        Allocation::Nodelete
+    }
+}
+
+/// As Erlang's, links among one system's actors are a set: a pair linked twice from one side
+/// and once from the other is linked once, and each end hears of the other's once.
+#[test]
+fn a_pair_linked_again_from_either_side_is_linked_once() {
+    watchdog(120, || {
+        common::on_every_threaded_executor(|name, choose| {
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let (a, b) = (system.spawn(Pair(0)), system.spawn(Pair(0)));
+            a.send(b.clone()).unwrap();
+            a.send(b.clone()).unwrap();
+            b.send(a.clone()).unwrap();
+            // Every link made (each behaviour ran) before the end.
+            let (tx, rx) = mpsc::channel();
+            a.send(tx.clone()).unwrap();
+            b.send(tx).unwrap();
+            assert_eq!((rx.recv().unwrap(), rx.recv().unwrap()), (0, 0), "{name}");
+            let down = b.monitor();
+            b.send(End::Panic).unwrap();
+            assert!(matches!(down.wait(), Ok(ExitReason::Panicked(_))), "{name}");
+            // The notices were queued for `a` before the monitor heard (watchers in order).
+            let (tx, rx) = mpsc::channel();
+            a.send(tx).unwrap();
+            assert_eq!(rx.recv().unwrap(), 1, "{name}: linked once");
+            // A new actor may reuse `b`'s cell: it links afresh.
+            let c = system.spawn(Pair(0));
+            a.send(c.clone()).unwrap();
+            let down = c.monitor();
+            c.send(End::Panic).unwrap();
+            let _ = down.wait();
+            let (tx, rx) = mpsc::channel();
+            a.send(tx).unwrap();
+            assert_eq!(rx.recv().unwrap(), 2, "{name}");
+            system.shutdown();
+        });
+    });
+}

@@ -291,6 +291,10 @@ pub(crate) trait Target<M>: Send + Sync {
     ) -> Result<(), crate::core::monitors::Watcher>;
     /// A watcher that runs its `linked_exit` (its half of a link).
     fn link_watcher(&self) -> crate::core::monitors::Watcher;
+    /// The cell's header, for a local actor (links are a set among local actors).
+    fn local_header(&self) -> Option<&crate::core::Header> {
+        None
+    }
     /// Itself, to tell a cell from a remote actor's stand-in.
     #[cfg(feature = "remote")]
     fn as_any(&self) -> &dyn std::any::Any;
@@ -330,6 +334,9 @@ impl<A: Receive<M>, M: Send + 'static> Target<M> for Cell<A> {
     }
     fn link_watcher(&self) -> crate::core::monitors::Watcher {
         super::monitor::link_watcher(&Addr::from_cell(cell::arc_of(self)))
+    }
+    fn local_header(&self) -> Option<&crate::core::Header> {
+        Some(&self.header)
     }
     #[cfg(feature = "remote")]
     fn as_any(&self) -> &dyn std::any::Any {
@@ -424,6 +431,11 @@ impl<M: Send + 'static> Recipient<M> {
     /// A watcher that runs the actor's `linked_exit` (its half of a link).
     pub(crate) fn link_watcher(&self) -> crate::core::monitors::Watcher {
         self.to.link_watcher()
+    }
+
+    /// The actor's header, if it is local.
+    pub(crate) fn local_header(&self) -> Option<&crate::core::Header> {
+        self.to.local_header()
     }
 
     /// As [`Addr::pending_parts`].

@@ -22,7 +22,11 @@ mod sealed {
         fn watch(&self, w: Watcher) -> Result<(), Watcher>;
         /// A watcher that runs the actor's `linked_exit` (its half of a link).
         fn link_watcher(&self) -> Watcher;
+        /// The actor's header, if it is local.
+        fn local_header(&self) -> Option<LocalHeader<'_>>;
     }
+    /// A local actor's header (unnameable outside the crate).
+    pub struct LocalHeader<'a>(pub(crate) &'a crate::core::Header);
 }
 
 /// Adds `w` to the watchers of the actor of `hdr` (a local cell).
@@ -41,6 +45,9 @@ impl<A: Actor> sealed::Watched for Addr<A> {
     fn link_watcher(&self) -> Watcher {
         link_watcher(self)
     }
+    fn local_header(&self) -> Option<sealed::LocalHeader<'_>> {
+        Some(sealed::LocalHeader(&self.cell().header))
+    }
 }
 impl<A: Actor> ActorRef for Addr<A> {}
 
@@ -50,6 +57,9 @@ impl<M: Send + 'static> sealed::Watched for Recipient<M> {
     }
     fn link_watcher(&self) -> Watcher {
         Recipient::link_watcher(self)
+    }
+    fn local_header(&self) -> Option<sealed::LocalHeader<'_>> {
+        Recipient::local_header(self).map(sealed::LocalHeader)
     }
 }
 impl<M: Send + 'static> ActorRef for Recipient<M> {}
@@ -180,9 +190,10 @@ impl<A: Actor> Context<'_, A> {
     /// failure ([`ExitReason::is_abnormal`]) takes the survivor down too (reason
     /// [`ExitReason::Linked`], passed on along further links); a normal end does not. If
     /// `other` has already ended, this actor's `linked_exit` runs with
-    /// [`ExitReason::NotAlive`] (not a failure: it goes on). Unlike Erlang's, links are not
-    /// a set: each call adds one, so link a pair once (from one side); linked twice, each end
-    /// hears the other's end twice.
+    /// [`ExitReason::NotAlive`] (not a failure: it goes on). As in Erlang, links between two
+    /// actors of one system are a set: linking a pair again, from either side, changes
+    /// nothing. (A link with an actor of another system or of a remote node is added at each
+    /// call: link such a pair once.)
     ///
     /// ```
     /// use actorium::{Actor, ActorSystem, Addr, Allocation, Context, ExitReason, Receive};
@@ -217,6 +228,21 @@ impl<A: Actor> Context<'_, A> {
     /// ```
     pub fn link<W: ActorRef + ?Sized>(&self, other: &W) {
         let me = self.address();
+        let mine = &self.cell.header;
+        let monitors = &mine.exec.shared().monitors;
+        if let Some(sealed::LocalHeader(theirs)) = other
+            .local_header()
+            .filter(|h| std::ptr::eq(&h.0.exec.shared().monitors, monitors))
+        {
+            // Both in this system: one link per pair (a set, as Erlang's).
+            if let Err((w, reason)) =
+                monitors.link(mine, theirs, link_watcher(&me), other.link_watcher())
+            {
+                w(&reason);
+            }
+            return;
+        }
+        // Another system's actor, or a remote one: each call links once more.
         // Its end reaches this actor...
         if let Err(w) = other.watch(link_watcher(&me)) {
             w(&ExitReason::NotAlive);

@@ -88,7 +88,17 @@ pub(crate) type Watcher = Box<dyn FnOnce(&ExitReason) + Send>;
 /// The watchers of one system's actors.
 #[derive(Default)]
 pub(crate) struct Monitors {
-    map: Mutex<HashMap<usize, Vec<Watcher>>>,
+    map: Mutex<Table>,
+}
+
+/// Per actor (by its cell's address): its watchers, and the links among this system's actors
+/// that it has (so that a pair is linked once, Erlang's set of links).
+#[derive(Default)]
+struct Table {
+    watchers: HashMap<usize, Vec<Watcher>>,
+    /// For each linked actor: (partner's address, partner's incarnation, own incarnation) per
+    /// link (a link holds between two incarnations: a restarted actor is linked afresh).
+    links: HashMap<usize, Vec<(usize, u8, u8)>>,
 }
 
 impl Monitors {
@@ -99,9 +109,52 @@ impl Monitors {
         if hdr.status() != Status::Alive {
             return Err(w);
         }
-        map.entry(hdr as *const Header as usize)
+        map.watchers
+            .entry(hdr as *const Header as usize)
             .or_default()
             .push(w);
+        Ok(())
+    }
+
+    /// Links the actors of `a` and `b` (both of this system): `to_a` (told when `b` ends) goes
+    /// to `b`'s watchers and `to_b` to `a`'s, unless these incarnations are linked already
+    /// (then both are dropped, outside the lock). As [`Self::watch`] for each side: if `b` has
+    /// ended, nothing is added and `to_a` comes back to be told `NotAlive`; if `a` has, `to_a`
+    /// is added and `to_b` comes back.
+    pub(crate) fn link(
+        &self,
+        a: &Header,
+        b: &Header,
+        to_a: Watcher,
+        to_b: Watcher,
+    ) -> Result<(), (Watcher, ExitReason)> {
+        let (ka, kb) = (a as *const Header as usize, b as *const Header as usize);
+        let (ia, ib) = (a.incarnation(), b.incarnation());
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        a.mark_monitored();
+        b.mark_monitored();
+        if b.status() != Status::Alive {
+            drop(map);
+            drop(to_b);
+            return Err((to_a, ExitReason::NotAlive));
+        }
+        let linked = map
+            .links
+            .get(&ka)
+            .is_some_and(|l| l.contains(&(kb, ib, ia)));
+        if linked {
+            drop(map);
+            drop((to_a, to_b));
+            return Ok(());
+        }
+        map.watchers.entry(kb).or_default().push(to_a);
+        if a.status() != Status::Alive {
+            drop(map);
+            return Err((to_b, ExitReason::NotAlive));
+        }
+        map.watchers.entry(ka).or_default().push(to_b);
+        map.links.entry(ka).or_default().push((kb, ib, ia));
+        map.links.entry(kb).or_default().push((ka, ia, ib));
         Ok(())
     }
 
@@ -119,7 +172,19 @@ impl Monitors {
     fn tell_watchers(&self, hdr: &Header, reason: &ExitReason) {
         let watchers = {
             let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-            map.remove(&(hdr as *const Header as usize))
+            let k = hdr as *const Header as usize;
+            // Its links end with it, on both sides (its address may be a new actor's later).
+            if let Some(links) = map.links.remove(&k) {
+                for (partner, _, _) in links {
+                    if let Some(l) = map.links.get_mut(&partner) {
+                        l.retain(|&(p, _, _)| p != k);
+                        if l.is_empty() {
+                            map.links.remove(&partner);
+                        }
+                    }
+                }
+            }
+            map.watchers.remove(&k)
         };
         for w in watchers.into_iter().flatten() {
             // A watcher only sends (a reply slot, a continuation to its actor); a refused

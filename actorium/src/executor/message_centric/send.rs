@@ -232,9 +232,17 @@ impl Executor {
     /// searcher that finds work wakes the next for the same reason.)
     pub(crate) fn went_idle(&self, me: &McWorker<'_>) {
         me.local.owes_pass.set(true);
-        if self.pool.has_idle() && self.watching.load(Ordering::Relaxed) == 0 {
+        if self.pool.has_idle() && self.others_watching(me) == 0 {
             self.pass_on_own(me.index);
         }
+    }
+
+    /// Rescue watchers other than `me` (a watcher stays counted across its wake-ups).
+    #[inline]
+    fn others_watching(&self, me: &McWorker<'_>) -> usize {
+        self.watching
+            .load(Ordering::Relaxed)
+            .saturating_sub(usize::from(me.local.watching.get()))
     }
 
     /// [`Self::went_idle`]'s look at the own queues, out of line.
@@ -255,37 +263,47 @@ impl Executor {
     }
 
     /// A worker commits to work (a visit, a steal, fork/join tasks) after it went idle
-    /// ([`Self::went_idle`]) or stopped a rescue watch (a sender that saw it watching woke
-    /// nobody), or leaves (removed): if mail may wait behind a running worker while some
-    /// worker sleeps and none keeps a rescue watch, wake one. Such mail is a queue with mail,
-    /// not being processed, of another worker in a visit, or mail behind the behaviour that
-    /// worker runs. (Its own queues were looked at when it went idle.) Lock-free looks at the
-    /// queues' counts, only on these paths.
+    /// ([`Self::went_idle`]) or stopped a rescue watch, or leaves (removed or deactivated): if
+    /// mail may wait behind a running worker while some worker sleeps and none keeps a rescue
+    /// watch, wake one. Such mail is a queue with mail, not being processed, of another worker
+    /// in a visit, or mail behind the behaviour that worker runs; or at least `own` of this
+    /// worker's own queues with mail (they wait for what it takes now; `usize::MAX`: not
+    /// looked at). Lock-free looks at the queues' counts, only on these paths.
     #[cold]
     #[inline(never)]
-    pub(crate) fn pass_on(&self, me: usize) {
+    pub(crate) fn pass_on(&self, me: usize, own: usize) {
         if !self.pool.has_idle() || self.watching.load(Ordering::Relaxed) != 0 {
             return;
         }
-        let stuck = (0..self.pool.len()).filter(|&w| w != me).any(|w| {
-            let busy = &self.pool.data(w).busy;
-            busy.in_visit() && (busy.mail_behind() || self.with_mail(w, me).next().is_some())
-        });
-        if stuck {
+        let own_stuck = || {
+            own != usize::MAX
+                && me < self.pool.len()
+                && self.with_mail(me, me).nth(own.max(1) - 1).is_some()
+        };
+        let stuck = || {
+            (0..self.pool.len()).filter(|&w| w != me).any(|w| {
+                let busy = &self.pool.data(w).busy;
+                busy.in_visit() && (busy.mail_behind() || self.with_mail(w, me).next().is_some())
+            })
+        };
+        if own_stuck() || stuck() {
             self.pool.notify_any();
         }
     }
 
-    /// [`Self::stop_watching`], then [`Self::pass_on`] if this worker was a rescue watcher or
-    /// went idle since it last worked ([`Self::went_idle`]). One load when neither.
+    /// [`Self::stop_watching`], then [`Self::pass_on`] if this worker was a rescue watcher
+    /// (then its own queues are looked at too, `own` of them with mail: while it watched,
+    /// senders into them saw a watcher and woke nobody) or went idle since it last worked
+    /// ([`Self::went_idle`], which looked at them then). A load and a store of this
+    /// worker's own cells when neither.
     #[inline]
-    pub(crate) fn stop_watching_and_pass_on(&self, me: &McWorker<'_>) {
+    pub(crate) fn stop_watching_and_pass_on(&self, me: &McWorker<'_>, own: usize) {
         let owed = me.local.owes_pass.replace(false);
         if me.local.watching.get() {
             self.stop_watching(&me.local);
-            self.pass_on(me.index);
+            self.pass_on(me.index, own);
         } else if owed {
-            self.pass_on(me.index);
+            self.pass_on(me.index, usize::MAX);
         }
     }
 

@@ -150,7 +150,7 @@ impl Unit for Executor {
             && self.steal(me, holding)
         {
             me.local.rescue_wait.set(self.tuning.rescue_wait_first);
-            self.stop_watching_and_pass_on(me);
+            self.stop_watching_and_pass_on(me, 2);
             return Turn::Worked;
         }
         if holding {
@@ -294,15 +294,16 @@ impl Unit for Executor {
     /// A removed worker no longer watches, and passes on a wake-up it may have taken.
     fn leave(&self, me: &McWorker<'_>) {
         self.stop_watching(&me.local);
+        me.local.owes_pass.set(false);
         if self.balance {
-            self.pass_on(me.index);
+            self.pass_on(me.index, usize::MAX);
         }
     }
 
     /// A worker about to run a fork/join task (which may be long) no longer watches, as at the
     /// start of a visit (`begin_visit`).
     fn before_tasks(&self, me: &McWorker<'_>) {
-        self.stop_watching_and_pass_on(me);
+        self.stop_watching_and_pass_on(me, 1);
         // A held queue (rule 7) waits for the tasks like any other queue of this worker;
         // after them, it is gulped at once.
         if me.local.holding.replace(false) {

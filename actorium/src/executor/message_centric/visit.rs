@@ -209,7 +209,8 @@ impl Executor {
         // Busy from now, for compaction (a long behaviour is work, though its turn has not
         // returned).
         me.at_work();
-        self.stop_watching_and_pass_on(me);
+        // (The queue it visits now was gulped: any other of its queues with mail waits.)
+        self.stop_watching_and_pass_on(me, 1);
         me.local.visit_spawns.set(0);
         if !self.balance {
             // Nobody watches for stuck visits (rules 3 and 4 are off).
