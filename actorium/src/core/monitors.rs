@@ -97,7 +97,7 @@ pub(crate) struct Monitors {
 struct Table {
     watchers: HashMap<usize, Vec<Watcher>>,
     /// For each linked actor: (partner's address, partner's incarnation, own incarnation) per
-    /// link (a link holds between two incarnations: a restarted actor is linked afresh).
+    /// link (a link holds between two incarnations: a respawned actor is linked afresh).
     links: HashMap<usize, Vec<(usize, u8, u8)>>,
 }
 
@@ -129,7 +129,6 @@ impl Monitors {
         to_b: Watcher,
     ) -> Result<(), (Watcher, ExitReason)> {
         let (ka, kb) = (a as *const Header as usize, b as *const Header as usize);
-        let (ia, ib) = (a.incarnation(), b.incarnation());
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         a.mark_monitored();
         b.mark_monitored();
@@ -138,6 +137,8 @@ impl Monitors {
             drop(to_b);
             return Err((to_a, ExitReason::NotAlive));
         }
+        // (Read after the status: the incarnations recorded are those alive now.)
+        let (ia, ib) = (a.incarnation(), b.incarnation());
         let linked = map
             .links
             .get(&ka)
