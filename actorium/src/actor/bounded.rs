@@ -294,7 +294,8 @@ impl<A: Actor> Addr<A> {
     /// without bounding): sends not yet taken to run, and places held for a sender that was
     /// given room and has not used it yet ([`Room`]). It passes the capacity only through
     /// [`Addr::send`]s, asks and timers (which are not bounded), and a [`Room::send`] that holds
-    /// no place (the actor had ended when the room was granted, and was respawned since). `None` for an actor without a capacity: its sends are not counted.
+    /// no place (the actor had ended when the room was granted, and was respawned since).
+    /// `None` for an actor without a capacity: its sends are not counted.
     pub fn queued(&self) -> Option<usize> {
         self.cell().bound().map(Permits::used)
     }

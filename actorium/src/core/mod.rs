@@ -496,15 +496,7 @@ pub(crate) fn report_panic(what: &str, payload: &(dyn Any + Send)) {
     );
 }
 
-/// Drops a caught panic's payload; one whose destructor panics in turn is leaked (with the
-/// second payload), never unwound into the caller: a worker, or a drop already unwinding.
-pub(crate) fn drop_payload(payload: Box<dyn Any + Send>) {
-    if let Err(again) =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
-    {
-        std::mem::forget(again);
-    }
-}
+pub(crate) use crate::runtime::drop_payload;
 
 /// The message of a panic payload.
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {

@@ -44,6 +44,16 @@ pub(crate) mod timer_thread;
 pub(crate) mod worker;
 pub(crate) mod worker_table;
 
+/// Drops a caught panic's payload; one whose destructor panics in turn is leaked (with the
+/// second payload), never unwound into the caller: a worker, or a drop already unwinding.
+pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
+    {
+        std::mem::forget(again);
+    }
+}
+
 /// A std mutex's guard, poisoned or not: its users keep the data consistent across a panic
 /// (each change is one step), so a panic elsewhere must not make the data unreachable.
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

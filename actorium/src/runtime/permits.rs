@@ -105,7 +105,7 @@ impl Waiter {
             Wake::Told => {}
         }));
         if let Err(p) = told {
-            crate::core::drop_payload(p);
+            super::drop_payload(p);
         }
     }
 }

@@ -548,8 +548,8 @@ impl<T> Pool<T> {
         if unit.closed() || m == n {
             return None;
         }
-        // Threads for the rows activated and the next one (the watch, when dormant) that have none,
-        // held at a gate until the rows are in place. One the system refuses ends the
+        // Threads for the rows activated and the next one (the watch, when dormant) that have
+        // none, held at a gate until the rows are in place. One the system refuses ends the
         // activation below it. (The gate is made only then: an activation of rows that have
         // their threads allocates nothing.)
         let mut gate: Option<Arc<AtomicU8>> = None;

@@ -115,7 +115,7 @@ impl TimerRef {
 /// catch and report a panic of their message's destructor themselves.)
 fn drop_task(task: Task) {
     if let Err(p) = catch_unwind(AssertUnwindSafe(|| drop(task))) {
-        crate::core::drop_payload(p);
+        super::drop_payload(p);
     }
 }
 
@@ -243,7 +243,7 @@ fn run(inner: &Inner) {
         // (The closures the actor layer makes catch and report their own panics; this only
         // keeps the thread alive whatever a closure does. A panicking timer is dropped.)
         let again = catch_unwind(AssertUnwindSafe(|| (task.fire)())).unwrap_or_else(|p| {
-            crate::core::drop_payload(p);
+            super::drop_payload(p);
             false
         });
         st = inner.lock();

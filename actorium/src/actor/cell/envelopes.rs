@@ -57,12 +57,7 @@ impl<A: Actor> CellOps<A> {
         // SAFETY: the workers have exited: nothing else touches the state.
         let (old, sup) = unsafe { ((*cell.state.get()).take(), cell.take_sup()) };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            cell.header.exec.shared().report_panic(
-                Some(std::any::type_name::<A>()),
-                "destructor",
-                &*p,
-            );
-            crate::core::drop_payload(p);
+            panicked(cell, p, "destructor", None);
         }
         if let Some(sup) = sup {
             super::run::drop_sup(cell, sup, None);
@@ -230,9 +225,8 @@ impl<A: Actor> StartWith<A> {
                 cell.header.set_installed(true);
             }
             Err(p) => {
-                panicked(cell, &*p, "state builder", w.counters);
                 let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-                crate::core::drop_payload(p);
+                panicked(cell, p, "state builder", w.counters);
                 end(cell, Status::Panicked, w.counters, reason);
                 return;
             }
@@ -322,9 +316,8 @@ impl<A: Actor> Revive<A> {
                 cell.header.set_installed(true);
             }
             Err(p) => {
-                panicked(cell, &*p, "restart factory", w.counters);
                 let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-                crate::core::drop_payload(p);
+                panicked(cell, p, "restart factory", w.counters);
                 suspend(cell, Status::Panicked, w.counters, reason);
                 return;
             }

@@ -605,12 +605,7 @@ pub(crate) fn handle_dropped<A: Actor>(cell: &Cell<A>) {
         // taker, so this is the only access now.
         let old = unsafe { (*cell.state.get()).take() };
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            cell.header.exec.shared().report_panic(
-                Some(std::any::type_name::<A>()),
-                "destructor",
-                &*p,
-            );
-            crate::core::drop_payload(p);
+            run::panicked(cell, p, "destructor", None);
         }
     }
 }

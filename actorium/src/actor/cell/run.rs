@@ -65,10 +65,9 @@ pub(super) fn finish_state<A: Actor>(
     if status != Status::Panicked {
         if let Some(s) = state.as_mut() {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| s.stopped())) {
-                panicked(cell, &*p, "stopped hook", counters);
                 // A failure: its monitors and links hear of it.
                 *reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-                drop_payload(p);
+                panicked(cell, p, "stopped hook", counters);
             }
         }
     }
@@ -79,8 +78,7 @@ pub(super) fn finish_state<A: Actor>(
         cell.header.set_installed(false);
         let old = state.take();
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
-            panicked(cell, &*p, "destructor", counters);
-            drop_payload(p);
+            panicked(cell, p, "destructor", counters);
         }
     }
 }
@@ -148,13 +146,11 @@ pub(super) fn drop_supervision<A: Actor>(cell: &Cell<A>, counters: Counts<'_>) {
 pub(super) fn drop_sup<A: Actor>(cell: &Cell<A>, mut sup: Supervised<A>, counters: Counts<'_>) {
     while let Some(f) = sup.stash.pop_front() {
         if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(f))) {
-            panicked(cell, &*p, "destructor of waiting mail", counters);
-            drop_payload(p);
+            panicked(cell, p, "destructor of waiting mail", counters);
         }
     }
     if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(sup))) {
-        panicked(cell, &*p, "destructor of a restart factory", counters);
-        drop_payload(p);
+        panicked(cell, p, "destructor of a restart factory", counters);
     }
 }
 
@@ -195,19 +191,22 @@ pub(super) fn suspend<A: Actor>(
     retire(cell, status, counters, reason);
 }
 
+/// A panic of the actor's code (`what`) was caught: reported and counted, then its payload
+/// dropped ([`drop_payload`]).
 pub(super) fn panicked<A: Actor>(
     cell: &Cell<A>,
-    payload: &(dyn std::any::Any + Send),
+    payload: Box<dyn std::any::Any + Send>,
     what: &str,
     counters: Counts<'_>,
 ) {
     cell.header
         .exec
         .shared()
-        .report_panic(Some(std::any::type_name::<A>()), what, payload);
+        .report_panic(Some(std::any::type_name::<A>()), what, &*payload);
     if let Some(c) = counters {
         c.panics.bump(1);
     }
+    drop_payload(payload);
 }
 
 /// Runs `f` with the actor's state and a context, then applies the allocation it returns.
@@ -257,9 +256,8 @@ pub(super) fn behaviour_panicked<A: Actor>(
     what: &str,
     counters: Counts<'_>,
 ) {
-    panicked(cell, &*p, what, counters);
     let reason = ExitReason::Panicked(crate::core::panic_message(&*p).to_owned());
-    drop_payload(p);
+    panicked(cell, p, what, counters);
     end(cell, Status::Panicked, counters, reason);
 }
 
@@ -296,8 +294,7 @@ pub(super) fn dead_letter<A: Actor>(cell: &Cell<A>, counters: Counts<'_>, f: The
         c.dead_letters.bump(1);
     }
     if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(f))) {
-        panicked(cell, &*p, "destructor of a dead letter", counters);
-        drop_payload(p);
+        panicked(cell, p, "destructor of a dead letter", counters);
     }
     dead_letters(cell, 1);
 }

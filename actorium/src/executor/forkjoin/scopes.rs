@@ -215,7 +215,7 @@ impl<'scope> Scope<'scope> {
             }
         };
         if let Some(p) = extra {
-            let _ = panic::catch_unwind(AssertUnwindSafe(|| drop(p)));
+            crate::runtime::drop_payload(p);
         }
     }
 

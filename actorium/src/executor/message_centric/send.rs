@@ -210,10 +210,8 @@ impl Executor {
                 }
             }
             _ => {
-                if self.pool.notify(owner) {
+                if self.wake_owner(owner) {
                     self.count(me, |c| &c.wakeups);
-                } else if self.balance {
-                    self.pushed_own()
                 }
             }
         }
@@ -249,9 +247,14 @@ impl Executor {
     #[cold]
     #[inline(never)]
     fn pass_on_own(&self, me: usize) {
-        if me < self.pool.len() && self.with_mail(me, me).nth(1).is_some() {
+        if self.own_mail(me, 2) {
             self.pool.notify_any();
         }
+    }
+
+    /// Whether at least `n` (>= 1) of worker `me`'s own queues hold mail.
+    fn own_mail(&self, me: usize, n: usize) -> bool {
+        me < self.pool.len() && self.with_mail(me, me).nth(n - 1).is_some()
     }
 
     /// The queues of worker `w`'s range that hold mail, seen from worker `me` (another
@@ -266,20 +269,16 @@ impl Executor {
     /// ([`Self::went_idle`]) or stopped a rescue watch, or leaves (removed or deactivated): if
     /// mail may wait behind a running worker while some worker sleeps and none keeps a rescue
     /// watch, wake one. Such mail is a queue with mail, not being processed, of another worker
-    /// in a visit, or mail behind the behaviour that worker runs; or at least `own` of this
-    /// worker's own queues with mail (they wait for what it takes now; `usize::MAX`: not
-    /// looked at). Lock-free looks at the queues' counts, only on these paths.
+    /// in a visit, or mail behind the behaviour that worker runs; or, with `Some(n)`, at
+    /// least `n` of this worker's own queues with mail (they wait for what it takes now).
+    /// Lock-free looks at the queues' counts, only on these paths.
     #[cold]
     #[inline(never)]
-    pub(crate) fn pass_on(&self, me: usize, own: usize) {
+    pub(crate) fn pass_on(&self, me: usize, own: Option<usize>) {
         if !self.pool.has_idle() || self.watching.load(Ordering::Relaxed) != 0 {
             return;
         }
-        let own_stuck = || {
-            own != usize::MAX
-                && me < self.pool.len()
-                && self.with_mail(me, me).nth(own.max(1) - 1).is_some()
-        };
+        let own_stuck = || own.is_some_and(|n| self.own_mail(me, n));
         let stuck = || {
             (0..self.pool.len()).filter(|&w| w != me).any(|w| {
                 let busy = &self.pool.data(w).busy;
@@ -292,7 +291,7 @@ impl Executor {
     }
 
     /// [`Self::stop_watching`], then [`Self::pass_on`] if this worker was a rescue watcher
-    /// (then its own queues are looked at too, `own` of them with mail: while it watched,
+    /// (then its own queues are looked at too, `own` (>= 1) of them with mail: while it watched,
     /// senders into them saw a watcher and woke nobody) or went idle since it last worked
     /// ([`Self::went_idle`], which looked at them then). A load and a store of this
     /// worker's own cells when neither.
@@ -301,10 +300,21 @@ impl Executor {
         let owed = me.local.owes_pass.replace(false);
         if me.local.watching.get() {
             self.stop_watching(&me.local);
-            self.pass_on(me.index, own);
+            self.pass_on(me.index, Some(own));
         } else if owed {
-            self.pass_on(me.index, usize::MAX);
+            self.pass_on(me.index, None);
         }
+    }
+
+    /// Wakes worker `owner` for mail in one of its queues; if it was awake, it may be inside
+    /// a long behaviour: an idle worker is woken to watch for that mail ([`Self::pushed_own`]).
+    /// Whether a system call was made.
+    pub(crate) fn wake_owner(&self, owner: usize) -> bool {
+        let woke = self.pool.notify(owner);
+        if !woke && self.balance {
+            self.pushed_own();
+        }
+        woke
     }
 
     /// Mail was published in a queue whose owner is running: the caller itself (a send or

@@ -145,9 +145,8 @@ impl Executor {
         // The owner of `given` was written before it was published, so a sender that locks it
         // after this check reads the victim and notifies it; one that locked it before left a
         // message this check sees.
-        if given.lock().len() > 0 && !self.pool.notify(victim) && self.balance {
-            // The victim is awake, maybe stuck in a long behaviour (a rescue).
-            self.pushed_own();
+        if given.lock().len() > 0 {
+            self.wake_owner(victim);
         }
         Some(stolen.lock().len())
     }

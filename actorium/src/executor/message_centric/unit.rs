@@ -296,7 +296,7 @@ impl Unit for Executor {
         self.stop_watching(&me.local);
         me.local.owes_pass.set(false);
         if self.balance {
-            self.pass_on(me.index, usize::MAX);
+            self.pass_on(me.index, None);
         }
     }
 
@@ -367,9 +367,8 @@ impl Unit for Executor {
             let g = q.lock();
             let pending = g.len() > 0;
             drop(g);
-            if pending && !self.pool.notify(q.owner()) && self.balance {
-                // The owner is awake: it may be inside a long behaviour.
-                self.pushed_own();
+            if pending {
+                self.wake_owner(q.owner());
             }
         }
     }

@@ -334,10 +334,8 @@ impl Executor {
             // sender would. (If the resize's `after_resize` looked at `q` before the
             // hand-back, the hand-back's lock acquisition came after that look, and this reads
             // the owner the resize stored; if after, the look saw the mail and notified that
-            // owner itself.) An owner awake may be inside a long behaviour.
-            if !self.pool.notify(q.owner()) && self.balance {
-                self.pushed_own();
-            }
+            // owner itself.)
+            self.wake_owner(q.owner());
         }
         if self.holds {
             self.note_hold(me, q, !gave_back && unwaited(), streamed, first);
