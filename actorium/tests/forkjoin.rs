@@ -631,6 +631,52 @@ fn idle_workers_sleep_after_tasks() {
 }
 
 #[test]
+fn idle_workers_sleep_beside_a_long_task_whose_sibling_was_taken() {
+    // A join whose second half a thief took at once while the first runs long: the worker
+    // running it shows tasks with none left to take. Idle workers must sleep meanwhile (they
+    // spun, a core each, for as long as the first half ran), and still take tasks it forks.
+    watchdog(60, || {
+        let builders = [
+            ActorSystem::builder(),
+            ActorSystem::builder().policy(actorium::policy::WorkStealing::default()),
+        ];
+        for b in builders {
+            let system = b.workers(4).compaction(false).stats(true).build().unwrap();
+            let gate = Arc::new(common::Gate::default());
+            let (taken_tx, taken_rx) = std::sync::mpsc::channel();
+            let (g, h) = (gate.clone(), system.handle());
+            let joiner = std::thread::spawn(move || {
+                h.join(
+                    move || {
+                        let taken = taken_rx
+                            .recv_timeout(std::time::Duration::from_secs(10))
+                            .is_ok();
+                        g.wait();
+                        // Tasks forked now are still taken (a sleeper is woken for them).
+                        (taken, actorium::join(|| fib(18), || fib(18)))
+                    },
+                    move || taken_tx.send(()).unwrap(),
+                )
+            });
+            // The second half ran, on another worker (the first waits for it); from now on
+            // nothing is public until the gate opens.
+            common::wait_for(10, "the second half taken", || {
+                system.stats().unwrap().steals > 0
+            });
+            let before = system.stats().unwrap().sleeps;
+            common::wait_for(10, "idle workers asleep beside the long task", || {
+                system.stats().unwrap().sleeps >= before + 20
+            });
+            gate.open();
+            let ((taken, (x, y)), ()) = joiner.join().unwrap();
+            assert!(taken, "the second half was never run");
+            assert_eq!((x, y), (fib_seq(18), fib_seq(18)));
+            system.stop();
+        }
+    });
+}
+
+#[test]
 fn join_through_a_handle_after_stop_runs_on_the_caller() {
     watchdog(60, || {
         for (_, system) in systems(2) {

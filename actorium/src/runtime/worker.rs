@@ -40,7 +40,7 @@ use super::idle::SpinBudget;
 use super::life::Life;
 use super::loom::{spin_hint, yield_now};
 use super::pool::Pool;
-use super::tasks::TaskWorker;
+use super::tasks::{TaskSearch, TaskWorker};
 use super::worker_table::{leave_if_removed, Leave, Parked};
 use std::time::{Duration, Instant};
 
@@ -482,6 +482,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         }
         if turn == Turn::Worked {
             spell.end();
+            tasks.found_work();
             busy_turns = busy_turns.wrapping_add(1);
             if busy_turns % TASKS_EVERY != 0 {
                 idle.reset();
@@ -496,6 +497,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             // (Before: a task may be long.)
             spell.end();
             if run_tasks(tasks) {
+                tasks.found_work();
                 idle.reset();
                 continue;
             }
@@ -509,7 +511,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             // have emptied it; left showing, it kept every other worker in this loop for
             // ever once this one had gone), then leave once a search finds nothing left.
             finish_tasks(tasks);
-            if !unit.search(me) && !tasks.search() {
+            if !unit.search(me) && tasks.search() == TaskSearch::Nothing {
                 return;
             }
             continue;
@@ -528,7 +530,10 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         // A unit holding work back spins through it: a search would take the held queues'
         // locks (the lines their senders write) and find them non-empty, and the hold ends by
         // itself within microseconds.
-        if spin || turn == Turn::Holding {
+        // (So does a worker beside tasks shown with none to take yet, for a while: a
+        // fine-grained computation publishes more within microseconds, and waking a sleeper
+        // for them costs their owner a system call.)
+        if spin || turn == Turn::Holding || tasks.worth_looking() {
             if idle.passes % YIELD_EVERY == 0 {
                 // Let a worker that shares our CPU run: it may be the one about to hand us
                 // work (a ring whose two workers the kernel put on one CPU crawls otherwise).
@@ -540,20 +545,26 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             }
             continue;
         }
-        // Idle sleep: stop showing an emptied deque (the others would not sleep while it
-        // shows tasks), announce, search exhaustively (the unit's work and tasks), then sleep.
+        // Idle sleep: stop showing an emptied deque (the others would sleep only briefly while
+        // it shows tasks), announce, search exhaustively (the unit's work and tasks), then
+        // sleep.
         tasks.unshow();
         pool.announce(index);
         // (`tasks.search` fences; a removal stores the row's state, fences, then notifies:
         // either this sees the worker removed, or the notification reaches its benaphore.)
-        if unit.search(me) || tasks.search() || unit.exit_ready() || !pool.is_active(index) {
+        let found = tasks.search();
+        if found == TaskSearch::Tasks
+            || unit.search(me)
+            || unit.exit_ready()
+            || !pool.is_active(index)
+        {
             pool.retire(index);
             unit.found_work(me);
             idle.reset();
             continue;
         }
         unit.sleeping(me);
-        let limit = unit.sleep_limit(me);
+        let limit = found.limit(unit.sleep_limit(me));
         let plan = idle.before_sleep(U::RELEASES_MEMORY, since, Instant::now, limit);
         if plan.release {
             unit.release_memory(me);

@@ -5,6 +5,7 @@ use super::Executor as Inner;
 use crate::executor::mailbox::{Job, Resumable};
 use crate::runtime::counters::Counters;
 use crate::runtime::loom::sync::atomic::{fence, Ordering};
+use crate::runtime::tasks::{TaskSearch, TaskWorker};
 
 pub(crate) mod sealed {
     /// How the runtime calls a policy's code ([`super::Policy::CALLED`]): a public type in a
@@ -241,9 +242,19 @@ pub struct WorkerCtx<'a, P: Policy> {
 impl<'a, P: Policy> WorkerCtx<'a, P> {
     /// Whether fork/join tasks wait for an idle worker ([`crate::join`], [`crate::scope`]): a
     /// `dequeue` that polls should then return `None`, so that the worker's loop runs them
-    /// (one or two loads).
+    /// (one load when no worker shows tasks, a few when one does). While a worker shows tasks
+    /// that none can take (its others were stolen while it runs a long one), this says yes
+    /// for a short while (100 µs: a fine-grained computation publishes more within
+    /// microseconds), then no, and the policy idles and sleeps as it would without tasks.
     pub fn tasks_waiting(&self) -> bool {
-        self.sched.inner.pool.tasks_hint()
+        let table: &crate::runtime::worker_table::WorkerTable = &self.sched.inner.pool;
+        // SAFETY: used during this call only, on the calling thread.
+        match unsafe { TaskWorker::current() } {
+            Some(t) if std::ptr::eq(t.table(), table) && t.index() == self.index => {
+                t.worth_looking()
+            }
+            _ => crate::runtime::tasks::to_take(table, self.index),
+        }
     }
 
     /// This worker's index.
@@ -269,8 +280,9 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
     /// Idle sleep (Delisle's thesis): announces this worker idle, runs `search` (which must look at
     /// every place a job for this worker could have been published), and blocks in the kernel
     /// if it found nothing, until an enqueue calls [`Scheduler::notify`] for this worker or
-    /// [`Scheduler::notify_any`]. Returns what `search` found, or `None` after a wake-up (call
-    /// `dequeue`'s search again).
+    /// [`Scheduler::notify_any`] (or for at most a millisecond while another worker runs
+    /// fork/join tasks that it may fork more of). Returns what `search` found, or `None` after
+    /// a wake-up (call `dequeue`'s search again).
     pub fn idle_sleep(&mut self, search: impl FnOnce(&mut Self) -> Option<Job>) -> Option<Job> {
         let pool = &self.sched.inner.pool;
         pool.announce(self.index);
@@ -280,16 +292,16 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
             return Some(job);
         }
         // Fork/join tasks count as work too: come back without a job, and the worker's loop
-        // finds them after this turn. So does a removal (ordered by the fence above against
-        // the removal's fence before its notification): come back, and the loop leaves.
+        // finds them after this turn (tasks only shown, none public: sleep briefly). So does a
+        // removal (ordered by the fence above against the removal's fence before its
+        // notification): come back, and the loop leaves.
         // SAFETY: used during this call only, on this worker's thread.
-        if unsafe { crate::runtime::tasks::TaskWorker::current() }.is_some_and(|t| t.search())
-            || !pool.is_active(self.index)
-        {
+        let found = unsafe { TaskWorker::current() }.map_or(TaskSearch::Nothing, |t| t.search());
+        if found == TaskSearch::Tasks || !pool.is_active(self.index) {
             pool.retire(self.index);
             return None;
         }
-        let _ = pool.sleep(self.index, None);
+        let _ = pool.sleep(self.index, found.limit(None));
         pool.retire(self.index);
         None
     }

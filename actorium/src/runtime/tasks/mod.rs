@@ -50,6 +50,44 @@ const TINY_STEAL: Duration = Duration::from_micros(5);
 /// splitting: a much larger cap can make a fine-grained computation lose its second worker).
 const MAX_BACKOFF: Duration = Duration::from_micros(50);
 
+/// The longest an idle worker sleeps while another worker shows tasks but none of them is
+/// public (its deque emptied by thieves, or its tasks private), as beside a long task whose
+/// sibling was stolen. A push that publishes tasks wakes a sleeper, but its look at the sleepers
+/// is not fenced against their announcements (a fence per publication slows fine-grained trees):
+/// a push that raced a worker going to sleep is found at the worker's next look, within this.
+/// Long against a wake-up (a few µs of CPU a millisecond per sleeper), short against a task
+/// worth waiting for (the same bound as a parked joiner's look, `forkjoin::MAX_NAP`).
+pub(crate) const SHOWN_NAP: Duration = Duration::from_millis(1);
+
+/// How long an idle worker of a scheduling policy goes on looking for tasks while some are
+/// shown but none can be taken ([`TaskWorker::worth_looking`]), before the policy's own idling
+/// (and sleep, within [`SHOWN_NAP`]) takes over: a fine-grained tree publishes its next task
+/// within microseconds, and a wake-up costs its owner a system call. The message-centric
+/// executor's default spin window; that executor's idle workers spin by its own window.
+const SHOWN_SPIN: Duration = Duration::from_micros(100);
+
+/// What idle sleep's search found among fork/join tasks ([`TaskWorker::search`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskSearch {
+    /// No worker shows tasks and the common queue is empty: sleep.
+    Nothing,
+    /// Some worker shows tasks but none is public (none can be stolen now): sleep at most
+    /// [`SHOWN_NAP`].
+    Shown,
+    /// A public task, or one in the common queue: do not sleep.
+    Tasks,
+}
+
+impl TaskSearch {
+    /// The sleep's time limit that this asks for, if any, with the unit's own `limit`.
+    pub(crate) fn limit(self, limit: Option<Duration>) -> Option<Duration> {
+        match self {
+            Self::Shown => Some(limit.map_or(SHOWN_NAP, |l| l.min(SHOWN_NAP))),
+            _ => limit,
+        }
+    }
+}
+
 /// A worker's fork/join state, on its own thread (reached through [`TaskWorker::current`]).
 pub(crate) struct TaskWorker<'c> {
     table: &'c WorkerTable,
@@ -65,6 +103,9 @@ pub(crate) struct TaskWorker<'c> {
     /// asks again, and until when.
     backoff: Cell<Duration>,
     resume: Cell<Option<Instant>>,
+    /// Since when this worker, idle, has seen tasks shown with none to take
+    /// ([`Self::worth_looking`]).
+    shown_since: Cell<Option<Instant>>,
     rng: Cell<XorShift>,
 }
 
@@ -93,6 +134,7 @@ impl<'c> TaskWorker<'c> {
             settled_end: Cell::new(usize::MAX),
             backoff: Cell::new(Duration::ZERO),
             resume: Cell::new(None),
+            shown_since: Cell::new(None),
             rng: Cell::new(XorShift::for_worker(index ^ 0x5A5A)),
         }
     }
@@ -179,9 +221,10 @@ impl<'c> TaskWorker<'c> {
         let more = self.deque().push(job, want_public);
         if !self.showing.get() {
             self.published();
-        } else if more && self.table.len() > 2 {
+        } else if more && self.table.has_idle() {
             // Tasks made public while showing already: a sleeper may be wanted for them (the
-            // owner woke one when it began to show). On 2 workers nobody else sleeps.
+            // owner woke one when it began to show; idle workers sleep while the tasks it
+            // shows are taken, see `SHOWN_NAP`).
             self.wake_one();
         }
     }
@@ -189,9 +232,7 @@ impl<'c> TaskWorker<'c> {
     #[cold]
     #[inline(never)]
     fn wake_one(&self) {
-        if self.table.has_idle() {
-            self.table.notify_any();
-        }
+        self.table.notify_any();
     }
 
     /// Whether the deque is empty, surely: [`Self::len`] can read 0 during a thief's claim
@@ -372,16 +413,7 @@ impl<'c> TaskWorker<'c> {
 
     /// Whether a worker other than this one shows public tasks, or the common queue holds one.
     fn public_elsewhere(&self) -> bool {
-        self.elsewhere(|row| row.shows_tasks_seqcst() && row.deque.has_public())
-    }
-
-    /// Whether `shows` holds for the row of a worker other than this one, or the common queue
-    /// holds a task; loads ordered after the caller's SeqCst store (a fence first).
-    #[inline]
-    fn elsewhere(&self, shows: impl Fn(&TaskRow) -> bool) -> bool {
-        fence(Ordering::SeqCst);
-        (0..self.table.rows()).any(|v| v != self.index && shows(&self.table.slot(v).row))
-            || !self.table.injector.is_empty()
+        self.search() == TaskSearch::Tasks
     }
 
     /// Whether another worker shows tasks or the common queue holds one (a hint: the count
@@ -390,6 +422,36 @@ impl<'c> TaskWorker<'c> {
     #[inline]
     pub(crate) fn others_show_tasks(&self) -> bool {
         self.table.shown_count() > usize::from(self.showing.get())
+    }
+
+    /// Whether this idle worker should look for tasks now (a scheduling policy's `dequeue`
+    /// returns to the worker's loop, which runs them): tasks are shown, and this worker has
+    /// looked for them, finding none, for less than [`SHOWN_SPIN`] (since it last found work),
+    /// or one can be taken now ([`to_take`]). (Only past that: `to_take` reads the line each
+    /// owner writes at every fork, and polled by a thief it made `tree-sum-small` take three times as long.)
+    pub(crate) fn worth_looking(&self) -> bool {
+        if !self.table.tasks_hint() {
+            self.shown_since.set(None);
+            return false;
+        }
+        let now = Instant::now();
+        match self.shown_since.get() {
+            None => {
+                self.shown_since.set(Some(now));
+                true
+            }
+            Some(t) if now.duration_since(t) < SHOWN_SPIN => true,
+            Some(_) => to_take(self.table, self.index),
+        }
+    }
+
+    /// The worker found work: its next idle spell looks for shown tasks afresh
+    /// ([`Self::worth_looking`]).
+    #[inline]
+    pub(crate) fn found_work(&self) {
+        if self.shown_since.get().is_some() {
+            self.shown_since.set(None);
+        }
     }
 
     /// Whether a task may be waiting for this worker to find (a hint: a load or two).
@@ -423,10 +485,26 @@ impl<'c> TaskWorker<'c> {
         Some(job)
     }
 
-    /// Idle sleep's exhaustive search, after the announcement: whether any worker shows tasks
-    /// or the common queue holds one (then the caller must not sleep).
-    pub(crate) fn search(&self) -> bool {
-        self.elsewhere(TaskRow::shows_tasks_seqcst)
+    /// Idle sleep's exhaustive search, after the announcement (its loads ordered after the
+    /// caller's SeqCst store: a fence first): whether a worker other than this one shows public
+    /// tasks or the common queue holds one (then the caller must not sleep), or tasks are only
+    /// shown (then it sleeps briefly: [`SHOWN_NAP`]).
+    pub(crate) fn search(&self) -> TaskSearch {
+        fence(Ordering::SeqCst);
+        let mut found = TaskSearch::Nothing;
+        for v in (0..self.table.rows()).filter(|&v| v != self.index) {
+            let row = &self.table.slot(v).row;
+            if row.shows_tasks_seqcst() {
+                if row.deque.has_public() {
+                    return TaskSearch::Tasks;
+                }
+                found = TaskSearch::Shown;
+            }
+        }
+        if !self.table.injector.is_empty() {
+            return TaskSearch::Tasks;
+        }
+        found
     }
 }
 
@@ -436,6 +514,22 @@ fn drain(w: &TaskWorker<'_>) {
         // SAFETY: popped from the own deque: this worker's alone, unrun.
         unsafe { j.execute() };
     }
+}
+
+/// Whether worker `me` of `table` may find a fork/join task to run now (a hint: relaxed loads,
+/// one when no worker shows tasks): its own deque holds one, another worker shows public
+/// tasks, or the common queue holds one. Not merely shown: a worker whose tasks were all taken
+/// while it runs long shows tasks with none to take.
+pub(crate) fn to_take(table: &WorkerTable, me: usize) -> bool {
+    table.tasks_hint()
+        && ((0..table.rows()).any(|v| {
+            let row = &table.slot(v).row;
+            if v == me {
+                row.deque.len() > 0
+            } else {
+                row.shows_tasks() && row.deque.has_public()
+            }
+        }) || !table.injector.is_empty())
 }
 
 /// Takes a task from `table`'s common queue.
