@@ -541,3 +541,57 @@ fn a_pair_linked_again_from_either_side_is_linked_once() {
         });
     });
 }
+
+/// Ends by returning `Destroy` (its cell kept for a respawn).
+struct Phoenix;
+impl Actor for Phoenix {}
+struct Burn;
+impl Receive<Burn> for Phoenix {
+    fn receive(&mut self, _: Burn, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Destroy
+    }
+}
+
+/// A respawn may make the next incarnation alive (and a monitor may be set on it) before the
+/// old one's end has told its monitors: that end tells only the old incarnation's. The old
+/// ends normally, the new by a poison pill; each monitor must hear its own.
+#[test]
+fn a_respawn_racing_the_old_end_keeps_the_new_monitors_for_the_new_end() {
+    watchdog(120, || {
+        for (name, choose) in common::EXECUTORS
+            .iter()
+            .filter(|(n, _)| !n.contains("testing"))
+        {
+            eprintln!("--- executor: {name}");
+            let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
+            let a = system.spawn(Phoenix);
+            for i in 0..2_000 {
+                let old = a.monitor();
+                a.send(Burn).unwrap();
+                // As soon as the old incarnation is destroyed: possibly before its end told
+                // its monitors.
+                let mut next = Phoenix;
+                while let Err(back) = a.respawn(next) {
+                    next = back;
+                    std::hint::spin_loop();
+                }
+                let new = a.monitor();
+                a.send(DestroyMsg).unwrap();
+                assert_eq!(old.wait().unwrap(), ExitReason::Normal, "{name}, round {i}");
+                assert_eq!(
+                    new.wait().unwrap(),
+                    ExitReason::PoisonPill,
+                    "{name}, round {i}: the new incarnation's monitor heard the old end"
+                );
+                // The next round's old incarnation.
+                let mut next = Phoenix;
+                while let Err(back) = a.respawn(next) {
+                    next = back;
+                    std::hint::spin_loop();
+                }
+            }
+            a.send(DeleteMsg).unwrap();
+            system.shutdown();
+        }
+    });
+}

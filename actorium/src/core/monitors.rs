@@ -93,9 +93,14 @@ pub(crate) struct Monitors {
 
 /// Per actor (by its cell's address): its watchers, and the links among this system's actors
 /// that it has (so that a pair is linked once, Erlang's set of links).
+///
+/// Each watcher is kept with the incarnation it watches (the one alive when it was set): a
+/// respawn can make the next incarnation alive, and monitored anew, before the old one's end
+/// has told its watchers (the executor releases the actor's queue between the two), and that
+/// end must tell only its own.
 #[derive(Default)]
 struct Table {
-    watchers: HashMap<usize, Vec<Watcher>>,
+    watchers: HashMap<usize, Vec<(u8, Watcher)>>,
     /// For each linked actor: (partner's address, partner's incarnation, own incarnation) per
     /// link (a link holds between two incarnations: a respawned actor is linked afresh).
     links: HashMap<usize, Vec<(usize, u8, u8)>>,
@@ -109,10 +114,12 @@ impl Monitors {
         if hdr.status() != Status::Alive {
             return Err(w);
         }
+        // (Read after the status, as in `link`: the incarnation alive now.)
+        let inc = hdr.incarnation();
         map.watchers
             .entry(hdr as *const Header as usize)
             .or_default()
-            .push(w);
+            .push((inc, w));
         Ok(())
     }
 
@@ -148,46 +155,70 @@ impl Monitors {
             drop((to_a, to_b));
             return Ok(());
         }
-        map.watchers.entry(kb).or_default().push(to_a);
+        map.watchers.entry(kb).or_default().push((ib, to_a));
         if a.status() != Status::Alive {
             drop(map);
             return Err((to_b, ExitReason::NotAlive));
         }
-        map.watchers.entry(ka).or_default().push(to_b);
+        map.watchers.entry(ka).or_default().push((ia, to_b));
         map.links.entry(ka).or_default().push((kb, ib, ia));
         map.links.entry(kb).or_default().push((ka, ia, ib));
         Ok(())
     }
 
-    /// `hdr`'s actor ended (its terminal status is stored): tells its watchers, if any. (The
-    /// check inline, the rest out of line: most actors are never monitored.)
+    /// Incarnation `inc` of `hdr`'s actor ended (its terminal status is stored; `inc` read
+    /// before, while it was alive): tells its watchers, if any. (The check inline, the rest
+    /// out of line: most actors are never monitored.)
     #[inline]
-    pub(crate) fn ended(&self, hdr: &Header, reason: &ExitReason) {
+    pub(crate) fn ended(&self, hdr: &Header, inc: u8, reason: &ExitReason) {
         if hdr.monitored() {
-            self.tell_watchers(hdr, reason);
+            self.tell_watchers(hdr, inc, reason);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn tell_watchers(&self, hdr: &Header, reason: &ExitReason) {
+    fn tell_watchers(&self, hdr: &Header, inc: u8, reason: &ExitReason) {
         let watchers = {
             let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
             let k = hdr as *const Header as usize;
-            // Its links end with it, on both sides (its address may be a new actor's later).
-            if let Some(links) = map.links.remove(&k) {
-                for (partner, _, _) in links {
+            // Its links end with it, on both sides (its address may be a new actor's later, or
+            // its next incarnation's, linked anew).
+            if let Some(links) = map.links.get_mut(&k) {
+                let mut ended = Vec::new();
+                links.retain(|&(partner, p_inc, own)| {
+                    let keep = own != inc;
+                    if !keep {
+                        ended.push((partner, p_inc));
+                    }
+                    keep
+                });
+                if links.is_empty() {
+                    map.links.remove(&k);
+                }
+                for (partner, p_inc) in ended {
                     if let Some(l) = map.links.get_mut(&partner) {
-                        l.retain(|&(p, _, _)| p != k);
+                        l.retain(|&(p, i, own)| !(p == k && i == inc && own == p_inc));
                         if l.is_empty() {
                             map.links.remove(&partner);
                         }
                     }
                 }
             }
-            map.watchers.remove(&k)
+            match map.watchers.get_mut(&k) {
+                Some(all) if all.iter().all(|&(i, _)| i == inc) => map.watchers.remove(&k),
+                Some(all) => {
+                    // A respawned incarnation's watchers stay for its own end.
+                    let (mine, later): (Vec<_>, Vec<_>) = std::mem::take(all)
+                        .into_iter()
+                        .partition(|&(i, _)| i == inc);
+                    *all = later;
+                    Some(mine)
+                }
+                None => None,
+            }
         };
-        for w in watchers.into_iter().flatten() {
+        for (_, w) in watchers.into_iter().flatten() {
             // A watcher only sends (a reply slot, a continuation to its actor); a refused
             // continuation is dropped, and user code in it may panic: the others are told
             // all the same.

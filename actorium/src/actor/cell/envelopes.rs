@@ -48,11 +48,11 @@ impl<A: Actor> CellOps<A> {
         // reference is still held (caller contract), so the cell is alive.
         let cell = unsafe { &*hdr.cast::<Cell<A>>() };
         // Stopped by the system (its status is terminal by now): its monitors are told.
-        cell.header
-            .exec
-            .shared()
-            .monitors
-            .ended(&cell.header, &ExitReason::Shutdown);
+        cell.header.exec.shared().monitors.ended(
+            &cell.header,
+            cell.header.incarnation(),
+            &ExitReason::Shutdown,
+        );
         cell.header.set_installed(false);
         // SAFETY: the workers have exited: nothing else touches the state.
         let (old, sup) = unsafe { ((*cell.state.get()).take(), cell.take_sup()) };

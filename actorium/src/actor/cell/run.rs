@@ -96,6 +96,8 @@ pub(super) fn retire<A: Actor>(
     if unsafe { cell.sup() }.is_some() {
         drop_supervision(cell, counters);
     }
+    // The incarnation that ends (once retired, a respawn may make the next one).
+    let inc = cell.header.incarnation();
     // The status is terminal once retired. (The cell stays alive: its system reference is
     // released only behind the batch or job this behaviour runs in.) Then the monitors hear.
     // (One match for both calls: this is inlined into every envelope's `run`, where a second
@@ -104,12 +106,14 @@ pub(super) fn retire<A: Actor>(
         Exec::MessageCentric(e) => {
             // SAFETY: the actor is registered and alive, and we run its behaviour.
             unsafe { e.retire(&cell.header, status) };
-            Executor::shared(e).monitors.ended(&cell.header, &reason);
+            Executor::shared(e)
+                .monitors
+                .ended(&cell.header, inc, &reason);
         }
         Exec::Table(exec) => {
             // SAFETY: as above.
             unsafe { exec.retire(&cell.header, status) };
-            exec.shared().monitors.ended(&cell.header, &reason);
+            exec.shared().monitors.ended(&cell.header, inc, &reason);
         }
     }
     // Senders waiting for room hear that the actor ended (after its status is terminal).
