@@ -676,6 +676,63 @@ fn idle_workers_sleep_beside_a_long_task_whose_sibling_was_taken() {
     });
 }
 
+/// Runs a scope (not inside a stolen job) whose two tasks the other workers take while its
+/// body waits; says whether they did.
+struct ScopeInBehaviour(mpsc::Sender<bool>);
+impl Actor for ScopeInBehaviour {}
+impl Receive<()> for ScopeInBehaviour {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        let started = AtomicUsize::new(0);
+        let all_stolen = actorium::scope(|sc| {
+            for _ in 0..2 {
+                let s = &started;
+                sc.spawn(move |_| {
+                    s.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+            // Both taken by the other workers before the waiter could pop one.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while started.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+            started.load(Ordering::SeqCst) == 2
+        });
+        self.0.send(all_stolen).unwrap();
+        Allocation::Delete
+    }
+}
+
+#[test]
+fn idle_workers_sleep_for_good_after_a_scope_whose_tasks_were_all_stolen() {
+    // A scope's waiter never pops a deque that thieves emptied: it must still stop showing
+    // tasks, or every idle worker naps beside it, waking every millisecond, until it forks
+    // again.
+    watchdog(60, || {
+        let builders = [
+            ActorSystem::builder(),
+            ActorSystem::builder().policy(actorium::policy::WorkStealing::default()),
+        ];
+        for b in builders {
+            let system = b.workers(3).compaction(false).stats(true).build().unwrap();
+            let (tx, rx) = mpsc::channel();
+            system.spawn(ScopeInBehaviour(tx)).send(()).unwrap();
+            let all_stolen = rx.recv().unwrap();
+            assert!(all_stolen, "the tasks were not taken by the other workers");
+            // Quiet now: every worker sleeps without a time limit (but for one wake-up to give
+            // memory back), so the count of sleeps stops growing.
+            let mut last = (system.stats().unwrap().sleeps, std::time::Instant::now());
+            common::wait_for(10, "the sleeps to stop", || {
+                let now = system.stats().unwrap().sleeps;
+                if now != last.0 {
+                    last = (now, std::time::Instant::now());
+                }
+                last.1.elapsed() > std::time::Duration::from_millis(100)
+            });
+            system.stop();
+        }
+    });
+}
+
 #[test]
 fn join_through_a_handle_after_stop_runs_on_the_caller() {
     watchdog(60, || {

@@ -97,7 +97,9 @@ pub(crate) struct Monitors {
 /// Each watcher is kept with the incarnation it watches (the one alive when it was set): a
 /// respawn can make the next incarnation alive, and monitored anew, before the old one's end
 /// has told its watchers (the executor releases the actor's queue between the two), and that
-/// end must tell only its own.
+/// end must tell only its own. (A monitor set while a respawn races the actor's end may watch
+/// the new incarnation: its incarnation is read after the status, never before, where it could
+/// name an incarnation whose end has already been told.)
 #[derive(Default)]
 struct Table {
     watchers: HashMap<usize, Vec<(u8, Watcher)>>,

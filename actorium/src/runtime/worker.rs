@@ -639,7 +639,7 @@ fn drain_own_tasks(tasks: &TaskWorker<'_>) {
 
 /// On a worker that ends, or may (shutdown): runs the tasks left in its own deque and stops
 /// showing tasks, which thieves may have taken since it last looked (a worker that shows
-/// tasks keeps the others from ending and from sleeping).
+/// tasks keeps the others from ending, and from sleeping longer than `SHOWN_NAP`).
 fn finish_tasks(tasks: &TaskWorker<'_>) {
     drain_own_tasks(tasks);
     tasks.unshow();

@@ -247,14 +247,20 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
     /// for a short while (100 µs: a fine-grained computation publishes more within
     /// microseconds), then no, and the policy idles and sleeps as it would without tasks.
     pub fn tasks_waiting(&self) -> bool {
-        let table: &crate::runtime::worker_table::WorkerTable = &self.sched.inner.pool;
-        // SAFETY: used during this call only, on the calling thread.
-        match unsafe { TaskWorker::current() } {
-            Some(t) if std::ptr::eq(t.table(), table) && t.index() == self.index => {
-                t.worth_looking()
-            }
-            _ => crate::runtime::tasks::to_take(table, self.index),
+        match self.task_worker() {
+            Some(t) => t.worth_looking(),
+            None => crate::runtime::tasks::to_take(&self.sched.inner.pool, self.index),
         }
+    }
+
+    /// This worker's fork/join state, if the calling thread is this worker (not a caller
+    /// driving a system by hand).
+    fn task_worker(&self) -> Option<&TaskWorker<'_>> {
+        let table: &crate::runtime::worker_table::WorkerTable = &self.sched.inner.pool;
+        // SAFETY: used during the caller's call only (tied to `&self`), on the calling thread,
+        // whose worker loop outlives it.
+        unsafe { TaskWorker::current() }
+            .filter(|t| std::ptr::eq(t.table(), table) && t.index() == self.index)
     }
 
     /// This worker's index.
@@ -284,6 +290,11 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
     /// fork/join tasks that it may fork more of). Returns what `search` found, or `None` after
     /// a wake-up (call `dequeue`'s search again).
     pub fn idle_sleep(&mut self, search: impl FnOnce(&mut Self) -> Option<Job>) -> Option<Job> {
+        // An emptied deque stops showing tasks first, as in the worker loop's idle sleep (the
+        // others would nap beside it).
+        if let Some(t) = self.task_worker() {
+            t.unshow();
+        }
         let pool = &self.sched.inner.pool;
         pool.announce(self.index);
         fence(Ordering::SeqCst);
@@ -295,8 +306,9 @@ impl<'a, P: Policy> WorkerCtx<'a, P> {
         // finds them after this turn (tasks only shown, none public: sleep briefly). So does a
         // removal (ordered by the fence above against the removal's fence before its
         // notification): come back, and the loop leaves.
-        // SAFETY: used during this call only, on this worker's thread.
-        let found = unsafe { TaskWorker::current() }.map_or(TaskSearch::Nothing, |t| t.search());
+        let found = self
+            .task_worker()
+            .map_or(TaskSearch::Nothing, |t| t.search());
         if found == TaskSearch::Tasks || !pool.is_active(self.index) {
             pool.retire(self.index);
             return None;

@@ -238,11 +238,18 @@ fn wait_for(
                 }
             }
         } else if latch.sleepy() {
-            // Parked, it stops showing an empty deque first (idle workers may sleep then).
+            // Parked, it stops showing an empty deque first (idle workers sleep unbounded
+            // then, not only `SHOWN_NAP` at a time).
             w.unshow();
             park(nap);
             nap = (nap * 2).min(MAX_NAP);
         }
+    }
+    // Done. Thieves that took every task left the deque showing, and no pop said it was empty
+    // (a scope's waiter never pops an empty deque): withdraw now, or every idle worker would
+    // nap beside it until this worker next forks.
+    if w.surely_empty() {
+        w.emptied();
     }
 }
 

@@ -288,7 +288,7 @@ impl<'c> TaskWorker<'c> {
     /// showing when the job ends or the worker is about to park ([`Self::unshow`]). Elsewhere
     /// it stops showing now.
     #[cold]
-    fn emptied(&self) {
+    pub(crate) fn emptied(&self) {
         if self.showing.get() && !self.deque().in_stolen_job() {
             self.unshow();
         }
