@@ -117,7 +117,9 @@ impl<A: Actor> Addr<A> {
 impl<A: Actor> Context<'_, A> {
     /// Watches `other`: when it ends, `then` runs on this actor (as one of its behaviours, in
     /// turn with its messages) with the reason. If `other` has already ended, `then` runs with
-    /// [`ExitReason::NotAlive`]. If this actor ends first, nothing runs.
+    /// [`ExitReason::NotAlive`]. If this actor ends first, nothing runs, and the monitor is
+    /// gone (as Erlang's: a long-lived actor watched by many short-lived ones keeps nothing of
+    /// them; monitors of another system's or a remote actor stay until that one ends).
     ///
     /// ```
     /// use actorium::{Actor, ActorSystem, Addr, Allocation, Context, DeleteMsg, ExitReason, Receive};
@@ -162,7 +164,18 @@ impl<A: Actor> Context<'_, A> {
                 let _ = cell::send_then(me.cell(), incarnation, f);
             }
         });
-        if let Err(w) = other.watch(w) {
+        // An actor of this system: the monitor is this actor's, and goes at its end (as
+        // Erlang's); another system's or a remote one is watched as from outside.
+        let mine = &self.cell.header;
+        let monitors = &mine.exec.shared().monitors;
+        let r = match other
+            .local_header()
+            .filter(|h| std::ptr::eq(&h.0.exec.shared().monitors, monitors))
+        {
+            Some(sealed::LocalHeader(theirs)) => monitors.watch_owned(theirs, w, mine),
+            None => other.watch(w),
+        };
+        if let Err(w) = r {
             w(&ExitReason::NotAlive);
         }
     }
@@ -254,3 +267,7 @@ impl<A: Actor> Context<'_, A> {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+#[path = "monitor_tests.rs"]
+mod tests;

@@ -19,7 +19,7 @@
 //! SeqCst fence on every actor's end, which showed in send-heavy profiles.)
 
 use super::header::{Header, Status};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -100,36 +100,162 @@ pub(crate) struct Monitors {
 /// end must tell only its own. (A monitor set while a respawn races the actor's end may watch
 /// the new incarnation: its incarnation is read after the status, never before, where it could
 /// name an incarnation whose end has already been told.)
+///
+/// A watcher set by another actor of this system (its monitor, or its half of a link) is
+/// *owned* by that actor's incarnation, and removed at its end, as Erlang drops a process's
+/// monitors and links when it exits: kept, a long-lived actor's list would hold a watcher
+/// (and, through it, the memory of a cell) for every short-lived actor that ever watched it.
 #[derive(Default)]
 struct Table {
-    watchers: HashMap<usize, Vec<(u8, Watcher)>>,
+    /// Per watched actor, its watchers by number (in the order they were set).
+    watchers: HashMap<usize, BTreeMap<u64, Entry>>,
     /// For each linked actor: (partner's address, partner's incarnation, own incarnation) per
     /// link (a link holds between two incarnations: a respawned actor is linked afresh).
     links: HashMap<usize, Vec<(usize, u8, u8)>>,
+    /// Per owning actor, the watchers it set: number -> (watched actor, own incarnation).
+    owned: HashMap<usize, HashMap<u64, (usize, u8)>>,
+    /// The next watcher's number.
+    next: u64,
+}
+
+/// A watcher in a watched actor's list.
+struct Entry {
+    /// The incarnation it watches.
+    inc: u8,
+    /// The actor of this system that set it, if one did (see [`Table`]).
+    owner: Option<usize>,
+    w: Watcher,
+}
+
+/// What an actor's end takes out of the table, to run (or drop) outside the lock.
+type Taken = (Vec<Watcher>, Vec<Watcher>);
+
+impl Table {
+    /// Adds `w`, watching incarnation `inc` of the actor at `watched`, owned by incarnation
+    /// `owner.1` of the actor at `owner.0` if given; returns its number.
+    fn add(&mut self, watched: usize, inc: u8, owner: Option<(usize, u8)>, w: Watcher) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        let entry = Entry {
+            inc,
+            owner: owner.map(|o| o.0),
+            w,
+        };
+        self.watchers.entry(watched).or_default().insert(id, entry);
+        if let Some((o, own)) = owner {
+            self.owned.entry(o).or_default().insert(id, (watched, own));
+        }
+        id
+    }
+
+    /// Removes watcher `id` of the actor at `watched` (and its owner's record of it).
+    fn remove(&mut self, watched: usize, id: u64) -> Option<Watcher> {
+        let list = self.watchers.get_mut(&watched)?;
+        let e = list.remove(&id)?;
+        if list.is_empty() {
+            self.watchers.remove(&watched);
+        }
+        if let Some(o) = e.owner {
+            if let Some(mine) = self.owned.get_mut(&o) {
+                mine.remove(&id);
+                if mine.is_empty() {
+                    self.owned.remove(&o);
+                }
+            }
+        }
+        Some(e.w)
+    }
+
+    /// Incarnation `inc` of the actor at `k` ended: its links go (on both sides), the
+    /// watchers it owns elsewhere go (to be dropped), and its own watchers of `inc` are taken
+    /// (to be told).
+    fn end(&mut self, k: usize, inc: u8) -> Taken {
+        if let Some(links) = self.links.get_mut(&k) {
+            let mut ended = Vec::new();
+            links.retain(|&(partner, p_inc, own)| {
+                let keep = own != inc;
+                if !keep {
+                    ended.push((partner, p_inc));
+                }
+                keep
+            });
+            if links.is_empty() {
+                self.links.remove(&k);
+            }
+            for (partner, p_inc) in ended {
+                if let Some(l) = self.links.get_mut(&partner) {
+                    l.retain(|&(p, i, own)| !(p == k && i == inc && own == p_inc));
+                    if l.is_empty() {
+                        self.links.remove(&partner);
+                    }
+                }
+            }
+        }
+        let mut dropped = Vec::new();
+        if let Some(mine) = self.owned.get(&k) {
+            let gone: Vec<(u64, usize)> = mine
+                .iter()
+                .filter(|(_, &(_, own))| own == inc)
+                .map(|(&id, &(watched, _))| (id, watched))
+                .collect();
+            for (id, watched) in gone {
+                dropped.extend(self.remove(watched, id));
+            }
+        }
+        let mut told = Vec::new();
+        if let Some(list) = self.watchers.get(&k) {
+            let ids: Vec<u64> = list
+                .iter()
+                .filter(|(_, e)| e.inc == inc)
+                .map(|(&id, _)| id)
+                .collect();
+            for id in ids {
+                told.extend(self.remove(k, id));
+            }
+        }
+        (dropped, told)
+    }
 }
 
 impl Monitors {
     /// Adds `w` to the watchers of `hdr`'s actor; gives it back if the actor has ended.
     pub(crate) fn watch(&self, hdr: &Header, w: Watcher) -> Result<(), Watcher> {
+        self.watch_as(hdr, w, None)
+    }
+
+    /// As [`Self::watch`], for a watcher set by `owner`, an actor of this system (it runs a
+    /// behaviour now): the watcher goes at `owner`'s end.
+    pub(crate) fn watch_owned(
+        &self,
+        hdr: &Header,
+        w: Watcher,
+        owner: &Header,
+    ) -> Result<(), Watcher> {
+        self.watch_as(hdr, w, Some(owner))
+    }
+
+    fn watch_as(&self, hdr: &Header, w: Watcher, owner: Option<&Header>) -> Result<(), Watcher> {
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        // (The owner's end must look at the table too. It runs a behaviour now, so its end
+        // comes after this on its own thread.)
+        if let Some(o) = owner {
+            o.mark_monitored();
+        }
         hdr.mark_monitored();
         if hdr.status() != Status::Alive {
             return Err(w);
         }
         // (Read after the status, as in `link`: the incarnation alive now.)
-        let inc = hdr.incarnation();
-        map.watchers
-            .entry(hdr as *const Header as usize)
-            .or_default()
-            .push((inc, w));
+        let owner = owner.map(|o| (key(o), o.incarnation()));
+        map.add(key(hdr), hdr.incarnation(), owner, w);
         Ok(())
     }
 
     /// Links the actors of `a` and `b` (both of this system): `to_a` (told when `b` ends) goes
     /// to `b`'s watchers and `to_b` to `a`'s, unless these incarnations are linked already
     /// (then both are dropped, outside the lock). As [`Self::watch`] for each side: if `b` has
-    /// ended, nothing is added and `to_a` comes back to be told `NotAlive`; if `a` has, `to_a`
-    /// is added and `to_b` comes back.
+    /// ended, nothing is added and `to_a` comes back to be told `NotAlive`; if `a` has, `to_b`
+    /// comes back. Each half is owned by the actor it tells.
     pub(crate) fn link(
         &self,
         a: &Header,
@@ -137,7 +263,7 @@ impl Monitors {
         to_a: Watcher,
         to_b: Watcher,
     ) -> Result<(), (Watcher, ExitReason)> {
-        let (ka, kb) = (a as *const Header as usize, b as *const Header as usize);
+        let (ka, kb) = (key(a), key(b));
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         a.mark_monitored();
         b.mark_monitored();
@@ -157,20 +283,21 @@ impl Monitors {
             drop((to_a, to_b));
             return Ok(());
         }
-        map.watchers.entry(kb).or_default().push((ib, to_a));
         if a.status() != Status::Alive {
             drop(map);
+            drop(to_a);
             return Err((to_b, ExitReason::NotAlive));
         }
-        map.watchers.entry(ka).or_default().push((ia, to_b));
+        map.add(kb, ib, Some((ka, ia)), to_a);
+        map.add(ka, ia, Some((kb, ib)), to_b);
         map.links.entry(ka).or_default().push((kb, ib, ia));
         map.links.entry(kb).or_default().push((ka, ia, ib));
         Ok(())
     }
 
     /// Incarnation `inc` of `hdr`'s actor ended (its terminal status is stored; `inc` read
-    /// before, while it was alive): tells its watchers, if any. (The check inline, the rest
-    /// out of line: most actors are never monitored.)
+    /// before, while it was alive): tells its watchers, if any, and drops those it set on
+    /// others. (The check inline, the rest out of line: most actors are never monitored.)
     #[inline]
     pub(crate) fn ended(&self, hdr: &Header, inc: u8, reason: &ExitReason) {
         if hdr.monitored() {
@@ -181,46 +308,19 @@ impl Monitors {
     #[cold]
     #[inline(never)]
     fn tell_watchers(&self, hdr: &Header, inc: u8, reason: &ExitReason) {
-        let watchers = {
-            let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-            let k = hdr as *const Header as usize;
-            // Its links end with it, on both sides (its address may be a new actor's later, or
-            // its next incarnation's, linked anew).
-            if let Some(links) = map.links.get_mut(&k) {
-                let mut ended = Vec::new();
-                links.retain(|&(partner, p_inc, own)| {
-                    let keep = own != inc;
-                    if !keep {
-                        ended.push((partner, p_inc));
-                    }
-                    keep
-                });
-                if links.is_empty() {
-                    map.links.remove(&k);
-                }
-                for (partner, p_inc) in ended {
-                    if let Some(l) = map.links.get_mut(&partner) {
-                        l.retain(|&(p, i, own)| !(p == k && i == inc && own == p_inc));
-                        if l.is_empty() {
-                            map.links.remove(&partner);
-                        }
-                    }
-                }
+        let (dropped, told) = self
+            .map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .end(key(hdr), inc);
+        for w in dropped {
+            // (Outside the lock: a watcher holds addresses, whose drop may end a cell.)
+            if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(w))) {
+                super::report_panic("a monitor's notice (dropping it)", &*p);
+                super::drop_payload(p);
             }
-            match map.watchers.get_mut(&k) {
-                Some(all) if all.iter().all(|&(i, _)| i == inc) => map.watchers.remove(&k),
-                Some(all) => {
-                    // A respawned incarnation's watchers stay for its own end.
-                    let (mine, later): (Vec<_>, Vec<_>) = std::mem::take(all)
-                        .into_iter()
-                        .partition(|&(i, _)| i == inc);
-                    *all = later;
-                    Some(mine)
-                }
-                None => None,
-            }
-        };
-        for (_, w) in watchers.into_iter().flatten() {
+        }
+        for w in told {
             // A watcher only sends (a reply slot, a continuation to its actor); a refused
             // continuation is dropped, and user code in it may panic: the others are told
             // all the same.
@@ -230,6 +330,18 @@ impl Monitors {
             }
         }
     }
+
+    /// How many watchers are kept, over all actors (for tests).
+    #[cfg(test)]
+    pub(crate) fn watchers(&self) -> usize {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.watchers.values().map(BTreeMap::len).sum()
+    }
+}
+
+/// An actor's key in the table: its header's (and cell's) address.
+fn key(hdr: &Header) -> usize {
+    hdr as *const Header as usize
 }
 
 #[cfg(all(test, loom))]
