@@ -531,6 +531,11 @@ fn a_pair_linked_again_from_either_side_is_linked_once() {
             // A new actor may reuse `b`'s cell: it links afresh.
             let c = system.spawn(Pair(0));
             a.send(c.clone()).unwrap();
+            // The link made before the end (else `c`'s monitor may hear first, and the
+            // count below be asked for before the notice is queued).
+            let (tx, rx) = mpsc::channel();
+            a.send(tx).unwrap();
+            assert_eq!(rx.recv().unwrap(), 1, "{name}");
             let down = c.monitor();
             c.send(End::Panic).unwrap();
             let _ = down.wait();

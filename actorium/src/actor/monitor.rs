@@ -247,9 +247,11 @@ impl<A: Actor> Context<'_, A> {
             .local_header()
             .filter(|h| std::ptr::eq(&h.0.exec.shared().monitors, monitors))
         {
-            // Both in this system: one link per pair (a set, as Erlang's).
+            // Both in this system: one link per pair (a set, as Erlang's). (Its incarnation
+            // before its half is made: the half is for that one.)
+            let to_them = (theirs.incarnation(), other.link_watcher());
             if let Err((w, reason)) =
-                monitors.link(mine, theirs, link_watcher(&me), other.link_watcher())
+                monitors.link(mine, theirs, link_watcher(&me), (to_them.1, to_them.0))
             {
                 w(&reason);
             }

@@ -1,7 +1,10 @@
 //! A watcher set by an actor goes at that actor's end: a long-lived actor keeps nothing of
 //! the short-lived ones that watched it (its monitors table is looked at directly).
 
-use crate::{Actor, ActorSystem, Addr, Allocation, Context, DestroyMsg, ExitReason, Receive};
+use crate::{
+    Actor, ActorSystem, Addr, Allocation, Ask, Context, DestroyMsg, ExitReason, Receive, Restart,
+    Strategy, Supervisor,
+};
 use std::time::{Duration, Instant};
 
 struct Server;
@@ -78,5 +81,40 @@ fn links_of_ended_incarnations_are_not_kept() {
             std::thread::yield_now();
         }
     }
+    system.shutdown();
+}
+
+/// A supervised child that monitors the server when it starts, and fails when asked.
+struct Watchful(Addr<Server>);
+impl Actor for Watchful {
+    fn started(&mut self, ctx: &mut Context<'_, Self>) {
+        ctx.monitor(&self.0, |_, _, _| Allocation::Nodelete);
+    }
+}
+impl Receive<Ask<bool, ()>> for Watchful {
+    fn receive(&mut self, q: Ask<bool, ()>, _: &mut Context<'_, Self>) -> Allocation {
+        assert!(!q.msg, "told to fail");
+        q.reply.send(()).ok();
+        Allocation::Nodelete
+    }
+}
+
+#[test]
+fn a_restarted_child_keeps_only_its_own_monitors() {
+    let system = ActorSystem::builder().workers(2).build().unwrap();
+    let server = system.spawn(Server);
+    let sup =
+        system.spawn(Supervisor::new(Strategy::OneForOne).intensity(100, Duration::from_secs(60)));
+    let s = server.clone();
+    let child = sup
+        .supervise(Restart::Permanent, move || Watchful(s.clone()))
+        .unwrap();
+    for _ in 0..20 {
+        assert!(child.ask(true).unwrap().wait().is_err());
+        // Restarted (and its `started` ran: it comes first in its queue).
+        assert_eq!(child.ask(false).unwrap().wait(), Ok(()));
+    }
+    // The last incarnation's monitor only.
+    settle_at(&server, 1);
     system.shutdown();
 }

@@ -85,7 +85,9 @@ pub enum Restart {
 /// are ended.
 ///
 /// **Monitors and links** of a child hear of it only when it ends for good, not at each
-/// restart: its address stays valid across restarts.
+/// restart: its address stays valid across restarts. The monitors a child sets itself
+/// ([`Context::monitor`]) go with the incarnation that set them (a restarted child sets its
+/// own again, in `started`); its links stay.
 ///
 /// ```
 /// use actorium::{Actor, ActorSystem, Allocation, Ask, Context, Receive, Restart, Strategy,

@@ -19,7 +19,7 @@
 //! SeqCst fence on every actor's end, which showed in send-heavy profiles.)
 
 use super::header::{Header, Status};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -111,11 +111,22 @@ struct Table {
     watchers: HashMap<usize, BTreeMap<u64, Entry>>,
     /// For each linked actor: (partner's address, partner's incarnation, own incarnation) per
     /// link (a link holds between two incarnations: a respawned actor is linked afresh).
-    links: HashMap<usize, Vec<(usize, u8, u8)>>,
-    /// Per owning actor, the watchers it set: number -> (watched actor, own incarnation).
-    owned: HashMap<usize, HashMap<u64, (usize, u8)>>,
+    links: HashMap<usize, HashSet<(usize, u8, u8)>>,
+    /// Per owning actor, the watchers it set: number -> what it watches.
+    owned: HashMap<usize, HashMap<u64, Owned>>,
     /// The next watcher's number.
     next: u64,
+}
+
+/// A watcher an actor set, as its owner's record keeps it.
+#[derive(Clone, Copy)]
+struct Owned {
+    /// The watched actor.
+    watched: usize,
+    /// The owner's incarnation that set it.
+    inc: u8,
+    /// Half of a link (else a monitor).
+    link: bool,
 }
 
 /// A watcher in a watched actor's list.
@@ -132,8 +143,8 @@ type Taken = (Vec<Watcher>, Vec<Watcher>);
 
 impl Table {
     /// Adds `w`, watching incarnation `inc` of the actor at `watched`, owned by incarnation
-    /// `owner.1` of the actor at `owner.0` if given; returns its number.
-    fn add(&mut self, watched: usize, inc: u8, owner: Option<(usize, u8)>, w: Watcher) -> u64 {
+    /// `owner.1` of the actor at `owner.0` if given (`link`: as half of a link).
+    fn add(&mut self, watched: usize, inc: u8, owner: Option<(usize, u8)>, link: bool, w: Watcher) {
         let id = self.next;
         self.next += 1;
         let entry = Entry {
@@ -143,9 +154,29 @@ impl Table {
         };
         self.watchers.entry(watched).or_default().insert(id, entry);
         if let Some((o, own)) = owner {
-            self.owned.entry(o).or_default().insert(id, (watched, own));
+            let rec = Owned {
+                watched,
+                inc: own,
+                link,
+            };
+            self.owned.entry(o).or_default().insert(id, rec);
         }
-        id
+    }
+
+    /// Removes the watchers that incarnation `inc` of the actor at `k` set (only its monitors
+    /// unless `links` too); returns them, to be dropped.
+    fn take_owned(&mut self, k: usize, inc: u8, links: bool) -> Vec<Watcher> {
+        let Some(mine) = self.owned.get(&k) else {
+            return Vec::new();
+        };
+        let gone: Vec<(u64, usize)> = mine
+            .iter()
+            .filter(|(_, o)| o.inc == inc && (links || !o.link))
+            .map(|(&id, o)| (id, o.watched))
+            .collect();
+        gone.into_iter()
+            .filter_map(|(id, watched)| self.remove(watched, id))
+            .collect()
     }
 
     /// Removes watcher `id` of the actor at `watched` (and its owner's record of it).
@@ -184,24 +215,14 @@ impl Table {
             }
             for (partner, p_inc) in ended {
                 if let Some(l) = self.links.get_mut(&partner) {
-                    l.retain(|&(p, i, own)| !(p == k && i == inc && own == p_inc));
+                    l.remove(&(k, inc, p_inc));
                     if l.is_empty() {
                         self.links.remove(&partner);
                     }
                 }
             }
         }
-        let mut dropped = Vec::new();
-        if let Some(mine) = self.owned.get(&k) {
-            let gone: Vec<(u64, usize)> = mine
-                .iter()
-                .filter(|(_, &(_, own))| own == inc)
-                .map(|(&id, &(watched, _))| (id, watched))
-                .collect();
-            for (id, watched) in gone {
-                dropped.extend(self.remove(watched, id));
-            }
-        }
+        let dropped = self.take_owned(k, inc, true);
         let mut told = Vec::new();
         if let Some(list) = self.watchers.get(&k) {
             let ids: Vec<u64> = list
@@ -247,7 +268,7 @@ impl Monitors {
         }
         // (Read after the status, as in `link`: the incarnation alive now.)
         let owner = owner.map(|o| (key(o), o.incarnation()));
-        map.add(key(hdr), hdr.incarnation(), owner, w);
+        map.add(key(hdr), hdr.incarnation(), owner, false, w);
         Ok(())
     }
 
@@ -256,18 +277,21 @@ impl Monitors {
     /// (then both are dropped, outside the lock). As [`Self::watch`] for each side: if `b` has
     /// ended, nothing is added and `to_a` comes back to be told `NotAlive`; if `a` has, `to_b`
     /// comes back. Each half is owned by the actor it tells.
+    ///
+    /// `to_b` is made for incarnation `b_inc` of `b` (read before): if another one is alive
+    /// now, the one meant has ended, and `to_a` comes back to be told `NotAlive`.
     pub(crate) fn link(
         &self,
         a: &Header,
         b: &Header,
         to_a: Watcher,
-        to_b: Watcher,
+        (to_b, b_inc): (Watcher, u8),
     ) -> Result<(), (Watcher, ExitReason)> {
         let (ka, kb) = (key(a), key(b));
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         a.mark_monitored();
         b.mark_monitored();
-        if b.status() != Status::Alive {
+        if b.status() != Status::Alive || b.incarnation() != b_inc {
             drop(map);
             drop(to_b);
             return Err((to_a, ExitReason::NotAlive));
@@ -288,10 +312,10 @@ impl Monitors {
             drop(to_a);
             return Err((to_b, ExitReason::NotAlive));
         }
-        map.add(kb, ib, Some((ka, ia)), to_a);
-        map.add(ka, ia, Some((kb, ib)), to_b);
-        map.links.entry(ka).or_default().push((kb, ib, ia));
-        map.links.entry(kb).or_default().push((ka, ia, ib));
+        map.add(kb, ib, Some((ka, ia)), true, to_a);
+        map.add(ka, ia, Some((kb, ib)), true, to_b);
+        map.links.entry(ka).or_default().insert((kb, ib, ia));
+        map.links.entry(kb).or_default().insert((ka, ia, ib));
         Ok(())
     }
 
@@ -305,6 +329,20 @@ impl Monitors {
         }
     }
 
+    /// A supervised actor's incarnation `inc` is replaced by a restart (its state is gone;
+    /// the next one runs `started` anew): the monitors it set go, as a restarted Erlang
+    /// child's. (Its links, and the watchers set on it, stay: a restart is no end.)
+    pub(crate) fn restarting(&self, hdr: &Header, inc: u8) {
+        if hdr.monitored() {
+            let dropped = self
+                .map
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take_owned(key(hdr), inc, false);
+            drop_all(dropped);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn tell_watchers(&self, hdr: &Header, inc: u8, reason: &ExitReason) {
@@ -313,13 +351,7 @@ impl Monitors {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .end(key(hdr), inc);
-        for w in dropped {
-            // (Outside the lock: a watcher holds addresses, whose drop may end a cell.)
-            if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(w))) {
-                super::report_panic("a monitor's notice (dropping it)", &*p);
-                super::drop_payload(p);
-            }
-        }
+        drop_all(dropped);
         for w in told {
             // A watcher only sends (a reply slot, a continuation to its actor); a refused
             // continuation is dropped, and user code in it may panic: the others are told
@@ -336,6 +368,17 @@ impl Monitors {
     pub(crate) fn watchers(&self) -> usize {
         let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         map.watchers.values().map(BTreeMap::len).sum()
+    }
+}
+
+/// Drops watchers taken out of the table, outside its lock (a watcher holds addresses, whose
+/// drop may end a cell), each on its own (a panicking destructor is reported).
+fn drop_all(watchers: Vec<Watcher>) {
+    for w in watchers {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(move || drop(w))) {
+            super::report_panic("a monitor's notice (dropping it)", &*p);
+            super::drop_payload(p);
+        }
     }
 }
 
