@@ -337,6 +337,39 @@ fn a_remote_actor_linked_to_a_local_one_hears_its_failure() {
 }
 
 #[test]
+fn closing_a_node_tells_its_actors_that_remote_ones_linked_with() {
+    watchdog(60, || {
+        /// Links itself with the far actor, then pings it (after the link, in order).
+        struct Linker;
+        impl Actor for Linker {}
+        type Far = (Recipient<Text>, Recipient<Ping>, Recipient<Num>);
+        impl Receive<Far> for Linker {
+            fn receive(&mut self, (t, p, r): Far, ctx: &mut Context<'_, Self>) -> Allocation {
+                ctx.link(&t);
+                let _ = p.send(Ping { n: 1, reply_to: r });
+                Allocation::Nodelete
+            }
+        }
+        let (sa, a, sb, b) = pair();
+        let far = sa.spawn(Doubler);
+        a.register::<Text>("far", &far).unwrap();
+        a.register::<Ping>("far-ping", &far).unwrap();
+        let far_down = far.monitor();
+        let t = b.lookup::<Text>("far", FIND).unwrap();
+        let p = b.lookup::<Ping>("far-ping", FIND).unwrap();
+        let (tx, answers) = mpsc::channel();
+        let sink = sb.spawn(Sink(tx));
+        sb.spawn(Linker).send((t, p, sink.recipient())).unwrap();
+        // The ping was answered: the link reached the far node before it.
+        assert_eq!(answers.recv_timeout(FIND).unwrap(), 2);
+        // Its node closes: the far actor's link to the linker is lost, and it hears so (by
+        // default a failure: it ends too).
+        a.close();
+        assert_eq!(far_down.wait_timeout(FIND).unwrap(), ExitReason::Linked);
+    });
+}
+
+#[test]
 fn a_name_watch_sees_actors_come_and_go() {
     watchdog(60, || {
         let (sa, a, _sb, b) = pair();

@@ -333,18 +333,26 @@ impl NodeInner {
         drop(publishers); // (undeclared outside the lock)
         let _ = self.session.close().wait();
         // Everything remote is now unreachable from here.
-        let (asks, notices) = {
+        let (asks, notices, links) = {
             let mut t = self.tables();
             let asks: Vec<_> = t.asks.drain().map(|(_, (_, a))| a).collect();
             let mut proxies: Vec<Arc<Proxy>> = t.watched.drain().map(|(_, p)| p).collect();
             proxies.extend(t.proxies.drain().filter_map(|(_, p)| p.upgrade()));
+            // The links remote actors made with this node's actors are lost too: each of
+            // those actors hears `NodeDown` (as at a node's loss, `lose`).
+            let mut links = Vec::new();
+            for e in t.exports.values() {
+                for &k in e.linked_by.values() {
+                    links.extend(std::iter::repeat_n(e.link.clone(), k));
+                }
+            }
             t.exports.clear();
             self.exports_epoch.fetch_add(1, Ordering::Release);
             t.export_of.clear();
             let notices = proxies.iter().map(|p| p.mark_ended(&ExitReason::NodeDown));
-            (asks, notices.collect())
+            (asks, notices.collect(), links)
         };
-        self.lost(asks, notices, Vec::new());
+        self.lost(asks, notices, links);
     }
 
     /// A fresh number (asks, exported actors).
