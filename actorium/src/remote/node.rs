@@ -44,7 +44,7 @@ pub struct NodeInner {
     pub(super) session: zenoh::Session,
     /// This node's id (its Zenoh id).
     pub(super) id: Arc<str>,
-    system: SystemHandle,
+    pub(super) system: SystemHandle,
     pub(super) max_frame: usize,
     /// How long a node unheard of is looked for before it counts as lost (the lease).
     lease: std::time::Duration,
@@ -61,6 +61,8 @@ pub struct NodeInner {
     keep: Mutex<Vec<Box<dyn Any + Send>>>,
     /// Frames made on Zenoh's threads, sent by a thread of the node's own (`put_later`).
     pub(super) outbox: Mutex<Option<mpsc::Sender<super::outbox::Job>>>,
+    /// Frames waiting in the outbox (bounded: `outbox::OUTBOX_MAX`).
+    pub(super) outbox_waiting: std::sync::atomic::AtomicUsize,
 }
 
 /// How many lost nodes a node remembers: bounds what a long life of processes coming and
@@ -258,6 +260,7 @@ impl NodeInner {
             publishers: Mutex::new(HashMap::new()),
             keep: Mutex::new(Vec::new()),
             outbox: Mutex::new(None),
+            outbox_waiting: std::sync::atomic::AtomicUsize::new(0),
         });
         let engine = |e: zenoh::Error| RemoteError::Engine(e.to_string());
         // The inbox first, then the watch of other nodes, then this node's own token: a node

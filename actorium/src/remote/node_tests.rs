@@ -457,3 +457,31 @@ fn a_name_listed_after_its_node_was_lost_does_not_bring_the_node_back() {
         .unwrap()
         .is_alive());
 }
+
+#[test]
+fn a_full_outbox_drops_and_reports_what_it_cannot_hold() {
+    let f = fixture(1 << 20);
+    // As if a peer that does not read had filled it.
+    f.node
+        .outbox_waiting
+        .store(crate::remote::outbox::OUTBOX_MAX, Ordering::Relaxed);
+    let frame = f
+        .node
+        .encode(
+            &Head::Down {
+                actor: 1,
+                reason: crate::remote::wire::WireExit::NotAlive,
+            },
+            &(),
+        )
+        .unwrap();
+    f.node.put_later(&"nobody".into(), frame);
+    assert_eq!(f.dropped(), 1, "the dropped frame is reported");
+    assert_eq!(
+        f.node.outbox_waiting.load(Ordering::Relaxed),
+        crate::remote::outbox::OUTBOX_MAX,
+        "nothing more waits"
+    );
+    f.node.outbox_waiting.store(0, Ordering::Relaxed);
+    f.still_serves();
+}

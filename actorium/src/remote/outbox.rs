@@ -5,7 +5,15 @@
 use super::node::NodeInner;
 use super::wire::Head;
 use crate::actor::AskError;
+use crate::Event;
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
+
+/// The most frames a node's outbox holds. Most are answers to frames a peer sent that this
+/// node could not take (an ask to an ended actor, a bad frame): a peer that sends those
+/// faster than it reads the answers would otherwise grow it without bound. Past it, a frame is
+/// dropped and reported, and an ask in it is answered `Dropped`: the peer is not reading.
+pub(super) const OUTBOX_MAX: usize = 4096;
 
 /// Work for the node's outbox thread.
 pub(super) type Job = Box<dyn FnOnce(&Arc<NodeInner>) + Send>;
@@ -27,7 +35,25 @@ impl NodeInner {
     /// An ask in a frame that cannot be put is answered `Dropped` if it still waits (its
     /// sender was told it was sent): a lost node's asks were answered `NodeDown` by its loss
     /// already, so only an engine error leaves one waiting.
+    ///
+    /// At most [`OUTBOX_MAX`] frames wait: past that, `frame` is dropped and reported (an ask
+    /// in it answered `Dropped`).
     pub(super) fn put_later(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) {
+        if self.outbox_waiting.fetch_add(1, Ordering::AcqRel) >= OUTBOX_MAX {
+            self.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
+            if let Some(port) = ask_in(&frame).and_then(|a| self.take_awaited(a)) {
+                port.complete(Err(AskError::Dropped), self);
+            }
+            let reason = format!(
+                "not sent to node `{to}`: this node's outbox is full ({OUTBOX_MAX} frames wait \
+                 on congested links)"
+            );
+            self.system.report(&Event::RemoteFrameDropped {
+                from: &self.id,
+                reason: &reason,
+            });
+            return;
+        }
         let to = to.clone();
         self.later(Box::new(move |n: &Arc<NodeInner>| {
             let ask = ask_in(&frame);
@@ -36,6 +62,7 @@ impl NodeInner {
                     port.complete(Err(AskError::Dropped), n);
                 }
             }
+            n.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
         }));
     }
 
