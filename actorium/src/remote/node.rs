@@ -196,6 +196,12 @@ thread_local! {
     static ON_ZENOH_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Whether a send from the calling thread must not wait: it runs one of Zenoh's callbacks,
+/// or it is a thread that must never block (the timer thread).
+fn must_not_block() -> bool {
+    ON_ZENOH_THREAD.with(|z| z.get()) || crate::runtime::context::must_not_block()
+}
+
 /// Runs `f` marked as on one of Zenoh's threads (see `put`).
 pub(super) fn on_zenoh_thread<T>(f: impl FnOnce() -> T) -> T {
     struct Restore(bool);
@@ -418,9 +424,10 @@ impl NodeInner {
         if self.is_closed() {
             return Err(());
         }
-        if ON_ZENOH_THREAD.with(|z| z.get()) {
+        if must_not_block() {
             // Never block one of Zenoh's threads (a congested link would stop the thread
-            // that drains the other way): the outbox sends it.
+            // that drains the other way), nor the timer thread (every timer would wait): the
+            // outbox sends it.
             self.put_later(to, frame);
             return Ok(());
         }
@@ -430,7 +437,7 @@ impl NodeInner {
     /// As [`Self::put`], to the node of remote actor `to`, through the publisher it keeps
     /// (weakly: gone with the node's loss or this node's close, when the table answers).
     pub(super) fn put_to(self: &Arc<Self>, to: &Proxy, frame: Vec<u8>) -> Result<(), ()> {
-        if self.is_closed() || ON_ZENOH_THREAD.with(|z| z.get()) {
+        if self.is_closed() || must_not_block() {
             return self.put(&to.node_id, frame);
         }
         let publisher = match to.publisher.get().and_then(Weak::upgrade) {

@@ -44,6 +44,22 @@ thread_local! {
     static HANDOFFS: Cell<u32> = const { Cell::new(0) };
     /// Whether the unit code this thread runs keeps work back ([`note_kept`]).
     static KEPT: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread must never block on a send ([`must_not_block`]).
+    static NO_BLOCKING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as one that must never block on a send: a thread that serves
+/// many (the system's timer thread fires every timer): a send that would wait (a congested
+/// network link) is handed to a thread of its own instead.
+pub(crate) fn never_block() {
+    NO_BLOCKING.with(|b| b.set(true));
+}
+
+/// Whether the calling thread must never block on a send ([`never_block`]). (Only remote
+/// sends can block today.)
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) fn must_not_block() -> bool {
+    NO_BLOCKING.with(Cell::get)
 }
 
 /// Counts a hand-off made by this thread: work published for someone who may be waiting for

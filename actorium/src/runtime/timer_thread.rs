@@ -214,6 +214,9 @@ impl Timers {
 
 /// The timer thread.
 fn run(inner: &Inner) {
+    // It fires every timer of the system: a send that would wait (to a remote actor over a
+    // congested link) must not hold the others back.
+    super::context::never_block();
     let mut st = inner.lock();
     loop {
         if st.stopped {
