@@ -606,16 +606,19 @@ fn join_from_a_detached_actor_and_from_another_thread() {
     });
 }
 
+/// The executors whose idle workers look for tasks (and sleep in the runtime's idle sleep):
+/// message-centric, and actor-centric with work stealing.
+fn thieving_builders() -> [actorium::ActorSystemBuilder; 2] {
+    [
+        ActorSystem::builder(),
+        ActorSystem::builder().policy(actorium::policy::WorkStealing::default()),
+    ]
+}
+
 #[test]
 fn idle_workers_sleep_after_tasks() {
     watchdog(60, || {
-        // The executors whose idle workers look for tasks (and sleep in the runtime's idle
-        // sleep): message-centric, and actor-centric with work stealing.
-        let builders = [
-            ActorSystem::builder(),
-            ActorSystem::builder().policy(actorium::policy::WorkStealing::default()),
-        ];
-        for b in builders {
+        for b in thieving_builders() {
             let system = b.workers(2).stats(true).build().unwrap();
             let before = system.stats().unwrap().sleeps;
             assert_eq!(system.join(|| fib(20), || fib(20)).0, fib_seq(20));
@@ -636,11 +639,7 @@ fn idle_workers_sleep_beside_a_long_task_whose_sibling_was_taken() {
     // running it shows tasks with none left to take. Idle workers must sleep meanwhile (they
     // spun, a core each, for as long as the first half ran), and still take tasks it forks.
     watchdog(60, || {
-        let builders = [
-            ActorSystem::builder(),
-            ActorSystem::builder().policy(actorium::policy::WorkStealing::default()),
-        ];
-        for b in builders {
+        for b in thieving_builders() {
             let system = b.workers(4).compaction(false).stats(true).build().unwrap();
             let gate = Arc::new(common::Gate::default());
             let (taken_tx, taken_rx) = std::sync::mpsc::channel();
@@ -708,11 +707,7 @@ fn idle_workers_sleep_for_good_after_a_scope_whose_tasks_were_all_stolen() {
     // tasks, or every idle worker naps beside it, waking every millisecond, until it forks
     // again.
     watchdog(60, || {
-        let builders = [
-            ActorSystem::builder(),
-            ActorSystem::builder().policy(actorium::policy::WorkStealing::default()),
-        ];
-        for b in builders {
+        for b in thieving_builders() {
             let system = b.workers(3).compaction(false).stats(true).build().unwrap();
             let (tx, rx) = mpsc::channel();
             system.spawn(ScopeInBehaviour(tx)).send(()).unwrap();

@@ -560,26 +560,26 @@ impl Receive<Burn> for Phoenix {
 /// A respawn may make the next incarnation alive (and a monitor may be set on it) before the
 /// old one's end has told its monitors: that end tells only the old incarnation's. The old
 /// ends normally, the new by a poison pill; each monitor must hear its own.
+/// Respawns `a` as soon as its incarnation is destroyed.
+fn respawn_when_destroyed(a: &Addr<Phoenix>) {
+    let mut next = Phoenix;
+    while let Err(back) = a.respawn(next) {
+        next = back;
+        std::hint::spin_loop();
+    }
+}
+
 #[test]
 fn a_respawn_racing_the_old_end_keeps_the_new_monitors_for_the_new_end() {
     watchdog(120, || {
-        for (name, choose) in common::EXECUTORS
-            .iter()
-            .filter(|(n, _)| !n.contains("testing"))
-        {
-            eprintln!("--- executor: {name}");
+        common::on_every_threaded_executor(|name, choose| {
             let system = choose(ActorSystem::builder().workers(2)).build().unwrap();
             let a = system.spawn(Phoenix);
             for i in 0..2_000 {
                 let old = a.monitor();
                 a.send(Burn).unwrap();
-                // As soon as the old incarnation is destroyed: possibly before its end told
-                // its monitors.
-                let mut next = Phoenix;
-                while let Err(back) = a.respawn(next) {
-                    next = back;
-                    std::hint::spin_loop();
-                }
+                // Possibly before the old incarnation's end told its monitors.
+                respawn_when_destroyed(&a);
                 let new = a.monitor();
                 a.send(DestroyMsg).unwrap();
                 assert_eq!(old.wait().unwrap(), ExitReason::Normal, "{name}, round {i}");
@@ -589,14 +589,10 @@ fn a_respawn_racing_the_old_end_keeps_the_new_monitors_for_the_new_end() {
                     "{name}, round {i}: the new incarnation's monitor heard the old end"
                 );
                 // The next round's old incarnation.
-                let mut next = Phoenix;
-                while let Err(back) = a.respawn(next) {
-                    next = back;
-                    std::hint::spin_loop();
-                }
+                respawn_when_destroyed(&a);
             }
             a.send(DeleteMsg).unwrap();
             system.shutdown();
-        }
+        });
     });
 }
