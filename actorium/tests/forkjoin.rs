@@ -642,6 +642,15 @@ fn idle_workers_sleep_beside_a_long_task_whose_sibling_was_taken() {
         for b in thieving_builders() {
             let system = b.workers(4).compaction(false).stats(true).build().unwrap();
             let gate = Arc::new(common::Gate::default());
+            // Opened on every way out (a failed wait below must not leave a worker blocked in
+            // the gate, and the system's drop waiting for it).
+            struct OpenOnDrop(Arc<common::Gate>);
+            impl Drop for OpenOnDrop {
+                fn drop(&mut self) {
+                    self.0.open();
+                }
+            }
+            let open = OpenOnDrop(gate.clone());
             let (taken_tx, taken_rx) = std::sync::mpsc::channel();
             let (g, h) = (gate.clone(), system.handle());
             let joiner = std::thread::spawn(move || {
@@ -666,7 +675,7 @@ fn idle_workers_sleep_beside_a_long_task_whose_sibling_was_taken() {
             common::wait_for(10, "idle workers asleep beside the long task", || {
                 system.stats().unwrap().sleeps >= before + 20
             });
-            gate.open();
+            drop(open);
             let ((taken, (x, y)), ()) = joiner.join().unwrap();
             assert!(taken, "the second half was never run");
             assert_eq!((x, y), (fib_seq(18), fib_seq(18)));

@@ -557,18 +557,19 @@ impl Receive<Burn> for Phoenix {
     }
 }
 
-/// A respawn may make the next incarnation alive (and a monitor may be set on it) before the
-/// old one's end has told its monitors: that end tells only the old incarnation's. The old
-/// ends normally, the new by a poison pill; each monitor must hear its own.
 /// Respawns `a` as soon as its incarnation is destroyed.
 fn respawn_when_destroyed(a: &Addr<Phoenix>) {
     let mut next = Phoenix;
     while let Err(back) = a.respawn(next) {
         next = back;
+        // (Spinning, not yielding: the race is with the end that the worker runs right now.)
         std::hint::spin_loop();
     }
 }
 
+/// A respawn may make the next incarnation alive (and a monitor may be set on it) before the
+/// old one's end has told its monitors: that end tells only the old incarnation's. The old
+/// ends normally, the new by a poison pill; each monitor must hear its own.
 #[test]
 fn a_respawn_racing_the_old_end_keeps_the_new_monitors_for_the_new_end() {
     watchdog(120, || {

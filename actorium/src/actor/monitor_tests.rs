@@ -76,7 +76,9 @@ fn links_of_ended_incarnations_are_not_kept() {
         partner.send(DestroyMsg).unwrap();
         settle_at(&server, 0);
         let mut next = Partner;
+        let deadline = Instant::now() + Duration::from_secs(10);
         while let Err(back) = partner.respawn(next) {
+            assert!(Instant::now() < deadline, "the partner never ended");
             next = back;
             std::thread::yield_now();
         }
@@ -110,9 +112,10 @@ fn a_restarted_child_keeps_only_its_own_monitors() {
         .supervise(Restart::Permanent, move || Watchful(s.clone()))
         .unwrap();
     for _ in 0..20 {
-        assert!(child.ask(true).unwrap().wait().is_err());
+        let patience = Duration::from_secs(10);
+        assert!(child.ask(true).unwrap().wait_timeout(patience).is_err());
         // Restarted (and its `started` ran: it comes first in its queue).
-        assert_eq!(child.ask(false).unwrap().wait(), Ok(()));
+        assert_eq!(child.ask(false).unwrap().wait_timeout(patience), Ok(()));
     }
     // The last incarnation's monitor only.
     settle_at(&server, 1);

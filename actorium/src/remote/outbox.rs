@@ -55,7 +55,7 @@ impl NodeInner {
             return;
         }
         let to = to.clone();
-        self.later(Box::new(move |n: &Arc<NodeInner>| {
+        let queued = self.later(Box::new(move |n: &Arc<NodeInner>| {
             let ask = ask_in(&frame);
             if n.put(&to, frame).is_err() {
                 if let Some(port) = ask.and_then(|a| n.take_awaited(a)) {
@@ -64,15 +64,20 @@ impl NodeInner {
             }
             n.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
         }));
+        if !queued {
+            // (Closed, or no thread: it waits nowhere.)
+            self.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
     /// Runs `job` on the node's outbox thread (in order with the other jobs): for work that
     /// may block or call into Zenoh, asked for where neither is allowed (Zenoh's threads, or a
-    /// drop that Zenoh may run under its own locks).
-    fn later(self: &Arc<Self>, job: Job) {
+    /// drop that Zenoh may run under its own locks). Whether it was queued (not once the node
+    /// is closed, nor if its thread could not start).
+    fn later(self: &Arc<Self>, job: Job) -> bool {
         let mut outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
         if self.is_closed() {
-            return;
+            return false;
         }
         let tx = outbox.get_or_insert_with(|| {
             let (tx, rx) = mpsc::channel::<Job>();
@@ -92,6 +97,7 @@ impl NodeInner {
             drop(spawned);
             tx
         });
-        let _ = tx.send(job);
+        // (Refused, the job comes back inside the error, and is dropped here.)
+        tx.send(job).is_ok()
     }
 }
