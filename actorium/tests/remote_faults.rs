@@ -44,6 +44,17 @@ impl Receive<Seq> for Receiver {
         Allocation::Nodelete
     }
 }
+/// A large message (to fill a link).
+#[derive(Serialize, Deserialize)]
+struct Blob(Vec<u8>);
+impl RemoteMessage for Blob {
+    const TAG: &'static str = "fault.Blob";
+}
+impl Receive<Blob> for Receiver {
+    fn receive(&mut self, _: Blob, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Nodelete
+    }
+}
 impl Receive<Ask<Report, Seen>> for Receiver {
     fn receive(&mut self, a: Ask<Report, Seen>, _: &mut Context<'_, Self>) -> Allocation {
         let _ = a.reply.send(Seen(self.0.clone()));
@@ -55,6 +66,8 @@ const PASS: u8 = 0;
 const DELAY: u8 = 1;
 const BLACKHOLE: u8 = 2;
 const CUT: u8 = 3;
+/// Nothing is read from either side: the senders' socket buffers, then Zenoh's queues, fill.
+const STALL: u8 = 4;
 
 /// A TCP proxy from a port of its own to `upstream`, whose behaviour `mode` sets.
 struct FaultProxy {
@@ -104,6 +117,10 @@ fn pump(mut from: TcpStream, mut to: TcpStream, mode: &AtomicU8) {
         let m = mode.load(Ordering::Acquire);
         if m == CUT {
             break;
+        }
+        if m == STALL {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
         }
         let n = match from.read(&mut buf) {
             Ok(0) => break,
@@ -276,5 +293,59 @@ fn a_blackholed_link_is_seen_within_the_lease_and_nothing_arrives_out_of_order()
         let (lost, downs) = run_fault(BLACKHOLE, 100_000);
         eprintln!("blackhole: {lost} lost, {downs} NodeDown at the sender");
         assert!(downs >= 1, "the blackhole was seen");
+    });
+}
+
+/// Tells the test when its message comes.
+struct Note(mpsc::Sender<&'static str>);
+impl Actor for Note {}
+impl Receive<()> for Note {
+    fn receive(&mut self, _: (), _: &mut Context<'_, Self>) -> Allocation {
+        let _ = self.0.send("local timer");
+        Allocation::Nodelete
+    }
+}
+
+/// The system's one timer thread fires every timer: a timer's message to a remote actor
+/// over a congested link must not hold the others until the link is given up.
+#[test]
+fn a_timer_to_a_remote_actor_over_a_congested_link_holds_no_other_timer() {
+    watchdog(120, || {
+        let (sa, a, sb, b, proxy) = through_proxy(Duration::from_millis(2_000));
+        let rx = sa.spawn(Receiver::default());
+        a.register::<Blob>("rx", &rx).unwrap();
+        a.register::<Seq>("rx", &rx).unwrap();
+        let blob: Recipient<Blob> = b.lookup("rx", FIND).unwrap();
+        let seq: Recipient<Seq> = b.lookup("rx", FIND).unwrap();
+        let (tx, events) = mpsc::channel();
+        let down = blob.monitor();
+        let t = tx.clone();
+        std::thread::spawn(move || {
+            let _ = down.wait();
+            let _ = t.send("node down");
+        });
+        proxy.set(STALL);
+        // Fill the link until a send waits (its count stops moving) or the link is lost.
+        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let s = sent.clone();
+        std::thread::spawn(move || {
+            while blob.send(Blob(vec![7; 256 * 1024])).is_ok() {
+                s.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        let mut last = (u64::MAX, std::time::Instant::now());
+        while last.1.elapsed() < Duration::from_millis(300) {
+            let now = sent.load(Ordering::Relaxed);
+            if now != last.0 {
+                last = (now, std::time::Instant::now());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // A timer to the remote actor, due at once, then one to a local actor: the local one
+        // comes before the link is given up (the timer thread does not wait on the link).
+        sb.send_after(seq, Seq(1), Duration::ZERO).unwrap();
+        let note = sb.spawn(Note(tx));
+        sb.send_after(&note, (), Duration::from_millis(10)).unwrap();
+        assert_eq!(events.recv_timeout(FIND).unwrap(), "local timer");
     });
 }
