@@ -249,9 +249,10 @@ impl<A: Actor> Context<'_, A> {
         {
             // Both in this system: one link per pair (a set, as Erlang's). (Its incarnation
             // before its half is made: the half is for that one.)
-            let to_them = (theirs.incarnation(), other.link_watcher());
+            let their_inc = theirs.incarnation();
+            let to_them = other.link_watcher();
             if let Err((w, reason)) =
-                monitors.link(mine, theirs, link_watcher(&me), (to_them.1, to_them.0))
+                monitors.link(mine, theirs, link_watcher(&me), (to_them, their_inc))
             {
                 w(&reason);
             }

@@ -329,16 +329,17 @@ impl Monitors {
         }
     }
 
-    /// A supervised actor's incarnation `inc` is replaced by a restart (its state is gone;
-    /// the next one runs `started` anew): the monitors it set go, as a restarted Erlang
-    /// child's. (Its links, and the watchers set on it, stay: a restart is no end.)
-    pub(crate) fn restarting(&self, hdr: &Header, inc: u8) {
+    /// A supervised actor's state is replaced by a restart (it is gone; the next one runs
+    /// `started` anew, with the same incarnation number): the monitors it set go, as a
+    /// restarted Erlang child's. (Its links, and the watchers set on it, stay: a restart is no
+    /// end.)
+    pub(crate) fn restarting(&self, hdr: &Header) {
         if hdr.monitored() {
             let dropped = self
                 .map
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .take_owned(key(hdr), inc, false);
+                .take_owned(key(hdr), hdr.incarnation(), false);
             drop_all(dropped);
         }
     }

@@ -44,7 +44,7 @@ pub struct NodeInner {
     pub(super) session: zenoh::Session,
     /// This node's id (its Zenoh id).
     pub(super) id: Arc<str>,
-    pub(super) system: SystemHandle,
+    system: SystemHandle,
     pub(super) max_frame: usize,
     /// How long a node unheard of is looked for before it counts as lost (the lease).
     lease: std::time::Duration,
@@ -781,10 +781,14 @@ impl NodeInner {
 
     /// Reports a message that could not be encoded (it was not sent).
     pub(super) fn dropped_outgoing(&self, tag: &str, why: &str) {
-        let reason = format!("not sent: `{tag}` could not be encoded: {why}");
+        self.dropped_unsent(&format!("not sent: `{tag}` could not be encoded: {why}"));
+    }
+
+    /// Reports a frame of this node's own dropped before it was sent, for `why`.
+    pub(super) fn dropped_unsent(&self, why: &str) {
         self.system.report(&Event::RemoteFrameDropped {
             from: &self.id,
-            reason: &reason,
+            reason: why,
         });
     }
 }

@@ -5,7 +5,6 @@
 use super::node::NodeInner;
 use super::wire::Head;
 use crate::actor::AskError;
-use crate::Event;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 
@@ -41,32 +40,32 @@ impl NodeInner {
     pub(super) fn put_later(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) {
         if self.outbox_waiting.fetch_add(1, Ordering::AcqRel) >= OUTBOX_MAX {
             self.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
-            if let Some(port) = ask_in(&frame).and_then(|a| self.take_awaited(a)) {
-                port.complete(Err(AskError::Dropped), self);
-            }
-            let reason = format!(
+            self.answer_dropped(ask_in(&frame));
+            self.dropped_unsent(&format!(
                 "not sent to node `{to}`: this node's outbox is full ({OUTBOX_MAX} frames wait \
                  on congested links)"
-            );
-            self.system.report(&Event::RemoteFrameDropped {
-                from: &self.id,
-                reason: &reason,
-            });
+            ));
             return;
         }
         let to = to.clone();
         let queued = self.later(Box::new(move |n: &Arc<NodeInner>| {
             let ask = ask_in(&frame);
             if n.put(&to, frame).is_err() {
-                if let Some(port) = ask.and_then(|a| n.take_awaited(a)) {
-                    port.complete(Err(AskError::Dropped), n);
-                }
+                n.answer_dropped(ask);
             }
             n.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
         }));
         if !queued {
             // (Closed, or no thread: it waits nowhere.)
             self.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// This node's ask `ask`, in a frame that was not sent, is answered `Dropped` if it still
+    /// waits.
+    fn answer_dropped(self: &Arc<Self>, ask: Option<u64>) {
+        if let Some(port) = ask.and_then(|a| self.take_awaited(a)) {
+            port.complete(Err(AskError::Dropped), self);
         }
     }
 

@@ -298,8 +298,7 @@ impl<A: Actor> Revive<A> {
         if cell.header.installed() {
             finish_state(cell, Status::Deleted, w.counters, &mut reason);
             // The monitors it set go with its state (as in `end_supervised`).
-            let monitors = &cell.header.exec.shared().monitors;
-            monitors.restarting(&cell.header, cell.header.incarnation());
+            cell.header.exec.shared().monitors.restarting(&cell.header);
         }
         // During a graceful shutdown nothing is restarted: the child ends for good. Its first
         // incarnation (generation 0) is built all the same: a child supervised before the

@@ -170,8 +170,7 @@ pub(super) fn end_supervised<A: Actor>(
     let mut reason = reason;
     finish_state(cell, status, counters, &mut reason);
     // The monitors this incarnation set go with its state (a restart sets its own).
-    let monitors = &cell.header.exec.shared().monitors;
-    monitors.restarting(&cell.header, cell.header.incarnation());
+    cell.header.exec.shared().monitors.restarting(&cell.header);
     suspend(cell, status, counters, reason);
 }
 

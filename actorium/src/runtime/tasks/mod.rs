@@ -428,7 +428,8 @@ impl<'c> TaskWorker<'c> {
     /// returns to the worker's loop, which runs them): tasks are shown, and this worker has
     /// looked for them, finding none, for less than [`SHOWN_SPIN`] (since it last found work),
     /// or one can be taken now ([`to_take`]). (Only past that: `to_take` reads the line each
-    /// owner writes at every fork, and polled by a thief it made `tree-sum-small` take three times as long.)
+    /// owner writes at every fork, and polled by a thief it made `tree-sum-small` take three
+    /// times as long.)
     pub(crate) fn worth_looking(&self) -> bool {
         if !self.table.tasks_hint() {
             self.shown_since.set(None);
