@@ -279,6 +279,57 @@ fn an_actor_that_ends_while_mail_for_it_waits_in_an_outbox_gets_it_as_dead_lette
     });
 }
 
+/// A graceful shutdown asks each actor to end behind the mail already sent to it, the mail
+/// a behaviour sent that still waits in its worker's outbox included: the receiver gets the
+/// whole flood, and no message is a dead letter. (A request queued at once went ahead of
+/// the last messages, which the flooder's worker queued only when its behaviour ended: the
+/// receiver ended first.) The shutdown asks while the flooder still holds those messages,
+/// and the test waits a moment for the receiver to end early, which only a request that
+/// overtook them would allow: a slow machine makes the test weaker, never wrong.
+#[test]
+fn a_graceful_shutdown_ends_an_actor_after_the_mail_an_outbox_kept_for_it() {
+    struct Probe;
+    impl Actor for Probe {}
+    watchdog(120, || {
+        const N: u64 = 1_000;
+        let Setup {
+            system,
+            flooder,
+            receiver,
+            flags,
+            received,
+            drops,
+        } = flooded(QueueStealing::LongestVictim, N);
+        drop((flooder, receiver));
+        let handle = system.handle();
+        let shutdown = std::thread::spawn(move || system.shutdown());
+        // Spawns from outside are refused once the shutdown has begun.
+        wait_for(60, "the shutdown to begin", || {
+            handle.try_spawn(Probe).is_err()
+        });
+        flags.open.store(true, Ordering::SeqCst);
+        let since = std::time::Instant::now();
+        while drops.load(Ordering::SeqCst) == 0
+            && since.elapsed() < std::time::Duration::from_millis(200)
+        {
+            std::thread::yield_now();
+        }
+        let early = received.load(Ordering::SeqCst);
+        flags.release.store(true, Ordering::SeqCst);
+        let stats = shutdown.join().unwrap().unwrap();
+        assert_eq!(
+            received.load(Ordering::SeqCst),
+            N,
+            "the receiver ended before the mail the outbox kept for it ({early} of {N} taken \
+             when it ended)"
+        );
+        assert_eq!(stats.dead_letters, 0);
+        assert!(stats.outboxed > 0, "no send went through the outbox");
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert!(!flags.disorder.load(Ordering::SeqCst), "out of order");
+    });
+}
+
 /// A respawn waits for the mail that an outbox kept for the old incarnation: that mail is
 /// queued ahead of the new incarnation's start, as dead letters, and the new state receives
 /// none of it. (The respawn is made from another thread while the flooder still holds the

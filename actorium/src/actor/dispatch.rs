@@ -115,6 +115,17 @@ pub(crate) fn push(hdr: &Header, env: Envelope) -> Result<(), Envelope> {
     }
 }
 
+/// Queues `env` for the actor of `hdr` behind every message accepted for it so far, by any
+/// sender (a graceful shutdown's request to end it): on the default executor also behind
+/// those a behaviour's send left in its worker's outbox, queued at the outbox's flush. Other
+/// executors queue every accepted message at once: [`push`].
+pub(crate) fn push_last(hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+    match message_centric(hdr) {
+        Some(e) => e.push_last(hdr, env),
+        None => push_through_table(hdr, || env),
+    }
+}
+
 /// [`push`] on an executor other than the default one, with the envelope `make` builds: the
 /// mailbox protocol inlined for a mailbox actor (its executor only makes the job), the table's
 /// send otherwise. (The envelope is built in whichever branch takes it, where it is stored:

@@ -27,8 +27,16 @@ impl<A: Actor> CellOps<A> {
         // the caller.
         let cell = unsafe { &*hdr.cast::<Cell<A>>() };
         // Not a continuation: a supervised actor waiting for its restart would keep that with
-        // its waiting mail. Refused: the actor has ended already.
-        cell.settle(Status::Deleted, ExitReason::Shutdown);
+        // its waiting mail. Behind every message sent to it so far, those that wait in a
+        // worker's outbox included (`dispatch::push_last`). Refused: it has ended already.
+        let env = Envelope::new(
+            cell.raw(),
+            &Settle::<A>::VTABLE,
+            Payload::pack((Status::Deleted, ExitReason::Shutdown)),
+        );
+        if let Err(env) = crate::actor::dispatch::push_last(&cell.header, env) {
+            env.discard();
+        }
     }
 
     unsafe fn retain(hdr: *const Header) {

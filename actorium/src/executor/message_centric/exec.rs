@@ -167,7 +167,7 @@ impl Exec for Executor {
                 // ahead of `install` (and dropped as dead letters). Wait for the flushes that
                 // take the pins (each within 64 behaviours of its worker; this one's own
                 // first).
-                if !g.parks_reclaim_of((hdr as *const Header).cast()) {
+                if !g.parks_for((hdr as *const Header).cast()) {
                     break;
                 }
                 drop(g);

@@ -183,6 +183,45 @@ impl Executor {
         Ok(())
     }
 
+    /// Enqueues `env` for the actor `hdr` behind every message accepted for it so far, by
+    /// any sender: a graceful shutdown's request to end asks the actor to end after the mail
+    /// already sent to it. A behaviour's send into another worker's backlog is accepted into
+    /// its worker's outbox and queued at the flush (`README.md`, "Sends into a backlog"), so
+    /// while the actor's queue is pinned `env` is parked with the queue's reclaim envelopes,
+    /// and the last unpin queues it behind what the outboxes kept. (A plain send would go
+    /// ahead of those: the actor ended before mail a behaviour had sent it, which became dead
+    /// letters.) Fails, giving `env` back, when the actor no longer accepts messages.
+    pub(crate) fn push_last(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
+        // SAFETY: `me` is used during this call only.
+        let me = unsafe { current_of(self) };
+        let mut q = &self.queues[hdr.queue()];
+        let mut g = q.lock();
+        // The actor may have moved between the ticket's read and the lock: follow it.
+        while hdr.queue() != q.id {
+            drop(g);
+            q = &self.queues[hdr.queue()];
+            g = q.lock();
+        }
+        if hdr.status() != Status::Alive {
+            return Err(env);
+        }
+        if let Some(w) = me {
+            // Into the shared queue: no later send of this visit may go ahead of it.
+            w.local.close_local(q.id);
+        }
+        if g.pinned() {
+            // Queued, and its owner woken, by the flush that takes the last pin.
+            g.park(env);
+            drop(g);
+        } else {
+            g.push(env);
+            drop(g);
+            self.notify_owner(q, me);
+        }
+        self.count(me, |c| &c.messages_sent);
+        Ok(())
+    }
+
     /// Counts one event, if statistics are on, in the calling worker's counters (`me`) or the
     /// shared outside block.
     #[inline]

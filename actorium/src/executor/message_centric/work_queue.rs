@@ -23,8 +23,8 @@
 //!   orders every effect of the previous batch before the next one;
 //! - `pins` counts the workers whose outboxes may hold envelopes for this queue's actors
 //!   (`README.md`, "Sends into a backlog"); while it is above zero no actor leaves the queue
-//!   and reclaim envelopes wait in `parked`, which the unpin that brings it to zero queues
-//!   behind the outbox's envelopes. Both are guarded by the lock.
+//!   and reclaim envelopes (and requests to end an actor) wait in `parked`, which the unpin
+//!   that brings it to zero queues behind the outbox's envelopes. Both are guarded by the lock.
 
 use crate::core::actor_list::{ActorList, Link};
 use crate::core::copy_queue::CopyQueue;
@@ -344,8 +344,8 @@ impl<'a> Locked<'a> {
     }
 
     /// An outbox's envelopes for this queue were queued (before this call): the pin taken by
-    /// [`Self::pin`] goes. The last one queues the reclaim envelopes parked meanwhile, behind
-    /// them. Returns whether it queued any.
+    /// [`Self::pin`] goes. The last one queues the envelopes parked meanwhile (reclaims,
+    /// requests to end), behind them. Returns whether it queued any.
     #[inline]
     pub(crate) fn unpin(&self) -> bool {
         // SAFETY: the lock is held.
@@ -371,28 +371,31 @@ impl<'a> Locked<'a> {
     }
 
     /// Whether some worker's outbox may hold envelopes for this queue's actors: none may
-    /// leave the queue now (a move or a split waits), and a reclaim envelope is parked.
+    /// leave the queue now (a move or a split waits), and a reclaim envelope or a request to
+    /// end an actor is parked.
     #[inline]
     pub(crate) fn pinned(&self) -> bool {
         // SAFETY: the lock is held.
         self.q.pins.with(|p| unsafe { *p > 0 })
     }
 
-    /// Whether the reclaim envelope of the actor whose cell is `target` is parked here: it
-    /// ended while the queue was pinned, and an outbox may still hold mail for it.
-    pub(crate) fn parks_reclaim_of(&self, target: *const ()) -> bool {
+    /// Whether an envelope for the actor whose cell is `target` is parked here (its reclaim
+    /// envelope: it ended while the queue was pinned; or a request to end it): an outbox may
+    /// still hold mail for it.
+    pub(crate) fn parks_for(&self, target: *const ()) -> bool {
         self.q.parked.with(|v| {
             // SAFETY: the lock is held.
             unsafe { (*v).iter().any(|e| e.target() == target) }
         })
     }
 
-    /// Keeps the reclaim envelope of an actor that ended while the queue is pinned, for the
+    /// Keeps an envelope that must come behind what the outboxes hold (the reclaim envelope
+    /// of an actor that ended while the queue is pinned, a request to end an actor), for the
     /// last [`Self::unpin`] to queue.
-    pub(crate) fn park(&self, reclaim: Envelope) {
+    pub(crate) fn park(&self, env: Envelope) {
         debug_assert!(self.pinned());
         // SAFETY: the lock is held.
-        self.q.parked.with_mut(|v| unsafe { (*v).push(reclaim) });
+        self.q.parked.with_mut(|v| unsafe { (*v).push(env) });
     }
 
     /// Whether no live actor has this queue's ticket and nothing is queued.

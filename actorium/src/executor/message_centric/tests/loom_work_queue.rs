@@ -432,6 +432,59 @@ fn an_outboxed_envelope_is_queued_before_its_actors_reclaim() {
     });
 }
 
+/// A graceful shutdown's request to end an actor racing a send held in an outbox
+/// (`Executor::push_last`): the sender pins the queue, keeps its envelope and returns (the
+/// send is accepted); a request made after that parks behind the pin, and the flush's unpin
+/// queues it behind the kept envelope. So the actor ends after every message accepted before
+/// the request. Queueing the request whatever the pin fails it (the end overtakes message 1).
+#[test]
+fn a_request_to_end_comes_after_what_an_outbox_accepted_before_it() {
+    use crate::runtime::loom::sync::atomic::AtomicBool;
+    const END: u64 = 99;
+    loom::model(|| {
+        let q = Arc::new(WorkQueue::new(0, 0));
+        let accepted = Arc::new(AtomicBool::new(false));
+        let ender = {
+            let (q, accepted) = (q.clone(), accepted.clone());
+            thread::spawn(move || {
+                let after = accepted.load(Ordering::SeqCst);
+                let g = q.lock();
+                if g.pinned() {
+                    g.park(env(END));
+                } else {
+                    g.push(env(END));
+                }
+                after
+            })
+        };
+        q.lock().pin();
+        let mut outbox = CopyQueue::new();
+        outbox.push(env(1));
+        accepted.store(true, Ordering::SeqCst);
+        {
+            let g = q.lock();
+            g.append(&mut outbox);
+            g.unpin();
+        }
+        let after = ender.join().unwrap();
+        let mut local = CopyQueue::new();
+        let mut got = Vec::new();
+        if let Gulp::Got(_) = q.gulp(&mut local) {
+            drain(&mut local, &mut got);
+        }
+        if after {
+            assert_eq!(
+                got,
+                vec![1, END],
+                "the request overtook an accepted message"
+            );
+        } else {
+            got.sort_unstable();
+            assert_eq!(got, vec![1, END], "lost or duplicated");
+        }
+    });
+}
+
 /// A send held in an outbox racing a move of its actor out of the pinned queue (placement): the
 /// mover changes the ticket only under the old queue's lock, and not while the queue is
 /// pinned; the sender reads the ticket after its pin. So an envelope kept for the queue
