@@ -5,7 +5,8 @@
 //!
 //! An actor is a struct that implements [`Actor`] and, for each message type it accepts,
 //! [`Receive`]. You spawn it on an [`ActorSystem`] and get an [`Addr`]: a send is typed,
-//! moves the message (no allocation per send), and gives the message back if the actor has
+//! moves the message (inside the envelope, with no allocation per send, when it is at most
+//! 32 bytes), and gives the message back if the actor has
 //! stopped. A behaviour returns an [`Allocation`]: keep going, or end the actor.
 //!
 //! ```
@@ -43,7 +44,7 @@
 //! | you have | you can |
 //! |---|---|
 //! | [`ActorSystem`] (one per program, or several) | spawn, fork/join from any thread, timers, resize, then [`shutdown`](ActorSystem::shutdown), [`shutdown_timeout`](ActorSystem::shutdown_timeout), [`stop`](ActorSystem::stop) or drop |
-//! | [`SystemHandle`] (cheap to clone, for threads and tasks) | what the system does while it runs, but not end it |
+//! | [`SystemHandle`] (cheap to clone, for threads and tasks) | what the system does while it runs, and start a graceful shutdown ([`request_shutdown`](SystemHandle::request_shutdown)), but not wait for its end |
 //! | [`Context`] (inside a behaviour) | the actor's own address, spawn children, [`ask`](Context::ask) with a continuation, [`when_room`](Context::when_room), [`monitor`](Context::monitor), [`link`](Context::link), [`join`](Context::join) / [`scope`](Context::scope), [`stop`](Context::stop) |
 //! | [`Addr`] / [`Recipient`] / [`WeakAddr`] | [`send`](Addr::send), [`ask`](Addr::ask), [`call`](Addr::call), [`monitor`](Addr::monitor), [`respawn`](Addr::respawn); to a bounded actor ([`spawn_bounded`](ActorSystem::spawn_bounded)) [`try_send`](Addr::try_send), [`send_wait`](Addr::send_wait), [`send_async`](Addr::send_async), [`queued`](Addr::queued) |
 //! | `remote::Node` (feature `remote`; `ActorSystem::remote`) | `register` an actor under a name, `lookup` a remote one: a [`Recipient`] that sends, asks, monitors and links across processes and machines |
@@ -75,6 +76,9 @@
 //! - `tracing` (default): events go to the `tracing` crate when no hook is set.
 //! - `unstable-policy`: implement your own scheduling [`policy::Policy`] (its hooks may
 //!   still change before 1.0).
+//! - `remote`: remote actors on Zenoh (`actorium::remote`, `ActorSystem::remote`).
+//! - `remote-tls`: Zenoh's TLS transport with mutual authentication for remote nodes
+//!   (`RemoteConfig::tls`).
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]

@@ -28,35 +28,39 @@ fn chaotic(workers: usize) -> actorium::ActorSystemBuilder {
 
 #[test]
 fn workers_is_the_most_that_run_and_active_workers_those_running_now() {
-    let system = ActorSystem::builder().workers(4).build().unwrap();
-    assert_eq!(system.workers(), 4);
-    // One worker starts active; the others are activated when work needs them.
-    assert_eq!(system.active_workers(), 1);
-    // An add makes every worker active (compaction may deactivate them again later).
-    assert_eq!(system.add_workers(1).unwrap(), 5);
-    assert_eq!(system.workers(), 5);
-    assert!(system.active_workers() >= 1 && system.active_workers() <= 5);
-    // A removal lowers the most; the active ones never exceed it.
-    assert_eq!(system.remove_workers(3).unwrap(), 2);
-    assert_eq!(system.workers(), 2);
-    assert!(system.active_workers() <= 2);
-    let err = system.remove_workers(2).unwrap_err();
-    assert!(err.to_string().contains("the system has 2"), "{err}");
-    system.stop();
+    watchdog(60, || {
+        let system = ActorSystem::builder().workers(4).build().unwrap();
+        assert_eq!(system.workers(), 4);
+        // One worker starts active; the others are activated when work needs them.
+        assert_eq!(system.active_workers(), 1);
+        // An add makes every worker active (compaction may deactivate them again later).
+        assert_eq!(system.add_workers(1).unwrap(), 5);
+        assert_eq!(system.workers(), 5);
+        assert!(system.active_workers() >= 1 && system.active_workers() <= 5);
+        // A removal lowers the most; the active ones never exceed it.
+        assert_eq!(system.remove_workers(3).unwrap(), 2);
+        assert_eq!(system.workers(), 2);
+        assert!(system.active_workers() <= 2);
+        let err = system.remove_workers(2).unwrap_err();
+        assert!(err.to_string().contains("the system has 2"), "{err}");
+        system.stop();
+    });
 }
 
 #[test]
 fn compaction_off_keeps_every_worker_active() {
-    let system = ActorSystem::builder()
-        .workers(3)
-        .compaction(false)
-        .stats(true)
-        .build()
-        .unwrap();
-    assert_eq!(system.active_workers(), 3);
-    let stats = system.stop().unwrap();
-    assert_eq!(stats.active_workers, 3);
-    assert_eq!(stats.worker_activations + stats.worker_deactivations, 0);
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .workers(3)
+            .compaction(false)
+            .stats(true)
+            .build()
+            .unwrap();
+        assert_eq!(system.active_workers(), 3);
+        let stats = system.stop().unwrap();
+        assert_eq!(stats.active_workers, 3);
+        assert_eq!(stats.worker_activations + stats.worker_deactivations, 0);
+    });
 }
 
 #[test]

@@ -100,9 +100,9 @@ fn blocked_ask_at_the_end(
             false
         }
         End::ShutdownTimeout => {
-            let r = system.shutdown_timeout(Duration::from_millis(10));
-            assert!(r.is_err(), "the slow actor cannot have ended in 10 ms");
-            false
+            // Runs out (the slow actor is 100 ms into its first behaviour), unless this thread
+            // stalled that long since the asker's behaviour began: then it is a graceful end.
+            system.shutdown_timeout(Duration::from_millis(10)).is_ok()
         }
         End::Shutdown => {
             system.shutdown();
@@ -143,16 +143,10 @@ fn a_detached_actor_blocked_in_an_ask_never_holds_up_the_end() {
                 End::PoisonStop,
             ] {
                 for detached_target in [false, true] {
+                    // (A wait with a time-out that ran to its end would answer `Timeout`,
+                    // which `blocked_ask_at_the_end` refuses.)
                     for timeout in [None, Some(Duration::from_secs(5))] {
-                        let t0 = std::time::Instant::now();
                         blocked_ask_at_the_end(choose, end, detached_target, timeout);
-                        // A wait with a time-out must not have run to its end either.
-                        assert!(
-                            t0.elapsed() < Duration::from_secs(3),
-                            "{name}, {end:?}, detached target {detached_target}, {timeout:?}: \
-                             took {:?}",
-                            t0.elapsed()
-                        );
                     }
                 }
             }

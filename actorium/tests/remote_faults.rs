@@ -311,7 +311,9 @@ impl Receive<()> for Note {
 #[test]
 fn a_timer_to_a_remote_actor_over_a_congested_link_holds_no_other_timer() {
     watchdog(120, || {
-        let (sa, a, sb, b, proxy) = through_proxy(Duration::from_millis(2_000));
+        // (The lease outlasts the link's filling, 300 ms of quiet and the timers, with room
+        // for a loaded machine's stalls.)
+        let (sa, a, sb, b, proxy) = through_proxy(Duration::from_millis(6_000));
         let rx = sa.spawn(Receiver::default());
         a.register::<Blob>("rx", &rx).unwrap();
         a.register::<Seq>("rx", &rx).unwrap();

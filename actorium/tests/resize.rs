@@ -109,39 +109,42 @@ fn a_caller_driven_system_cannot_be_resized() {
 
 #[test]
 fn smoke_add_remove_with_messages() {
-    struct Count(Arc<AtomicU64>);
-    impl Actor for Count {}
-    impl Receive<u64> for Count {
-        fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
-            self.0.fetch_add(m, Ordering::Relaxed);
-            Allocation::Nodelete
-        }
-    }
-    for (name, b) in builders(1) {
-        let system = b.build().unwrap();
-        let sum = Arc::new(AtomicU64::new(0));
-        let addrs: Vec<Addr<Count>> = (0..32).map(|_| system.spawn(Count(sum.clone()))).collect();
-        for round in 0..20u64 {
-            for a in &addrs {
-                a.send(1).unwrap();
-            }
-            if round % 2 == 0 {
-                system.add_workers(3).unwrap();
-            } else {
-                system.remove_workers(3).unwrap();
+    watchdog(60, || {
+        struct Count(Arc<AtomicU64>);
+        impl Actor for Count {}
+        impl Receive<u64> for Count {
+            fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
+                self.0.fetch_add(m, Ordering::Relaxed);
+                Allocation::Nodelete
             }
         }
-        let t0 = Instant::now();
-        while sum.load(Ordering::Relaxed) < 20 * 32 {
-            assert!(
-                t0.elapsed() < Duration::from_secs(20),
-                "{name}: stuck at {sum:?}"
-            );
-            thread::sleep(Duration::from_millis(1));
+        for (name, b) in builders(1) {
+            let system = b.build().unwrap();
+            let sum = Arc::new(AtomicU64::new(0));
+            let addrs: Vec<Addr<Count>> =
+                (0..32).map(|_| system.spawn(Count(sum.clone()))).collect();
+            for round in 0..20u64 {
+                for a in &addrs {
+                    a.send(1).unwrap();
+                }
+                if round % 2 == 0 {
+                    system.add_workers(3).unwrap();
+                } else {
+                    system.remove_workers(3).unwrap();
+                }
+            }
+            let t0 = Instant::now();
+            while sum.load(Ordering::Relaxed) < 20 * 32 {
+                assert!(
+                    t0.elapsed() < Duration::from_secs(20),
+                    "{name}: stuck at {sum:?}"
+                );
+                thread::sleep(Duration::from_millis(1));
+            }
+            drop(addrs);
+            drop(system);
         }
-        drop(addrs);
-        drop(system);
-    }
+    });
 }
 
 // ---- A removal does not wait for a whole batch -------------------------------------------------
@@ -627,37 +630,39 @@ fn a_guard_dropped_during_stop_or_after_it() {
 
 #[test]
 fn statistics_survive_removed_workers() {
-    let system = ActorSystem::builder()
-        .workers(4)
-        .queues(16)
-        .stats(true)
-        .build()
-        .unwrap();
-    let sum = Arc::new(AtomicU64::new(0));
-    struct Count(Arc<AtomicU64>);
-    impl Actor for Count {}
-    impl Receive<u64> for Count {
-        fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
-            self.0.fetch_add(m, Ordering::Relaxed);
-            Allocation::Nodelete
+    watchdog(60, || {
+        let system = ActorSystem::builder()
+            .workers(4)
+            .queues(16)
+            .stats(true)
+            .build()
+            .unwrap();
+        let sum = Arc::new(AtomicU64::new(0));
+        struct Count(Arc<AtomicU64>);
+        impl Actor for Count {}
+        impl Receive<u64> for Count {
+            fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
+                self.0.fetch_add(m, Ordering::Relaxed);
+                Allocation::Nodelete
+            }
         }
-    }
-    let addrs: Vec<_> = (0..16).map(|_| system.spawn(Count(sum.clone()))).collect();
-    for _ in 0..100 {
+        let addrs: Vec<_> = (0..16).map(|_| system.spawn(Count(sum.clone()))).collect();
+        for _ in 0..100 {
+            for a in &addrs {
+                a.send(1).unwrap();
+            }
+        }
+        common::wait_for(30, "delivered", || sum.load(Ordering::Relaxed) == 1600);
+        system.remove_workers(3).unwrap();
+        let s = system.stats().unwrap();
+        assert_eq!(s.workers, 1);
+        assert_eq!(s.messages_processed, 1600, "{s}");
         for a in &addrs {
-            a.send(1).unwrap();
+            a.send(actorium::DeleteMsg).unwrap();
         }
-    }
-    common::wait_for(30, "delivered", || sum.load(Ordering::Relaxed) == 1600);
-    system.remove_workers(3).unwrap();
-    let s = system.stats().unwrap();
-    assert_eq!(s.workers, 1);
-    assert_eq!(s.messages_processed, 1600, "{s}");
-    for a in &addrs {
-        a.send(actorium::DeleteMsg).unwrap();
-    }
-    let s = system.stop().unwrap();
-    assert_eq!(s.messages_processed, 1600 + 16, "{s}");
+        let s = system.stop().unwrap();
+        assert_eq!(s.messages_processed, 1600 + 16, "{s}");
+    });
 }
 
 // ---- Resizes racing stop, tasks and idle workers ------------------------------------------------

@@ -111,12 +111,14 @@ fn shutdown_also_ends_actors_spawned_while_it_runs() {
     });
 }
 
-/// Blocks in its behaviour for up to half a second.
+/// Blocks in its behaviour for up to two seconds (far past the shutdown's 50 ms, should this
+/// thread stall between the send and the shutdown; the stop that follows the time-out waits
+/// for it).
 struct Stuck;
 impl Actor for Stuck {}
 impl Receive<mpsc::Receiver<()>> for Stuck {
     fn receive(&mut self, gate: mpsc::Receiver<()>, _: &mut Context<'_, Self>) -> Allocation {
-        let _ = gate.recv_timeout(Duration::from_millis(500));
+        let _ = gate.recv_timeout(Duration::from_secs(2));
         Allocation::Nodelete
     }
 }
@@ -138,7 +140,7 @@ fn shutdown_timeout_names_the_actors_that_did_not_end() {
             let err = system
                 .shutdown_timeout(Duration::from_millis(50))
                 .unwrap_err();
-            // The stuck actor cannot have ended (its behaviour takes 500 ms once it runs). The
+            // The stuck actor cannot have ended (its behaviour takes 2 s once it runs). The
             // servers whose queue the stuck worker holds may not have ended either: which of
             // them did depends on placement and timing, so only bounds are checked.
             assert!(err.remaining >= 1, "{err}");

@@ -131,9 +131,10 @@ impl<A: Actor> Addr<A> {
     }
 
     /// The actor's queue ticket: the index of the message queue that carries all its messages.
-    /// Actors spawned from outside the workers get tickets round-robin over all queues in
-    /// spawn order, so the `k`-th actor spawned on a system gets queue `k % queues` (when
-    /// nothing else spawns concurrently). With [`crate::SystemHandle::worker_of_queue`] this
+    /// Actors spawned from outside the workers get tickets in spawn order: the first one per
+    /// queue round-robin, then runs of consecutive spawns per queue
+    /// ([`crate::SystemHandle::queue_of_spawn`] says which, when nothing else spawns
+    /// concurrently). With [`crate::SystemHandle::worker_of_queue`] this
     /// lets a program place actors on workers, as the balance benchmarks of the Cforall actor
     /// system (Colby Parsons, MMath thesis, Waterloo 2023) do.
     ///
@@ -680,13 +681,15 @@ impl<M> std::error::Error for SendError<M> {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ActorExit {
-    /// A behaviour returned [`crate::Allocation::Delete`].
+    /// A behaviour returned [`crate::Allocation::Delete`], or it was ended as Delete ends an
+    /// actor: [`crate::Context::stop`], a poison pill, a linked failure, a graceful shutdown.
     Deleted,
     /// A behaviour returned [`crate::Allocation::Destroy`].
     Destroyed,
     /// A behaviour (or the `started` hook) panicked.
     Panicked,
-    /// The system shut down (was dropped) while the actor was alive.
+    /// The system stopped at once (it was dropped, or a shutdown's deadline passed) while
+    /// the actor was alive.
     Stopped,
 }
 

@@ -179,7 +179,8 @@ impl<R> fmt::Debug for ReplyTo<R> {
 #[non_exhaustive]
 pub enum AskError {
     /// The actor had ended before the request was sent ([`crate::Addr::ask`] returns the
-    /// question inside a [`SendError`]; `?` turns that into this, dropping it).
+    /// question inside a [`SendError`]; `?` turns that into this, dropping it), or, for a
+    /// remote actor, its node found it ended when the request arrived.
     Dead,
     /// The behaviour dropped the reply port without replying, or the actor ended (or its
     /// system shut down) with the request still queued.
@@ -308,7 +309,9 @@ impl<R> Pending<R> {
     /// [`AskError::Dropped`] if no reply will come, or if the calling thread is a detached
     /// actor's (or a worker's) whose system is being dropped: the drop ends that thread, and
     /// the wait gives up rather than hold it; [`AskError::WouldBlock`] on a thread of the
-    /// asked actor's own system that it would block.
+    /// asked actor's own system that it would block; for a remote actor,
+    /// [`AskError::NodeDown`] when the link to its node is lost, and [`AskError::Dead`] when
+    /// its node found it ended.
     pub fn wait(self) -> Result<R, AskError> {
         self.may_block()?;
         if let Some(exec) = &self.drive {
@@ -349,7 +352,7 @@ impl<R> Pending<R> {
     /// The reply, if it has come (without waiting); `None` while it has not.
     ///
     /// # Errors
-    /// [`AskError::Dropped`] if no reply will come.
+    /// [`AskError::Dropped`] if no reply will come; for a remote actor, as [`Self::wait`].
     pub fn try_get(&mut self) -> Option<Result<R, AskError>> {
         match self.slot.take() {
             Taken::Empty => None,

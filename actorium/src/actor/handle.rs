@@ -89,7 +89,8 @@ impl SystemHandle {
         }
     }
 
-    /// Spawns `actor`: it gets the next queue ticket (round-robin over all queues), and its
+    /// Spawns `actor`: it gets a queue by the executor's placement (spread over the queues;
+    /// the actor-centric executor gives it a mailbox instead), and its
     /// `started` hook is queued before any message. On a system that is stopping, the actor
     /// is dropped and the returned address is dead (every send fails); use
     /// [`Self::try_spawn`] to get the actor back instead.

@@ -115,8 +115,10 @@ pub trait Actor: Send + Sized + 'static {
     /// Runs on the actor's worker before its first message.
     fn started(&mut self, _ctx: &mut Context<'_, Self>) {}
 
-    /// Runs when a behaviour returns a terminal [`Allocation`], before the state is dropped or
-    /// handed to the join handle. Not run after a panic.
+    /// Runs when the actor ends other than by a panic (a behaviour returns a terminal
+    /// [`Allocation`], [`Context::stop`], a poison pill, a linked failure, a supervisor's
+    /// decision, a graceful shutdown), before the state is dropped or handed to the join
+    /// handle. Not run after a panic, nor when the system stops at once.
     fn stopped(&mut self) {}
 
     /// Runs on a supervised actor's new incarnation, right after [`Self::started`], when its
@@ -172,7 +174,8 @@ pub trait Actor: Send + Sized + 'static {
 
     /// A linked actor ([`Context::link`]) ended with `reason`; runs as one of this actor's
     /// behaviours. The default fails together with it: if the reason is abnormal
-    /// ([`ExitReason::is_abnormal`]: a panic, or a failure passed on by another link) this
+    /// ([`ExitReason::is_abnormal`]: a panic, a failure passed on by another link, a
+    /// supervisor's escalation, or the loss of a remote actor's node) this
     /// actor ends too, with [`ExitReason::Linked`]; otherwise it goes on. Override it to
     /// handle the notice instead (Erlang's `trap_exit`).
     fn linked_exit(&mut self, reason: ExitReason, ctx: &mut Context<'_, Self>) -> Allocation {

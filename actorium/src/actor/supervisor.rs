@@ -59,7 +59,8 @@ pub enum Restart {
     /// Always, however it ended: a panic, a terminal [`Allocation`], [`Context::stop`], a
     /// poison pill. (To end a permanent child for good, end its supervisor.)
     Permanent,
-    /// Only after an abnormal end ([`ExitReason::is_abnormal`]: a panic, a failed link).
+    /// Only after an abnormal end ([`ExitReason::is_abnormal`]: a panic, a failed link, a
+    /// supervisor's escalation, the loss of a remote node).
     Transient,
     /// Never; a `Temporary` sibling is not restarted by `OneForAll` or `RestForOne` either
     /// (it ends).

@@ -108,9 +108,11 @@ pub enum Event<'a> {
         /// …within this period.
         period: Duration,
     },
-    /// A frame from another node was dropped unread: malformed, truncated, too large, or for
-    /// a message type or actor this node does not serve (remote actors, feature `remote`).
-    /// Nothing else happens: the node goes on.
+    /// A frame was dropped (remote actors, feature `remote`): one from another node, unread
+    /// (malformed, truncated, too large, or for a message type or actor this node does not
+    /// serve), or one of this node's own that could not be encoded or did not fit its outbox
+    /// (then `from` is this node's id, and an ask the frame carried is answered
+    /// [`crate::AskError::Dropped`]). Nothing else happens: the node goes on.
     RemoteFrameDropped {
         /// The sending node's id.
         from: &'a str,

@@ -30,7 +30,8 @@ pub enum ExitReason {
     /// A behaviour ended it: it returned [`crate::Allocation::Delete`], `Destroy` or
     /// `Finished`, or called [`crate::Context::stop`].
     Normal,
-    /// A behaviour (or its `started` hook) panicked; the panic message.
+    /// A behaviour, a hook (`started`, `stopped`) or the function that builds the state (a
+    /// restart's factory, `spawn_with`) panicked; the panic message.
     Panicked(String),
     /// A poison pill ([`crate::DeleteMsg`], [`crate::DestroyMsg`], [`crate::FinishedMsg`]).
     PoisonPill,

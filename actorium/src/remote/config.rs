@@ -225,7 +225,9 @@ pub enum RemoteError {
     /// The node could not open (for instance a port already in use, or a client that could
     /// reach no router).
     Open(String),
-    /// A name or tag is not valid: 1 to 128 characters, none of `/ * $ ? # ~`, no space.
+    /// A name or tag is not valid. A name: 1 to 128 bytes, none of `/ * $ ? # ~`, no
+    /// whitespace. A tag ([`super::RemoteMessage::TAG`]): 1 to 64 ASCII letters, digits, `_`,
+    /// `-` or `.`.
     BadName(String),
     /// No actor under that name, serving that protocol, was found in time.
     NotFound(String),
@@ -246,8 +248,9 @@ impl fmt::Display for RemoteError {
             RemoteError::Open(m) => write!(f, "the node could not open: {m}"),
             RemoteError::BadName(n) => write!(
                 f,
-                "`{n}` is not a valid name or tag: use 1 to 128 characters, none of \
-                 `/ * $ ? # ~` or whitespace"
+                "`{n}` is not a valid name or tag: a name has 1 to 128 bytes, none of \
+                 `/ * $ ? # ~` or whitespace; a tag 1 to 64 ASCII letters, digits, `_`, `-` \
+                 or `.`"
             ),
             RemoteError::NotFound(n) => {
                 write!(

@@ -52,7 +52,10 @@
 //! - Per ordered pair of actors: FIFO, at most once, no duplicates. Asks and messages to one
 //!   actor stay in order with each other.
 //! - A message is lost only when the link between the two nodes fails (or the receiving
-//!   actor has ended: a dead letter, as locally); then every monitor and link of the remote
+//!   actor has ended: a dead letter, as locally; or it was made on a thread that must not
+//!   wait, the system's timer thread or Zenoh's, and the node's outbox of such frames is full:
+//!   reported as [`crate::Event::RemoteFrameDropped`], see `docs/REMOTE.md`); on a failed
+//!   link every monitor and link of the remote
 //!   node's actors hears [`crate::ExitReason::NodeDown`], every pending ask on it
 //!   [`crate::AskError::NodeDown`], and later sends to them return the message. A killed
 //!   process closes its sockets: that is seen at once; a frozen process or a cut link is seen
@@ -62,7 +65,8 @@
 //!   seen (a name that outlives what this node knows of its node never brings the node back).
 //!   A lookup of the wrong protocol finds nothing.
 //! - Backpressure on the link: Zenoh's queues are bounded, and a congested link blocks the
-//!   sender (as Erlang's busy port) rather than drop a frame; a link blocked past Zenoh's
+//!   sender (as Erlang's busy port) rather than drop a frame (frames made on the timer thread
+//!   or Zenoh's threads wait in the bounded outbox instead); a link blocked past Zenoh's
 //!   close timeout is lost. The receiving actor's mailbox is not bounded by the link: frames
 //!   are delivered as plain sends (a bounded actor takes them past its capacity, as a local
 //!   `send`), so pace a producer faster than its remote consumer with asks.

@@ -37,8 +37,10 @@
 //!   runs faster and keeps them. (A burst that ends during its trial fails it too: bursts
 //!   shorter than a trial run on fewer workers, the longer ones on all.)
 //!
-//! The controller changes nothing while the system is quiet (nobody runs it): the workers that
-//! are active stay so, asleep. It never blocks a worker: it and the resize it makes are tried
+//! While the system is quiet only the watch (the first dormant row, at timed wake-ups backing
+//! off to [`WATCH_MAX`]) runs the controller: it activates nothing then, and its spare rule
+//! may deactivate idle workers; with every worker active there is no watch, and nothing runs.
+//! It never blocks a worker: it and the resize it makes are tried
 //! with `try_lock`, and skipped while a user's resize or a shutdown holds the resize mutex.
 
 use super::worker::Unit;
@@ -454,9 +456,8 @@ pub(crate) fn tick<U: Unit>(unit: &U, now: Instant) {
 /// (tasks say outright that they can run in parallel; no rate of messages judges them). The
 /// spare rule takes the workers back when the tasks are done. Past the CPUs, tasks would only
 /// take turns on them, each preempted worker holding up the joins that wait for its task
-/// (`workers(16)` on 2 CPUs: `tree-sum-small` took 1.4 times its 2-worker time with 13
-/// workers active); an activation of `run` may still go further where its trial shows it pays
-/// (behaviours that block).
+/// (`docs/DESIGN.md`, "Compaction", has the measurement); an activation of `run` may still go
+/// further where its trial shows it pays (behaviours that block).
 pub(crate) fn wanted<U: Unit>(unit: &U) {
     let pool = unit.pool();
     let table = pool.table();

@@ -1,4 +1,5 @@
-//! A graceful end: every live actor is asked to end (a [`crate::DeleteMsg`] behind its mail),
+//! A graceful end: every live actor is asked to end (a stop request behind the mail already
+//! sent to it: `Header::request_stop`),
 //! again and again for actors its behaviours spawn meanwhile (a spawn from outside the system
 //! is refused from the start: `Executor::spawn_parts`), until none is left, the deadline passes, or
 //! the system stops at once. Run by [`super::ActorSystem::shutdown`] (then it stops the

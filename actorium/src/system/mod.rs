@@ -261,9 +261,10 @@ impl ActorSystem {
         n
     }
 
-    /// Graceful shutdown: asks every live actor to end (a [`crate::DeleteMsg`] queued behind
-    /// its mail, so the messages already queued for it are **delivered** first and its
-    /// `stopped` hook runs), waits until every actor has ended (actors its behaviours spawn
+    /// Graceful shutdown: asks every live actor to end (a stop request queued behind the mail
+    /// already sent to it, so those messages are **delivered** first, then its `stopped`
+    /// hook runs and it ends with [`crate::ExitReason::Shutdown`]; supervisors restart
+    /// nothing), waits until every actor has ended (actors its behaviours spawn
     /// meanwhile are asked too; a spawn from a thread outside the system is refused from the
     /// start, as after `stop`, so that no acceptor thread keeps the shutdown going), then
     /// stops the system as [`Self::stop`] does. Messages sent to an actor

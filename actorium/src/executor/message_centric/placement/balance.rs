@@ -408,8 +408,13 @@ impl Executor {
     /// least `stuck_after` with one behaviour running all that time, or in one visit for
     /// `stuck_visit` whatever its behaviours.
     pub(crate) fn stuck(&self, l: &Local, victim: usize) -> bool {
+        self.stuck_at(l, victim, Instant::now())
+    }
+
+    /// [`Self::stuck`] by the clock reading `now` (tests pass their own).
+    pub(crate) fn stuck_at(&self, l: &Local, victim: usize, now: Instant) -> bool {
         let (v, since) = self.note_visits(l, victim);
-        let in_visit = since.elapsed();
+        let in_visit = now.saturating_duration_since(since);
         if v % 2 == 0 || in_visit < self.tuning.stuck_after {
             // (The count of envelopes run, which the victim writes for every envelope, is
             // read only past `stuck_after`: polled at every steal attempt, it would make those
@@ -417,7 +422,8 @@ impl Executor {
             return false;
         }
         let (_, ran_since) = self.note_ran(l, victim);
-        in_visit >= self.tuning.stuck_visit || ran_since.elapsed() >= self.tuning.stuck_after
+        in_visit >= self.tuning.stuck_visit
+            || now.saturating_duration_since(ran_since) >= self.tuning.stuck_after
     }
 
     /// Worker `w`'s count of envelopes run now, and since when this worker has seen it

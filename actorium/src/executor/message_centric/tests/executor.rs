@@ -300,7 +300,10 @@ fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
     let e = test_executor(2, 4);
     let thief = e.local(1);
     let busy = &e.pool.data(0).busy;
-    let ago = |d: Duration| Instant::now().checked_sub(d).expect("the clock is past it");
+    // One clock reading for the whole test: the thief's view is judged at `now`, exactly
+    // the durations below after what it saw.
+    let now = Instant::now();
+    let ago = |d: Duration| now.checked_sub(d).expect("the clock is past it");
     let beyond = t().stuck_after + Duration::from_micros(10);
     // The thief's view of worker 0: its visit count and count of envelopes run, and since
     // when each has been seen unchanged.
@@ -312,17 +315,17 @@ fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
     };
     // Between visits: never stuck.
     seen(4, t().stuck_visit * 2, 9, t().stuck_visit * 2);
-    assert!(!e.stuck(&thief, 0));
+    assert!(!e.stuck_at(&thief, 0, now));
     // In one visit past `stuck_after`, its behaviours moving on: not stuck...
     seen(5, beyond, 9, Duration::ZERO);
-    assert!(!e.stuck(&thief, 0), "a visit of short behaviours");
+    assert!(!e.stuck_at(&thief, 0, now), "a visit of short behaviours");
     // ... and the count moving since the thief last looked restarts the behaviour's time.
     seen(5, beyond, 9, beyond);
     busy.ran.store(10, Ordering::Relaxed);
-    assert!(!e.stuck(&thief, 0), "the count moved");
+    assert!(!e.stuck_at(&thief, 0, now), "the count moved");
     // One behaviour running past `stuck_after` within the visit: stuck.
     seen(5, beyond, 9, beyond);
-    assert!(e.stuck(&thief, 0), "one long behaviour");
+    assert!(e.stuck_at(&thief, 0, now), "one long behaviour");
     // A visit past `stuck_visit`: stuck, whatever its behaviours.
     seen(
         5,
@@ -330,7 +333,7 @@ fn a_victim_is_stuck_in_one_long_behaviour_or_one_very_long_visit() {
         9,
         Duration::ZERO,
     );
-    assert!(e.stuck(&thief, 0), "one very long visit");
+    assert!(e.stuck_at(&thief, 0, now), "one very long visit");
 }
 
 #[test]

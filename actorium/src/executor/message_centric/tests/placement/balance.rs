@@ -202,17 +202,21 @@ impl Receive<()> for FanOut {
 /// A behaviour that spawns many children is a fan-out that keeps its worker busy: its first 8
 /// children start next to it, the rest on the other worker's queues (where they need no
 /// rescue). The queues are compared with the workers' initial ranges, so a trial counts only
-/// if nothing was stolen meanwhile (a steal swaps queues between the ranges).
+/// if nothing was stolen meanwhile (a steal swaps queues between the ranges). Rescues, which
+/// count as steals, wait a second here: a slow (debug, loaded) spawning loop would trigger them
+/// in every trial.
 #[test]
 fn a_fan_out_places_its_later_children_on_the_other_worker() {
     watchdog(120, || {
         const PER_WORKER: usize = 64;
         let mut conclusive = 0;
-        for _ in 0..10 {
+        for _ in 0..20 {
             let system = ActorSystem::builder()
                 .compaction(false)
                 .workers(2)
                 .tune("cpus=2") // (the layout of a host with a CPU per worker)
+                .unwrap()
+                .tune("stuck_after_us=1000000")
                 .unwrap()
                 .queues_per_worker(PER_WORKER)
                 .stats(true)
