@@ -6,7 +6,6 @@ use super::placement::affinity::{last_spawn_fed, note_spawn, spawn_queue};
 use super::ranges;
 use super::row::WorkerSlot;
 use super::visit::current_of;
-use super::work_queue::WorkQueue;
 use super::Executor;
 use crate::core::envelope::Envelope;
 use crate::core::mailbox::Mailbox;
@@ -148,45 +147,37 @@ impl Exec for Executor {
     unsafe fn revive(&self, hdr: &Header, install: Envelope) -> Result<(), Envelope> {
         // SAFETY: used during this call only.
         let me = unsafe { current_of(self) };
-        let mut q: &WorkQueue = &self.queues[hdr.queue()];
-        {
-            let mut g = q.lock();
-            loop {
-                // The actor may have moved (placement) between the ticket's read and the
-                // lock, before it was destroyed: follow it (a destroyed actor moves no more).
-                while hdr.queue() != q.id {
-                    drop(g);
-                    q = &self.queues[hdr.queue()];
-                    g = q.lock();
-                }
-                if self.shared.life.closed() || hdr.status() != Status::Destroyed {
-                    return Err(install);
-                }
-                // Its reclaim is parked: a worker's outbox may still hold mail for the old
-                // incarnation ("Sends into a backlog" in `README.md`), which must be queued
-                // ahead of `install` (and dropped as dead letters). Wait for the flushes that
-                // take the pins (each within 64 behaviours of its worker; this one's own
-                // first).
-                if !g.parks_for((hdr as *const Header).cast()) {
-                    break;
-                }
-                drop(g);
-                if let Some(w) = me {
-                    self.flush_outbox(w);
-                }
-                crate::runtime::loom::yield_now();
-                g = q.lock();
+        // (The actor may have moved, by placement, before it was destroyed: followed; a
+        // destroyed actor moves no more.)
+        let (mut q, mut g) = self.lock_queue_of(hdr);
+        loop {
+            if self.shared.life.closed() || hdr.status() != Status::Destroyed {
+                return Err(install);
             }
-            hdr.retain();
-            // A new incarnation, numbered before anyone sees it alive (a link made from now on
-            // is with it).
-            hdr.next_incarnation();
-            hdr.set_status(Status::Alive);
-            self.shared.life.add_live();
-            // SAFETY: a destroyed actor was unlinked by `retire`; the new reference keeps it.
-            unsafe { g.link(&hdr.link) };
-            g.push(install);
+            // Its reclaim is parked: a worker's outbox may still hold mail for the old
+            // incarnation ("Sends into a backlog" in `README.md`), which must be queued ahead
+            // of `install` (and dropped as dead letters). Wait for the flushes that take the
+            // pins (each within 64 behaviours of its worker; this one's own first).
+            if !g.parks_for((hdr as *const Header).cast()) {
+                break;
+            }
+            drop(g);
+            if let Some(w) = me {
+                self.flush_outbox(w);
+            }
+            crate::runtime::loom::yield_now();
+            (q, g) = self.lock_queue_of(hdr);
         }
+        hdr.retain();
+        // A new incarnation, numbered before anyone sees it alive (a link made from now on is
+        // with it).
+        hdr.next_incarnation();
+        hdr.set_status(Status::Alive);
+        self.shared.life.add_live();
+        // SAFETY: a destroyed actor was unlinked by `retire`; the new reference keeps it.
+        unsafe { g.link(&hdr.link) };
+        g.push(install);
+        drop(g);
         // SAFETY: used during this call only.
         self.notify_owner(q, unsafe { current_of(self) });
         Ok(())

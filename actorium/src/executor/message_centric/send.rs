@@ -194,14 +194,7 @@ impl Executor {
     pub(crate) fn push_last(&self, hdr: &Header, env: Envelope) -> Result<(), Envelope> {
         // SAFETY: `me` is used during this call only.
         let me = unsafe { current_of(self) };
-        let mut q = &self.queues[hdr.queue()];
-        let mut g = q.lock();
-        // The actor may have moved between the ticket's read and the lock: follow it.
-        while hdr.queue() != q.id {
-            drop(g);
-            q = &self.queues[hdr.queue()];
-            g = q.lock();
-        }
+        let (q, g) = self.lock_queue_of(hdr);
         if hdr.status() != Status::Alive {
             return Err(env);
         }
@@ -220,6 +213,20 @@ impl Executor {
         }
         self.count(me, |c| &c.messages_sent);
         Ok(())
+    }
+
+    /// The queue of the actor `hdr`, locked. The actor may move between the read of its ticket
+    /// and the lock: followed, as its ticket changes only under the lock of the queue it
+    /// leaves.
+    pub(crate) fn lock_queue_of(&self, hdr: &Header) -> (&WorkQueue, work_queue::Locked<'_>) {
+        let mut q = &self.queues[hdr.queue()];
+        let mut g = q.lock();
+        while hdr.queue() != q.id {
+            drop(g);
+            q = &self.queues[hdr.queue()];
+            g = q.lock();
+        }
+        (q, g)
     }
 
     /// Counts one event, if statistics are on, in the calling worker's counters (`me`) or the
