@@ -7,7 +7,10 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive};
+use actorium::{
+    Actor, ActorSystem, Addr, Allocation, Context, QueueStealing, Receive, Restart, Strategy,
+    Supervisor,
+};
 use common::{wait_for, watchdog};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -114,8 +117,18 @@ fn flooded(stealing: QueueStealing, n: u64) -> Setup {
     flooded_then(stealing, n, None)
 }
 
+/// [`flooded`], the receiver a permanent child of a supervisor (spawned in the place of the
+/// last filler, so that the queues are the same).
+fn flooded_supervised(n: u64) -> Setup {
+    flood_setup(QueueStealing::LongestVictim, n, None, true)
+}
+
 /// [`flooded`], the flooder's behaviour going on with `then` once the flood is sent.
 fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
+    flood_setup(stealing, n, then, false)
+}
+
+fn flood_setup(stealing: QueueStealing, n: u64, then: Option<Then>, supervised: bool) -> Setup {
     // (Compaction off: the setup places actors on both workers' queues from the start.)
     let system = ActorSystem::builder()
         .workers(2)
@@ -126,13 +139,7 @@ fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
         .build()
         .unwrap();
     let flags = Arc::new(Flags::default());
-    let (received, drops) = (Arc::default(), Arc::default());
-    let receiver_state = Receiver {
-        flags: flags.clone(),
-        next: 0,
-        received: Arc::clone(&received),
-        drops: Arc::clone(&drops),
-    };
+    let (received, drops): (Arc<AtomicU64>, Arc<AtomicU64>) = (Arc::default(), Arc::default());
     // Queue 0: a placeholder, so that the flooder can be given its address first.
     let placeholder = system.spawn(Receiver {
         flags: Arc::new(Flags::default()),
@@ -140,7 +147,7 @@ fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
         received: Arc::default(),
         drops: Arc::default(),
     });
-    let fillers: Vec<_> = (1..PER_WORKER)
+    let fillers: Vec<_> = (1..PER_WORKER - usize::from(supervised))
         .map(|_| {
             system.spawn(Flooder {
                 to: Some(placeholder.clone()),
@@ -148,7 +155,24 @@ fn flooded_then(stealing: QueueStealing, n: u64, then: Option<Then>) -> Setup {
             })
         })
         .collect();
-    let receiver = system.spawn(receiver_state);
+    let receiver = if supervised {
+        let sup = system.spawn(Supervisor::new(Strategy::OneForOne));
+        let (f, r, d) = (flags.clone(), received.clone(), drops.clone());
+        sup.supervise(Restart::Permanent, move || Receiver {
+            flags: f.clone(),
+            next: 0,
+            received: Arc::clone(&r),
+            drops: Arc::clone(&d),
+        })
+        .unwrap()
+    } else {
+        system.spawn(Receiver {
+            flags: flags.clone(),
+            next: 0,
+            received: Arc::clone(&received),
+            drops: Arc::clone(&drops),
+        })
+    };
     // Queues 0..PER_WORKER are worker 0's, the next PER_WORKER worker 1's.
     let flooder = system.spawn(Flooder {
         to: Some(receiver.clone()),
@@ -286,11 +310,20 @@ fn an_actor_that_ends_while_mail_for_it_waits_in_an_outbox_gets_it_as_dead_lette
 /// receiver ended first.) The shutdown asks while the flooder still holds those messages,
 /// and the test waits a moment for the receiver to end early, which only a request that
 /// overtook them would allow: a slow machine makes the test weaker, never wrong.
+///
+/// Also for a supervised receiver: its supervisor, asked to end too, ends its children, and
+/// that request must wait for the outbox as well.
 #[test]
 fn a_graceful_shutdown_ends_an_actor_after_the_mail_an_outbox_kept_for_it() {
+    for supervised in [false, true] {
+        shutdown_after_the_outbox(supervised);
+    }
+}
+
+fn shutdown_after_the_outbox(supervised: bool) {
     struct Probe;
     impl Actor for Probe {}
-    watchdog(120, || {
+    watchdog(120, move || {
         const N: u64 = 1_000;
         let Setup {
             system,
@@ -299,7 +332,11 @@ fn a_graceful_shutdown_ends_an_actor_after_the_mail_an_outbox_kept_for_it() {
             flags,
             received,
             drops,
-        } = flooded(QueueStealing::LongestVictim, N);
+        } = if supervised {
+            flooded_supervised(N)
+        } else {
+            flooded(QueueStealing::LongestVictim, N)
+        };
         drop((flooder, receiver));
         let handle = system.handle();
         let shutdown = std::thread::spawn(move || system.shutdown());
@@ -315,6 +352,7 @@ fn a_graceful_shutdown_ends_an_actor_after_the_mail_an_outbox_kept_for_it() {
             std::thread::yield_now();
         }
         let early = received.load(Ordering::SeqCst);
+        assert!(early < N, "no message waited in the outbox");
         flags.release.store(true, Ordering::SeqCst);
         let stats = shutdown.join().unwrap().unwrap();
         assert_eq!(
@@ -325,6 +363,51 @@ fn a_graceful_shutdown_ends_an_actor_after_the_mail_an_outbox_kept_for_it() {
         );
         assert_eq!(stats.dead_letters, 0);
         assert!(stats.outboxed > 0, "no send went through the outbox");
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        assert!(!flags.disorder.load(Ordering::SeqCst), "out of order");
+    });
+}
+
+/// The request to end an actor waits for the outboxes that hold its mail, but not for a
+/// behaviour that goes on sending to it: the flooder sends until a send fails, which comes
+/// only once the receiver has ended. The shutdown must end (before, the request waited for
+/// the flooder's pin, which its behaviour held for ever), and every message accepted was
+/// delivered or is a dead letter.
+#[test]
+fn a_shutdown_ends_an_actor_that_a_behaviour_floods_until_a_send_fails() {
+    watchdog(120, || {
+        const N: u64 = 1_000;
+        let accepted = Arc::new(AtomicU64::new(0));
+        let a = accepted.clone();
+        let then: Then = Box::new(move |to, _, _| {
+            let mut i = N;
+            while to.send(Num(i)).is_ok() {
+                i += 1;
+            }
+            a.store(i, Ordering::SeqCst);
+        });
+        let Setup {
+            system,
+            flooder,
+            receiver,
+            flags,
+            received,
+            drops,
+        } = flooded_then(QueueStealing::LongestVictim, N, Some(then));
+        drop((flooder, receiver));
+        let shutdown = std::thread::spawn(move || system.shutdown());
+        flags.open.store(true, Ordering::SeqCst);
+        let stats = shutdown.join().unwrap().unwrap();
+        let (sent, got) = (
+            accepted.load(Ordering::SeqCst),
+            received.load(Ordering::SeqCst),
+        );
+        assert!(got >= N, "the flood before the shutdown: {got} of {N}");
+        assert_eq!(
+            got + stats.dead_letters,
+            sent,
+            "accepted: {sent}, delivered: {got}"
+        );
         assert_eq!(drops.load(Ordering::SeqCst), 1);
         assert!(!flags.disorder.load(Ordering::SeqCst), "out of order");
     });

@@ -187,7 +187,14 @@ impl<A: Actor> ChildOps for Cell<A> {
             &Revive::<A>::VTABLE,
             Payload::pack((generation, Some(why))),
         );
-        match push_env(self, env) {
+        // During a graceful shutdown the revived child ends at once: behind the mail already
+        // sent to it, as the shutdown's own request (`dispatch::push_last`).
+        let pushed = if self.header.exec.shared().draining() {
+            dispatch::push_last(&self.header, env)
+        } else {
+            push_env(self, env)
+        };
+        match pushed {
             Ok(()) => true,
             Err(env) => {
                 env.discard();
@@ -202,7 +209,10 @@ impl<A: Actor> ChildOps for Cell<A> {
             &Settle::<A>::VTABLE,
             Payload::pack((status, reason)),
         );
-        if let Err(env) = push_env(self, env) {
+        // Behind the mail already sent to the child, by any sender (`dispatch::push_last`):
+        // a supervisor that ends its children, also in a graceful shutdown, ends each after
+        // what was sent to it before.
+        if let Err(env) = dispatch::push_last(&self.header, env) {
             env.discard();
         }
     }

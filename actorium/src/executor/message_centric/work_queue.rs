@@ -67,10 +67,12 @@ pub(crate) struct WorkQueue {
     /// Workers holding envelopes for this queue's actors in their outboxes (outboxed sends,
     /// `README.md`, "Sends into a backlog"); guarded by `lock`. While it is above zero no
     /// actor leaves the queue (its ticket stays, so an outboxed envelope reaches the queue its
-    /// actor is in) and no reclaim envelope is queued (`parked` keeps them).
+    /// actor is in) and no reclaim envelope or request to end an actor is queued (`parked`
+    /// keeps them).
     pins: UnsafeCell<u32>,
-    /// Reclaim envelopes of actors that ended while the queue was pinned: queued by the
-    /// flush that takes the last pin, behind every outboxed envelope. Guarded by `lock`.
+    /// Reclaim envelopes of actors that ended while the queue was pinned, and requests to end
+    /// an actor made meanwhile: queued by the flush that takes the last pin, behind every
+    /// outboxed envelope. Guarded by `lock`.
     parked: UnsafeCell<Vec<Envelope>>,
 }
 
@@ -336,7 +338,8 @@ impl<'a> Locked<'a> {
     }
 
     /// A worker's outbox holds (or is about to hold) envelopes for this queue's actors: none
-    /// leaves the queue and no reclaim envelope is queued until [`Self::unpin`].
+    /// leaves the queue, and no reclaim envelope or request to end an actor is queued, until
+    /// [`Self::unpin`].
     #[inline]
     pub(crate) fn pin(&self) {
         // SAFETY: the lock is held.
@@ -387,6 +390,12 @@ impl<'a> Locked<'a> {
             // SAFETY: the lock is held.
             unsafe { (*v).iter().any(|e| e.target() == target) }
         })
+    }
+
+    /// Whether envelopes wait for the last unpin ([`Self::park`]).
+    pub(crate) fn parks(&self) -> bool {
+        // SAFETY: the lock is held.
+        self.q.parked.with(|v| unsafe { !(*v).is_empty() })
     }
 
     /// Keeps an envelope that must come behind what the outboxes hold (the reclaim envelope

@@ -161,25 +161,31 @@ impl Executor {
         let l = &me.local;
         for t in pins.drain(..) {
             l.pinned[t].set(false);
-            self.queue_kept(me, t, true);
+            let _ = self.queue_kept(me, t, true);
         }
         context::note_kept(false);
     }
 
     /// Queues the outbox's envelopes for queue `t`, under its lock, and with `unpin` takes
-    /// this worker's pin (the parked reclaims, if it was the last, go behind the envelopes
-    /// just queued); notifies the queue's owner if anything was queued.
-    pub(crate) fn queue_kept(&self, me: &McWorker<'_>, t: usize, unpin: bool) {
+    /// this worker's pin (the parked envelopes, if it was the last, go behind the envelopes
+    /// just queued); notifies the queue's owner if anything was queued. Also takes the pin
+    /// without `unpin` while envelopes are parked: a request to end an actor waits for the
+    /// last unpin, and a behaviour that keeps sending to that actor would otherwise hold it
+    /// off until the behaviour ends (for ever, if it sends until the send fails). Returns
+    /// whether it took the pin.
+    pub(crate) fn queue_kept(&self, me: &McWorker<'_>, t: usize, unpin: bool) -> bool {
         let q = &self.queues[t];
-        let pushed = {
+        let (pushed, unpinned) = {
             let g = q.lock();
             let n = me.local.take_outboxed(t, &g);
             self.count_outboxed(me, n);
-            (unpin && g.unpin()) || n > 0
+            let unpin = unpin || g.parks();
+            ((unpin && g.unpin()) || n > 0, unpin)
         };
         if pushed {
             self.notify_owner(q, Some(me));
         }
+        unpinned
     }
 
     /// An envelope went to the outbox, for queue `t` (`README.md`, "Sends into a backlog"):
@@ -217,12 +223,16 @@ impl Executor {
 
     /// The outbox holds `outbox_flush` envelopes for queue `t`: they are queued now, in the
     /// middle of the behaviour (a long behaviour that floods a queue feeds it as it goes, and
-    /// the outbox stays small). The pin stays. Also a point where this worker may split the
-    /// queue it holds, if asked, as at a send into an empty queue.
+    /// the outbox stays small). The pin stays, unless envelopes wait for it to go
+    /// ([`Self::queue_kept`]): then this worker's next sends to the queue take its lock, until
+    /// a backlog pins it again. Also a point where this worker may split the queue it holds,
+    /// if asked, as at a send into an empty queue.
     #[cold]
     #[inline(never)]
     pub(crate) fn flush_full(&self, w: &McWorker<'_>, t: usize) {
-        self.queue_kept(w, t, false);
+        if self.queue_kept(w, t, false) {
+            w.local.forget_pin(t);
+        }
         if self.split_asked(w) {
             self.split_current(w, false);
         }
@@ -264,6 +274,16 @@ impl Local {
         // SAFETY: `pins` is touched only on this thread, and no reference to it outlives a
         // call.
         unsafe { (*self.pins.get()).push(ticket) };
+    }
+
+    /// This worker's pin of queue `ticket` was taken (its outbox for it is empty): its sends
+    /// there take the lock again.
+    #[cold]
+    pub(crate) fn forget_pin(&self, ticket: usize) {
+        self.pinned[ticket].set(false);
+        // SAFETY: `pins` is touched only on this thread, and no reference to it outlives a
+        // call (this one runs on the send path, never inside a flush's borrow).
+        unsafe { (*self.pins.get()).retain(|&p| p != ticket) };
     }
 
     /// Adds an envelope for an actor of queue `ticket` to the outbox.
