@@ -607,3 +607,116 @@ fn after_the_respawn(s: Setup, dead: u64, new_received: &AtomicU64, new_drops: &
     assert_eq!(s.drops.load(Ordering::SeqCst), 1);
     assert_eq!(new_drops.load(Ordering::SeqCst), 1);
 }
+
+/// Messages from several senders, each numbered from 0; the receiver checks each sender's
+/// order and counts what it took.
+struct Tally {
+    next: Vec<u64>,
+    taken: Arc<AtomicU64>,
+    disorder: Arc<AtomicBool>,
+    gate: Arc<Flags>,
+}
+impl Actor for Tally {}
+struct Nth(usize, u64);
+impl Receive<Nth> for Tally {
+    fn receive(&mut self, Nth(s, i): Nth, _: &mut Context<'_, Self>) -> Allocation {
+        if i != self.next[s] {
+            self.disorder.store(true, Ordering::SeqCst);
+        }
+        self.next[s] = i + 1;
+        self.taken.fetch_add(1, Ordering::SeqCst);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Gate> for Tally {
+    fn receive(&mut self, _: Gate, _: &mut Context<'_, Self>) -> Allocation {
+        self.gate.gated.store(true, Ordering::SeqCst);
+        spin_until(&self.gate.open);
+        Allocation::Nodelete
+    }
+}
+
+/// Sends to the tally, numbered as sender `.0`, until a send fails; stores how many it sent.
+struct Pump(usize, Addr<Tally>, Arc<AtomicU64>);
+impl Actor for Pump {}
+struct Go;
+impl Receive<Go> for Pump {
+    fn receive(&mut self, _: Go, _: &mut Context<'_, Self>) -> Allocation {
+        let mut i = 0;
+        while self.1.send(Nth(self.0, i)).is_ok() {
+            i += 1;
+            self.2.store(i, Ordering::SeqCst);
+        }
+        Allocation::Nodelete
+    }
+}
+
+/// As [`a_shutdown_ends_an_actor_that_a_behaviour_floods_until_a_send_fails`], with four
+/// flooders on four other workers: each pinned the receiver's queue again after each flush,
+/// so the request to end it, parked until no worker pins the queue, waited until all four
+/// happened to be between a flush and their next send at once (now no pin is taken while a
+/// request is parked). Every message accepted is delivered, in each sender's order, or is a
+/// dead letter. (On 2 CPUs the old wait lasted milliseconds, not for ever: this test checks
+/// the promise, and does not fail on the old code.)
+#[test]
+fn a_shutdown_ends_an_actor_that_several_workers_flood_until_their_sends_fail() {
+    const PUMPS: usize = 4;
+    watchdog(120, || {
+        let system = ActorSystem::builder()
+            .workers(PUMPS + 1)
+            .compaction(false)
+            .queues_per_worker(PER_WORKER)
+            .stats(true)
+            .build()
+            .unwrap();
+        let (taken, disorder, gate) = (Arc::default(), Arc::default(), Arc::new(Flags::default()));
+        let tally = system.spawn(Tally {
+            next: vec![0; PUMPS],
+            taken: Arc::clone(&taken),
+            disorder: Arc::clone(&disorder),
+            gate: gate.clone(),
+        });
+        let home = system.handle().worker_of_queue(tally.queue());
+        // One pump on each other worker (spawns from outside go round-robin over the queues);
+        // the others end at once.
+        let sent: Vec<Arc<AtomicU64>> = (0..PUMPS).map(|_| Arc::default()).collect();
+        let mut pumps: Vec<Option<Addr<Pump>>> = (0..=PUMPS).map(|_| None).collect();
+        while pumps
+            .iter()
+            .enumerate()
+            .any(|(w, p)| w != home && p.is_none())
+        {
+            let s = pumps.iter().flatten().count();
+            let p = system.spawn(Pump(s, tally.clone(), sent[s].clone()));
+            let w = system.handle().worker_of_queue(p.queue());
+            if w != home && pumps[w].is_none() {
+                pumps[w] = Some(p);
+            } else {
+                p.send(actorium::DeleteMsg).unwrap();
+            }
+        }
+        tally.send(Gate).unwrap();
+        spin_until(&gate.gated);
+        for p in pumps.iter().flatten() {
+            p.send(Go).unwrap();
+        }
+        // Every pump is sending into the tally's backlog.
+        wait_for(60, "every pump to send", || {
+            sent.iter().all(|s| s.load(Ordering::SeqCst) >= 1_000)
+        });
+        drop((tally, pumps));
+        let shutdown = std::thread::spawn(move || system.shutdown());
+        gate.open.store(true, Ordering::SeqCst);
+        let stats = shutdown.join().unwrap().unwrap();
+        let accepted: u64 = sent.iter().map(|s| s.load(Ordering::SeqCst)).sum();
+        assert_eq!(
+            taken.load(Ordering::SeqCst) + stats.dead_letters,
+            accepted,
+            "taken: {}, dead letters: {}",
+            taken.load(Ordering::SeqCst),
+            stats.dead_letters
+        );
+        assert!(stats.outboxed > 0, "no send went through the outbox");
+        assert!(!disorder.load(Ordering::SeqCst), "out of order");
+    });
+}

@@ -213,7 +213,10 @@ impl Executor {
             return;
         }
         let g = q.lock();
-        if g.len() < self.tuning.outbox_backlog {
+        // (Not while a request to end an actor or a reclaim waits for the last unpin: the
+        // pins that behaviours flooding the queue from several workers take again after each
+        // flush would keep overlapping, and keep it waiting.)
+        if g.len() < self.tuning.outbox_backlog || g.parks() {
             return;
         }
         g.pin();
@@ -283,7 +286,11 @@ impl Local {
         self.pinned[ticket].set(false);
         // SAFETY: `pins` is touched only on this thread, and no reference to it outlives a
         // call (this one runs on the send path, never inside a flush's borrow).
-        unsafe { (*self.pins.get()).retain(|&p| p != ticket) };
+        let pins = unsafe { &mut *self.pins.get() };
+        pins.retain(|&p| p != ticket);
+        if pins.is_empty() {
+            context::note_kept(false);
+        }
     }
 
     /// Adds an envelope for an actor of queue `ticket` to the outbox.
