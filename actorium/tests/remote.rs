@@ -693,3 +693,36 @@ fn a_timer_sends_to_a_remote_recipient() {
         assert_eq!(rx.recv_timeout(FIND).unwrap(), 77);
     });
 }
+
+/// A name watch's callback runs on one of Zenoh's threads, which must never block: a blocking
+/// wait for a reply there (which that very thread may have to carry) and a lookup are refused
+/// with `WouldBlock`, and the same ask waited for from another thread is answered.
+#[test]
+fn a_name_watch_s_callback_may_not_block_on_a_reply_or_a_lookup() {
+    watchdog(60, || {
+        let (sa, a, _sb, b) = pair();
+        let (tx, rx) = mpsc::channel();
+        let node = b.clone();
+        let _watch = b
+            .watch_name::<Ask<Num, Num>, _>("doubler", move |l| {
+                if let Listing::Up(r) = l {
+                    let waited = r.ask(Num(1)).unwrap().wait();
+                    let called = r.call(Num(2));
+                    let looked = node.lookup::<Ask<Num, Num>>("doubler", FIND).map(|_| ());
+                    let _ = tx.send((waited, called, looked, r));
+                }
+            })
+            .unwrap();
+        a.register::<Ask<Num, Num>>("doubler", &sa.spawn(Doubler))
+            .unwrap();
+        let (waited, called, looked, r) = rx.recv_timeout(FIND).unwrap();
+        assert_eq!(waited, Err(AskError::WouldBlock));
+        assert_eq!(called, Err(AskError::WouldBlock));
+        assert!(
+            matches!(looked, Err(RemoteError::WouldBlock)),
+            "lookup: {looked:?}"
+        );
+        // From this thread, the same recipient answers.
+        assert_eq!(r.ask(Num(3)).unwrap().wait_timeout(FIND), Ok(Num(6)));
+    });
+}

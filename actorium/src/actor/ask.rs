@@ -21,7 +21,7 @@
 
 use super::addr::SendError;
 use crate::core::ExecRef;
-use crate::runtime::context::{detached_actor_of, own_system_aborting, runs_for};
+use crate::runtime::context::{detached_actor_of, must_not_block, own_system_aborting, runs_for};
 use crate::runtime::oneshot::{Slot, Taken, Waiter};
 use std::fmt;
 use std::future::Future;
@@ -189,7 +189,9 @@ pub enum AskError {
     Timeout,
     /// A blocking wait was refused: the calling thread runs work of the asked actor's
     /// system (a behaviour on one of its workers, or the asked actor's own detached thread),
-    /// and blocking it could deadlock. Ask with [`crate::Context::ask`] there.
+    /// and blocking it could deadlock. Ask with [`crate::Context::ask`] there. Also on a
+    /// thread that must never block: a remote node's callback (a name watch's), which runs
+    /// on one of Zenoh's threads (send to an actor from there, and let it ask).
     WouldBlock,
     /// The asked actor is on another node, and the link to that node was lost before the
     /// reply came (the node ended, or was unreachable past its lease): the request may or may
@@ -260,8 +262,13 @@ pub struct Pending<R> {
 
 /// Whether the calling thread may block waiting for a reply of actor `target` of the system
 /// `owner` (see [`Pending::wait`]): [`AskError::WouldBlock`] on a thread of that system that a
-/// wait would block.
+/// wait would block, and on a thread that must never block (a system's timer thread; one of
+/// Zenoh's threads, running a remote node's callback: a wait there can hold up the very
+/// link that carries the reply).
 pub(crate) fn may_block_on(owner: *const (), target: *const ()) -> Result<(), AskError> {
+    if must_not_block() {
+        return Err(AskError::WouldBlock);
+    }
     if runs_for(owner) {
         // A detached actor may wait for *another* actor: it has a thread of its own.
         let other = detached_actor_of(owner).is_some_and(|a| !std::ptr::eq(a, target));

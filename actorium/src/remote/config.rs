@@ -239,6 +239,10 @@ pub enum RemoteError {
     NotAlive,
     /// Zenoh refused an operation (its message).
     Engine(String),
+    /// A lookup was refused: the calling thread must never block, as it runs a node's
+    /// callback (a name watch's) on one of Zenoh's threads, which a lookup waits for. Use
+    /// the recipients the watch hands over, or look up from another thread.
+    WouldBlock,
 }
 
 impl fmt::Display for RemoteError {
@@ -264,6 +268,11 @@ impl fmt::Display for RemoteError {
             }
             RemoteError::NotAlive => f.write_str("the actor had ended"),
             RemoteError::Engine(m) => write!(f, "the Zenoh engine refused: {m}"),
+            RemoteError::WouldBlock => f.write_str(
+                "a lookup on a thread that must not block (a name watch's callback, on one of \
+                 Zenoh's threads) was refused: use the watch's recipients, or look up from \
+                 another thread",
+            ),
         }
     }
 }

@@ -209,7 +209,8 @@ impl Node {
     ///
     /// # Errors
     /// [`RemoteError::NotFound`] if none appeared in time (an actor registered for another
-    /// protocol is not found); [`RemoteError::BadName`].
+    /// protocol is not found); [`RemoteError::BadName`]; [`RemoteError::WouldBlock`] inside a
+    /// name watch's callback.
     pub fn lookup<M: Protocol>(
         &self,
         name: &str,
@@ -222,7 +223,8 @@ impl Node {
     /// `timeout` (the whole timeout is spent if a reachable node does not answer).
     ///
     /// # Errors
-    /// [`RemoteError::BadName`], [`RemoteError::Engine`].
+    /// [`RemoteError::BadName`], [`RemoteError::Engine`]; [`RemoteError::WouldBlock`] inside
+    /// a name watch's callback.
     pub fn lookup_all<M: Protocol>(
         &self,
         name: &str,
@@ -234,7 +236,10 @@ impl Node {
     /// Calls `f` for each actor registered under `name` for `M` ([`Listing::Up`]: those
     /// there now, then those that come) and each that leaves ([`Listing::Down`]: it ended,
     /// was unregistered, or its node was lost), until the [`NameWatch`] is dropped. `f` runs
-    /// on one of Zenoh's threads: keep it short (send to an actor).
+    /// on one of Zenoh's threads: keep it short (send to an actor). It must not block: a
+    /// blocking wait for a reply there returns [`crate::AskError::WouldBlock`], a lookup
+    /// [`RemoteError::WouldBlock`], and a send that would wait on a congested link is handed
+    /// to the node's own thread.
     ///
     /// # Errors
     /// [`RemoteError::BadName`], [`RemoteError::Engine`].

@@ -127,6 +127,9 @@ impl NodeInner {
         name: &str,
         timeout: Duration,
     ) -> Result<Recipient<M>, RemoteError> {
+        if crate::runtime::context::must_not_block() {
+            return Err(RemoteError::WouldBlock);
+        }
         let (tx, rx) = mpsc::channel::<(SampleKind, String)>();
         let sub = self.watch_tokens(pattern::<M>(name)?, move |s: Sample| {
             let _ = tx.send((s.kind(), s.key_expr().as_str().to_string()));
@@ -197,6 +200,9 @@ impl NodeInner {
         name: &str,
         timeout: Duration,
     ) -> Result<Vec<Recipient<M>>, RemoteError> {
+        if crate::runtime::context::must_not_block() {
+            return Err(RemoteError::WouldBlock);
+        }
         let pattern = pattern::<M>(name)?;
         let deadline = Instant::now().checked_add(timeout);
         let replies = self

@@ -191,27 +191,17 @@ thread_local! {
     static CURRENT: std::cell::Cell<*const NodeInner> = const { std::cell::Cell::new(std::ptr::null()) };
 }
 
-thread_local! {
-    /// Set while this thread runs one of the node's Zenoh callbacks.
-    static ON_ZENOH_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
 /// Whether a send from the calling thread must not wait: it runs one of Zenoh's callbacks,
 /// or it is a thread that must never block (the timer thread).
 fn must_not_block() -> bool {
-    ON_ZENOH_THREAD.with(|z| z.get()) || crate::runtime::context::must_not_block()
+    crate::runtime::context::must_not_block()
 }
 
-/// Runs `f` marked as on one of Zenoh's threads (see `put`).
+/// Runs `f` marked as on one of Zenoh's threads, which must never block: a send that would
+/// wait goes through the outbox (see `put`), and a blocking wait for a reply, or a lookup,
+/// is refused.
 pub(super) fn on_zenoh_thread<T>(f: impl FnOnce() -> T) -> T {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            ON_ZENOH_THREAD.with(|z| z.set(self.0));
-        }
-    }
-    let _restore = Restore(ON_ZENOH_THREAD.with(|z| z.replace(true)));
-    f()
+    crate::runtime::context::not_blocking(f)
 }
 
 /// Runs `f` with `node` as this thread's current node.

@@ -44,20 +44,36 @@ thread_local! {
     static HANDOFFS: Cell<u32> = const { Cell::new(0) };
     /// Whether the unit code this thread runs keeps work back ([`note_kept`]).
     static KEPT: Cell<bool> = const { Cell::new(false) };
-    /// Whether this thread must never block on a send ([`must_not_block`]).
+    /// Whether this thread must never block ([`must_not_block`]).
     static NO_BLOCKING: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Marks the calling thread as one that must never block on a send: a thread that serves
-/// many (the system's timer thread fires every timer): a send that would wait (a congested
-/// network link) is handed to a thread of its own instead.
+/// Marks the calling thread as one that must never block: a thread that serves many (the
+/// system's timer thread fires every timer): a send that would wait (a congested network
+/// link) is handed to a thread of its own instead, and a blocking wait for a reply is
+/// refused.
 pub(crate) fn never_block() {
     NO_BLOCKING.with(|b| b.set(true));
 }
 
-/// Whether the calling thread must never block on a send ([`never_block`]). (Only remote
-/// sends can block today.)
+/// Runs `f` with the calling thread marked as one that must never block ([`never_block`]),
+/// then restores the mark it had (also if `f` panics): for code run on a thread that serves
+/// many, borrowed for a callback (a remote node's Zenoh callbacks).
 #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) fn not_blocking<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            NO_BLOCKING.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(NO_BLOCKING.with(|b| b.replace(true)));
+    f()
+}
+
+/// Whether the calling thread must never block ([`never_block`], [`not_blocking`]): a send
+/// that would wait is handed to another thread (only remote sends can wait today), and a
+/// blocking wait for a reply is refused (`AskError::WouldBlock`).
 pub(crate) fn must_not_block() -> bool {
     NO_BLOCKING.with(Cell::get)
 }
