@@ -696,11 +696,38 @@ fn a_timer_sends_to_a_remote_recipient() {
 
 /// A name watch's callback runs on one of Zenoh's threads, which must never block: a blocking
 /// wait for a reply there (which that very thread may have to carry) and a lookup are refused
-/// with `WouldBlock`, and the same ask waited for from another thread is answered.
+/// with `WouldBlock`, a `send_wait` into a full mailbox panics (caught), and the same ask
+/// waited for from another thread is answered.
 #[test]
 fn a_name_watch_s_callback_may_not_block_on_a_reply_or_a_lookup() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    /// Sets `.0` and holds its first message's behaviour until `.1` is set: its mailbox (of
+    /// 1) then fills.
+    struct Stuck(Arc<AtomicBool>, Arc<AtomicBool>);
+    impl Actor for Stuck {}
+    impl Receive<Num> for Stuck {
+        fn receive(&mut self, _: Num, _: &mut Context<'_, Self>) -> Allocation {
+            self.0.store(true, Ordering::SeqCst);
+            while !self.1.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            Allocation::Nodelete
+        }
+    }
     watchdog(60, || {
-        let (sa, a, _sb, b) = pair();
+        let (sa, a, sb, b) = pair();
+        let (inside, open) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let stuck = sb.spawn_bounded(Stuck(inside.clone(), open.clone()), 1);
+        stuck.send(Num(0)).unwrap();
+        while !inside.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        stuck.try_send(Num(0)).unwrap();
+        assert!(stuck.try_send(Num(0)).is_err(), "full");
         let (tx, rx) = mpsc::channel();
         let node = b.clone();
         let _watch = b
@@ -709,18 +736,26 @@ fn a_name_watch_s_callback_may_not_block_on_a_reply_or_a_lookup() {
                     let waited = r.ask(Num(1)).unwrap().wait();
                     let called = r.call(Num(2));
                     let looked = node.lookup::<Ask<Num, Num>>("doubler", FIND).map(|_| ());
-                    let _ = tx.send((waited, called, looked, r));
+                    let full = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        stuck.send_wait(Num(0))
+                    }));
+                    let _ = tx.send((waited, called, looked, full.is_err(), r));
                 }
             })
             .unwrap();
         a.register::<Ask<Num, Num>>("doubler", &sa.spawn(Doubler))
             .unwrap();
-        let (waited, called, looked, r) = rx.recv_timeout(FIND).unwrap();
+        let (waited, called, looked, refused, r) = rx.recv_timeout(FIND).unwrap();
+        open.store(true, Ordering::SeqCst);
         assert_eq!(waited, Err(AskError::WouldBlock));
         assert_eq!(called, Err(AskError::WouldBlock));
         assert!(
             matches!(looked, Err(RemoteError::WouldBlock)),
             "lookup: {looked:?}"
+        );
+        assert!(
+            refused,
+            "send_wait into a full mailbox blocked a Zenoh thread"
         );
         // From this thread, the same recipient answers.
         assert_eq!(r.ask(Num(3)).unwrap().wait_timeout(FIND), Ok(Num(6)));

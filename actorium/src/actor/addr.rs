@@ -4,7 +4,7 @@ use super::ask::{Ask, Pending, ReplyTo};
 use super::cell::{self, Cell};
 use super::{Actor, Receive};
 use crate::core::Status;
-use crate::runtime::context::{detached_actor_of, runs_for};
+use crate::runtime::context::{detached_actor_of, must_not_block, runs_for};
 use crate::runtime::oneshot::Slot;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -731,11 +731,17 @@ impl<A: Actor> JoinHandle<A> {
     /// When called on a thread that runs this system's work (inside a behaviour on one of its
     /// workers, or on the actor's own detached thread), where waiting could deadlock: the
     /// actor may need this very thread to run. (A detached actor may join *another* actor of
-    /// its system: it has a thread of its own.)
+    /// its system: it has a thread of its own.) Also on a thread that must never block (a
+    /// remote node's callback).
     pub fn join(self) -> Result<A, ActorExit> {
         let hdr = &self.cell.header;
         let life = &hdr.exec.shared().life;
         let owner = hdr.exec.shared().id();
+        assert!(
+            !must_not_block(),
+            "`JoinHandle::join` was called on a thread that must never block (a remote node's \
+             callback, on one of Zenoh's threads): join from another thread"
+        );
         if runs_for(owner) {
             let me = (hdr as *const crate::core::Header).cast::<()>();
             let other_detached = detached_actor_of(owner).is_some_and(|a| a != me);

@@ -209,8 +209,9 @@ impl fmt::Display for AskError {
             AskError::Timeout => "no reply within the time given",
             AskError::WouldBlock => {
                 "a blocking wait for a reply inside the asked actor's own system (a \
-                 behaviour, or the actor's own thread) could deadlock: use `Context::ask`, \
-                 whose reply runs a continuation on the asking actor"
+                 behaviour, or the actor's own thread), or on a thread that must never block \
+                 (a remote node's callback), could deadlock: use `Context::ask`, whose reply \
+                 runs a continuation on the asking actor"
             }
             AskError::NodeDown => {
                 "the link to the asked actor's node was lost before the reply came (the \
@@ -316,7 +317,9 @@ impl<R> Pending<R> {
     /// [`AskError::Dropped`] if no reply will come, or if the calling thread is a detached
     /// actor's (or a worker's) whose system is being dropped: the drop ends that thread, and
     /// the wait gives up rather than hold it; [`AskError::WouldBlock`] on a thread of the
-    /// asked actor's own system that it would block; for a remote actor,
+    /// asked actor's own system that it would block, or on a thread that must never block
+    /// (a remote node's `watch_name` callback; this also refuses [`Self::wait_timeout`],
+    /// whatever its timeout); for a remote actor,
     /// [`AskError::NodeDown`] when the link to its node is lost, and [`AskError::Dead`] when
     /// its node found it ended.
     pub fn wait(self) -> Result<R, AskError> {

@@ -20,7 +20,7 @@
 use super::addr::{Addr, Recipient, SendError, Target};
 use super::cell::{self, ThenFn};
 use super::{Actor, Allocation, Context, Receive, SystemHandle};
-use crate::runtime::context::{detached_actor_of, own_system_aborting, runs_for};
+use crate::runtime::context::{detached_actor_of, must_not_block, own_system_aborting, runs_for};
 use crate::runtime::permits::{Permits, WaiterRef, Wake};
 use std::fmt;
 use std::future::Future;
@@ -162,6 +162,12 @@ fn send_wait<M: Send + 'static>(
         Err(TrySendError::Full(m)) => (to.room().expect("only a bound is full"), m),
         done => return done,
     };
+    assert!(
+        !must_not_block(),
+        "`send_wait` (or `send_timeout`) was called on a thread that must never block (a \
+         remote node's callback, on one of Zenoh's threads) while the mailbox is full: use \
+         `try_send`, or send to an actor that waits with `Context::when_room`"
+    );
     let owner = to.owner();
     assert!(
         !runs_for(owner) || detached_actor_of(owner).is_some(),
@@ -380,8 +386,9 @@ impl<A: Actor> Addr<A> {
     ///
     /// # Panics
     /// If it would have to wait on a worker of the actor's own system (in a behaviour: use
-    /// [`Self::try_send`] or [`Context::when_room`] there). A detached actor of that system
-    /// may wait: it has a thread of its own.
+    /// [`Self::try_send`] or [`Context::when_room`] there), or on a thread that must never
+    /// block (a remote node's callback). A detached actor of that system may wait: it has a
+    /// thread of its own.
     pub fn send_wait<M: Send + 'static>(&self, msg: M) -> Result<(), SendError<M>>
     where
         A: Receive<M>,

@@ -3,7 +3,8 @@
 //! ([`Addr::call_async`]). A question that cannot be sent (the actor had ended) is dropped
 //! and reported as [`AskError::Dead`]; where it must come back, use the two-step
 //! [`Addr::ask`] (its [`crate::SendError`] holds it). A blocking call that its thread may not
-//! make ([`AskError::WouldBlock`]: a thread of the asked actor's own system) sends nothing.
+//! make ([`AskError::WouldBlock`]: a thread of the asked actor's own system, or one that must
+//! never block, such as a remote node's callback) sends nothing.
 
 use super::addr::{Addr, Recipient};
 use super::ask::{Ask, AskError, Pending};

@@ -7,7 +7,7 @@ use crate::actor::{
 use crate::core::ExecRef;
 use crate::core::Stats;
 use crate::executor::forkjoin::Scope;
-use crate::runtime::context::runs_for;
+use crate::runtime::context::{must_not_block, runs_for};
 use crate::runtime::pool::ResizeError;
 use std::fmt;
 use std::thread;
@@ -299,7 +299,8 @@ impl ActorSystem {
     /// ```
     ///
     /// # Panics
-    /// When called from inside one of this system's behaviours (it would wait for itself).
+    /// When called from inside one of this system's behaviours (it would wait for itself), or
+    /// on a thread that must never block (a remote node's callback).
     pub fn shutdown(self) -> Option<Stats> {
         match self.graceful(None) {
             Ok(stats) => stats,
@@ -319,7 +320,8 @@ impl ActorSystem {
     /// [`ShutdownTimeout`] naming the actors that had not ended.
     ///
     /// # Panics
-    /// When called from inside one of this system's behaviours (it would wait for itself).
+    /// When called from inside one of this system's behaviours (it would wait for itself), or
+    /// on a thread that must never block (a remote node's callback).
     pub fn shutdown_timeout(self, timeout: Duration) -> Result<Option<Stats>, ShutdownTimeout> {
         let deadline = Instant::now().checked_add(timeout);
         self.graceful(Some(deadline.unwrap_or_else(|| Instant::now() + YEAR)))
@@ -333,6 +335,12 @@ impl ActorSystem {
              one of its threads): it would wait for itself to finish (a deadlock). Shut it \
              down from a thread outside the system; to end the system from inside, call \
              `SystemHandle::request_shutdown`"
+        );
+        assert!(
+            !must_not_block(),
+            "`ActorSystem::shutdown` was called on a thread that must never block (a remote \
+             node's callback, on one of Zenoh's threads): call \
+             `SystemHandle::request_shutdown` there"
         );
         if let Err(late) = graceful::end_every_actor(&exec, deadline, true) {
             drop(self); // stop now
@@ -351,7 +359,8 @@ impl ActorSystem {
     /// job; reported on standard error), it shuts down as if dropped, and `stop` returns.
     ///
     /// # Panics
-    /// When called from inside one of this system's behaviours (it would wait for itself).
+    /// When called from inside one of this system's behaviours (it would wait for itself), or
+    /// on a thread that must never block (a remote node's callback).
     pub fn stop(mut self) -> Option<Stats> {
         let exec = self.exec().clone();
         let life = &exec.shared().life;
@@ -360,6 +369,11 @@ impl ActorSystem {
             "`ActorSystem::stop` was called from inside a behaviour of that system (or on one \
              of its threads): it would wait for itself to finish (a deadlock). Stop it from a \
              thread outside the system; to end the system from inside, drop it instead"
+        );
+        assert!(
+            !must_not_block(),
+            "`ActorSystem::stop` was called on a thread that must never block (a remote \
+             node's callback, on one of Zenoh's threads): stop it from another thread"
         );
         let settled = || life.live() == 0 || life.aborting();
         exec.wait_until(&mut { settled });
