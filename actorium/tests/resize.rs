@@ -107,17 +107,19 @@ fn a_caller_driven_system_cannot_be_resized() {
     system.stop();
 }
 
+/// Adds up the numbers it is sent.
+struct Count(Arc<AtomicU64>);
+impl Actor for Count {}
+impl Receive<u64> for Count {
+    fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.fetch_add(m, Ordering::Relaxed);
+        Allocation::Nodelete
+    }
+}
+
 #[test]
 fn smoke_add_remove_with_messages() {
     watchdog(60, || {
-        struct Count(Arc<AtomicU64>);
-        impl Actor for Count {}
-        impl Receive<u64> for Count {
-            fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
-                self.0.fetch_add(m, Ordering::Relaxed);
-                Allocation::Nodelete
-            }
-        }
         for (name, b) in builders(1) {
             let system = b.build().unwrap();
             let sum = Arc::new(AtomicU64::new(0));
@@ -638,14 +640,6 @@ fn statistics_survive_removed_workers() {
             .build()
             .unwrap();
         let sum = Arc::new(AtomicU64::new(0));
-        struct Count(Arc<AtomicU64>);
-        impl Actor for Count {}
-        impl Receive<u64> for Count {
-            fn receive(&mut self, m: u64, _: &mut Context<'_, Self>) -> Allocation {
-                self.0.fetch_add(m, Ordering::Relaxed);
-                Allocation::Nodelete
-            }
-        }
         let addrs: Vec<_> = (0..16).map(|_| system.spawn(Count(sum.clone()))).collect();
         for _ in 0..100 {
             for a in &addrs {

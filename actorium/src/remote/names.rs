@@ -4,9 +4,10 @@
 //! entry for long, and a lookup of the wrong protocol finds nothing (the tag is in the key).
 
 use super::config::{valid_name, RemoteError};
-use super::node::{on_zenoh_thread, NodeInner, PREFIX};
+use super::node::{NodeInner, PREFIX};
 use super::wire::{valid_tag, Protocol};
 use crate::actor::Recipient;
+use crate::runtime::context::{must_not_block, not_blocking};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -127,7 +128,7 @@ impl NodeInner {
         name: &str,
         timeout: Duration,
     ) -> Result<Recipient<M>, RemoteError> {
-        if crate::runtime::context::must_not_block() {
+        if must_not_block() {
             return Err(RemoteError::WouldBlock);
         }
         let (tx, rx) = mpsc::channel::<(SampleKind, String)>();
@@ -200,7 +201,7 @@ impl NodeInner {
         name: &str,
         timeout: Duration,
     ) -> Result<Vec<Recipient<M>>, RemoteError> {
-        if crate::runtime::context::must_not_block() {
+        if must_not_block() {
             return Err(RemoteError::WouldBlock);
         }
         let pattern = pattern::<M>(name)?;
@@ -258,7 +259,7 @@ impl NodeInner {
                 SampleKind::Put => Listing::Up(node.recipient::<M>(at, id)),
                 SampleKind::Delete => Listing::Down(node.recipient::<M>(at, id)),
             };
-            let run = std::panic::AssertUnwindSafe(|| on_zenoh_thread(|| f(l)));
+            let run = std::panic::AssertUnwindSafe(|| not_blocking(|| f(l)));
             if let Err(p) = std::panic::catch_unwind(run) {
                 crate::core::report_panic("a name watch's callback", &*p);
                 crate::core::drop_payload(p);

@@ -25,6 +25,10 @@ use super::proxy::{Proxy, RemoteTarget};
 use super::wire::{AwaitedReply, Head, Inbound, Outcome, Protocol};
 use crate::actor::{AskError, Recipient, SystemHandle};
 use crate::core::monitors::Watcher;
+// Zenoh's callbacks run marked (`not_blocking`) as threads that must never block, as the
+// timer thread is: a send that would wait goes through the outbox (see `put`), and a blocking
+// wait for a reply, or a lookup, is refused.
+use crate::runtime::context::{must_not_block, not_blocking};
 use crate::{Event, ExitReason};
 use serde::{de::DeserializeOwned, Serialize};
 use std::any::Any;
@@ -191,19 +195,6 @@ thread_local! {
     static CURRENT: std::cell::Cell<*const NodeInner> = const { std::cell::Cell::new(std::ptr::null()) };
 }
 
-/// Whether a send from the calling thread must not wait: it runs one of Zenoh's callbacks,
-/// or it is a thread that must never block (the timer thread).
-fn must_not_block() -> bool {
-    crate::runtime::context::must_not_block()
-}
-
-/// Runs `f` marked as on one of Zenoh's threads, which must never block: a send that would
-/// wait goes through the outbox (see `put`), and a blocking wait for a reply, or a lookup,
-/// is refused.
-pub(super) fn on_zenoh_thread<T>(f: impl FnOnce() -> T) -> T {
-    crate::runtime::context::not_blocking(f)
-}
-
 /// Runs `f` with `node` as this thread's current node.
 fn with_node<T>(node: &Arc<NodeInner>, f: impl FnOnce() -> T) -> T {
     struct Restore(*const NodeInner);
@@ -267,7 +258,7 @@ impl NodeInner {
             .declare_subscriber(format!("{PREFIX}/inbox/{id}"))
             .callback(move |s: Sample| {
                 if let Some(n) = weak.upgrade() {
-                    on_zenoh_thread(|| n.on_frame(&s));
+                    not_blocking(|| n.on_frame(&s));
                 }
             })
             .wait()
@@ -280,7 +271,7 @@ impl NodeInner {
             .history(true)
             .callback(move |s: Sample| {
                 if let Some(n) = weak.upgrade() {
-                    on_zenoh_thread(|| n.on_node(&s));
+                    not_blocking(|| n.on_node(&s));
                 }
             })
             .wait()

@@ -157,7 +157,8 @@ impl Exec for Executor {
             // Its reclaim is parked: a worker's outbox may still hold mail for the old
             // incarnation ("Sends into a backlog" in `README.md`), which must be queued ahead
             // of `install` (and dropped as dead letters). Wait for the flushes that take the
-            // pins (each within 64 behaviours of its worker; this one's own first).
+            // pins (this worker's own first; another's when the behaviour that pinned returns,
+            // or after 64 more sends to the queue).
             if !g.parks_for((hdr as *const Header).cast()) {
                 break;
             }
