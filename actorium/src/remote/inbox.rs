@@ -1,17 +1,15 @@
-//! What arrives: frames in this node's inbox (decoded, checked against what each exported
-//! actor serves, delivered or dropped and reported), and other nodes' liveliness tokens (a
-//! node's token gone is its loss: `NodeDown` for everything waiting on it).
+//! What arrives in this node's inbox: frames, decoded, checked against what each exported
+//! actor serves, delivered or dropped and reported (other nodes' tokens, and the frames of a
+//! way back after a loss, are `peers.rs`'s).
 
-use super::node::{NodeInner, HEARD_KEPT, LOST_KEPT};
-use super::proxy::Proxy;
-use super::wire::{AwaitedReply, Deliver, Head, Inbound, Incoming, Outcome};
+use super::node::NodeInner;
+use super::peers::UpBy;
+use super::wire::{Deliver, Head, Inbound, Incoming, Outcome};
 use crate::actor::AskError;
-use crate::core::monitors::Watcher;
-use crate::ExitReason;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
-use zenoh::sample::{Sample, SampleKind};
+use zenoh::sample::Sample;
 
 /// The delivery this thread last looked up, for frames to the same actor and protocol that
 /// follow. It holds while its node's `exports_epoch` is unchanged (no actor stopped being
@@ -29,17 +27,8 @@ thread_local! {
     static LAST_ROUTE: RefCell<Option<Route>> = const { RefCell::new(None) };
 }
 
-/// How [`NodeInner::node_up`] knows a node is up.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum UpBy {
-    /// Its node token is seen.
-    Token,
-    /// A frame gives it as its sender (an ask, monitor or link that waits for an answer).
-    Frame,
-}
-
 /// A sender's id as a frame gives it, if it is a valid node id.
-fn sender(id: &[u8]) -> Option<&str> {
+pub(super) fn sender(id: &[u8]) -> Option<&str> {
     std::str::from_utf8(id)
         .ok()
         .filter(|id| super::valid_node_id(id))
@@ -86,6 +75,9 @@ impl NodeInner {
         let (head, body) = postcard::take_from_bytes::<Head<'_>>(bytes)
             .map_err(|e| format!("malformed head: {e}"))?;
         if let Head::Tell { to, tag } = head {
+            if self.from_lost(id) {
+                return Ok(()); // (its sender hears `NodeDown`: see `from_lost`)
+            }
             self.fits(bytes)?;
             return self.deliver(to, tag, None, body);
         }
@@ -93,6 +85,9 @@ impl NodeInner {
         if *from == *self.id {
             // This node reaches its own actors directly, never through its inbox.
             return Err("it gives this node's own id as its sender".into());
+        }
+        if !matches!(head, Head::Lost { .. } | Head::Back { .. }) && self.from_lost(id) {
+            return Ok(()); // (its sender hears `NodeDown`: see `from_lost`)
         }
         if matches!(
             head,
@@ -251,7 +246,7 @@ impl NodeInner {
             Head::Monitor { to } => {
                 let known = {
                     let mut t = self.tables();
-                    let lost = t.is_down(from);
+                    let lost = !t.hears(from);
                     match t.exports.get_mut(&to) {
                         Some(e) => {
                             // (A node lost since this frame came in watches nothing here.)
@@ -281,7 +276,7 @@ impl NodeInner {
             }
             Head::Link { to } => {
                 let mut t = self.tables();
-                let lost = t.is_down(from);
+                let lost = !t.hears(from);
                 if let Some(e) = t.exports.get_mut(&to).filter(|_| !lost) {
                     *e.linked_by.entry(from_arc()).or_default() += 1;
                 }
@@ -309,184 +304,14 @@ impl NodeInner {
                 }
                 Ok(())
             }
-        }
-    }
-
-    /// A node's token came or went.
-    pub(super) fn on_node(self: &Arc<Self>, s: &Sample) {
-        let Some(node) = s.key_expr().as_str().rsplit('/').next() else {
-            return;
-        };
-        if *node == *self.id {
-            return;
-        }
-        match s.kind() {
-            SampleKind::Delete => self.node_down(node),
-            // Its token is there: it is up (back, after a lost link: what was lost stays
-            // lost, new lookups and recipients reach it).
-            SampleKind::Put => self.node_up(node, UpBy::Token),
-        }
-    }
-
-    /// `node` is reachable (again, after a lost link: Erlang's reconnection). What was lost
-    /// stays lost — its proxies ended, its asks failed — but new lookups reach it. `by` says
-    /// how this node knows: only a token brings a lost node back; a node known only from its
-    /// frames (whose sender id nothing authenticates) is kept up among the last
-    /// [`HEARD_KEPT`] such, and an older one, its token still unseen, counts as lost.
-    pub(super) fn node_up(self: &Arc<Self>, node: &str, by: UpBy) {
-        let forgotten = {
-            let mut t = self.tables();
-            if t.up.contains(node) && (t.down.is_empty() || !t.down.contains(node)) {
-                if by == UpBy::Token && !t.heard.is_empty() {
-                    t.unheard(node);
-                }
-                return; // (the common case: nothing changes)
+            Head::Lost { epoch } => {
+                self.on_lost(from, epoch);
+                Ok(())
             }
-            if by == UpBy::Frame && t.down.contains(node) {
-                // Only its token brings a lost node back: a frame may have been in flight
-                // when it was lost, and frames to a node that is gone would vanish unseen.
-                return;
+            Head::Back { epoch } => {
+                self.revive(from, epoch);
+                Ok(())
             }
-            let back = t.down.remove(node);
-            t.up.insert(node.into());
-            self.seen.notify_all();
-            if back {
-                t.down_order.retain(|n| **n != *node);
-                // Recipients made while it was lost stay ended; new ones reach it (through a
-                // publisher declared anew: its lost one's entry goes, under the tables' lock
-                // as in `node_down`).
-                t.proxies
-                    .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
-                let lost = self.publishers_lock().remove(node);
-                debug_assert!(matches!(lost, None | Some(None)), "a lost node's publisher");
-            }
-            match by {
-                UpBy::Token => None,
-                UpBy::Frame => {
-                    // (Neither up nor lost before, so not heard before: no id is queued twice.)
-                    let node: Arc<str> = node.into();
-                    t.heard.insert(node.clone());
-                    t.heard_order.push_back(node);
-                    if t.heard_order.len() > HEARD_KEPT {
-                        t.heard_order.pop_front()
-                    } else {
-                        None
-                    }
-                }
-            }
-        };
-        if let Some(f) = forgotten {
-            // Lost, unless its token was seen since the lock was let go.
-            self.lose(&f, true);
-        }
-    }
-
-    /// The link to `node` was lost.
-    pub(super) fn node_down(self: &Arc<Self>, node: &str) {
-        self.lose(node, false);
-    }
-
-    /// `node` is lost (if `only_if_heard`: only if it is still known only from its frames).
-    fn lose(self: &Arc<Self>, node: &str, only_if_heard: bool) {
-        let node: Arc<str> = node.into();
-        let (asks, notices, links, old) = {
-            let mut t = self.tables();
-            if only_if_heard {
-                // (Taken off `heard_order` already, by the caller.)
-                if !t.heard.remove(&node) {
-                    return;
-                }
-            } else {
-                t.unheard(&node);
-            }
-            t.up.remove(&node);
-            self.seen.notify_all();
-            if !t.down.insert(node.clone()) {
-                return;
-            }
-            t.down_order.push_back(node.clone());
-            let forgotten = if t.down_order.len() > LOST_KEPT {
-                let f = t.down_order.pop_front().expect("longer than the bound");
-                t.down.remove(&f);
-                // Its recipients made while it was lost (ended) go too: were it to come back,
-                // new ones must reach it.
-                t.proxies.retain(|(n, _), _| *n != f);
-                Some(f)
-            } else {
-                None
-            };
-            let ids: Vec<u64> = t
-                .asks
-                .iter()
-                .filter(|(_, (n, _))| *n == node)
-                .map(|(k, _)| *k)
-                .collect();
-            let asks: Vec<_> = ids
-                .iter()
-                .filter_map(|k| t.asks.remove(k))
-                .map(|(_, a)| a)
-                .collect();
-            let mut proxies: Vec<Arc<Proxy>> = Vec::new();
-            t.watched.retain(|(n, _), p| {
-                if *n == node {
-                    proxies.push(p.clone());
-                }
-                *n != node
-            });
-            t.proxies.retain(|(n, _), p| {
-                if *n == node {
-                    proxies.extend(p.upgrade());
-                }
-                *n != node
-            });
-            let mut links = Vec::new();
-            for e in t.exports.values_mut() {
-                e.watched_by.remove(&node);
-                if let Some(k) = e.linked_by.remove(&node) {
-                    links.extend(std::iter::repeat_n(e.link.clone(), k));
-                }
-            }
-            // Under the tables' lock (the publishers' is only ever taken inside it, never the
-            // other way): a `node_up` cannot slip in between and leave the node up with no
-            // publisher.
-            let old = {
-                let mut p = self.publishers_lock();
-                if let Some(f) = forgotten {
-                    if matches!(p.get(&f), Some(None)) {
-                        p.remove(&f);
-                    }
-                }
-                p.insert(node, None)
-            };
-            // Its proxies end under the lock too: whoever sees it lost (`Node::is_lost`, a
-            // monitor, an ask's continuation) and sends to one of its actors gets the message
-            // back, rather than sending it through a publisher a send in flight still holds.
-            let notices = proxies
-                .iter()
-                .map(|p| p.mark_ended(&ExitReason::NodeDown))
-                .collect();
-            (asks, notices, links, old)
-        };
-        drop(old); // (undeclared outside both locks)
-        self.lost(asks, notices, links);
-    }
-
-    /// Tells everyone waiting on a lost node: the watchers of its proxies (already marked
-    /// ended, see [`Proxy::mark_ended`]), its pending asks, the links to it.
-    pub(super) fn lost(
-        self: &Arc<Self>,
-        asks: Vec<AwaitedReply>,
-        proxies: Vec<Vec<Watcher>>,
-        links: Vec<Arc<dyn Fn() -> Watcher + Send + Sync>>,
-    ) {
-        for watchers in proxies {
-            Proxy::tell(watchers, &ExitReason::NodeDown);
-        }
-        for a in asks {
-            a.complete(Err(AskError::NodeDown), self);
-        }
-        for l in links {
-            l()(&ExitReason::NodeDown);
         }
     }
 }

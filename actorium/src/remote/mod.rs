@@ -60,6 +60,12 @@
 //!   [`crate::AskError::NodeDown`], and later sends to them return the message. A killed
 //!   process closes its sockets: that is seen at once; a frozen process or a cut link is seen
 //!   within the lease ([`RemoteConfig::lease`], default 10 s).
+//! - A loss is heard on both sides, even one that only one side sees (a node that gave up
+//!   waiting for another's token, or lost it among thousands): the node that holds another
+//!   as lost drops that node's frames and tells it so, and the other then hears `NodeDown`
+//!   for everything it had waiting there. The two come back (new lookups and recipients
+//!   reach each other; the old ones stay ended) once both have heard of the loss: a message
+//!   is never lost without its sender's `NodeDown` before the next one that arrives.
 //! - Names cannot go stale: a registered name is a Zenoh liveliness token, gone with its
 //!   actor, its node or the link to it, and it counts only while its node's own token is
 //!   seen (a name that outlives what this node knows of its node never brings the node back).
@@ -103,6 +109,7 @@ mod inbox;
 mod names;
 mod node;
 mod outbox;
+mod peers;
 mod proxy;
 mod recipient_serde;
 mod wire;

@@ -117,9 +117,10 @@ impl NodeInner {
 
     /// One actor registered under `name` for `M`, waiting up to `timeout` for one to appear.
     ///
-    /// A name counts once its node's own token is seen (the node is up): only that token
-    /// brings a lost node back. A name token can come before its node's (a node seen for the
-    /// first time, or one coming back after a lost link), or be the last word of a node lost
+    /// A name counts once its node is up (its own token seen; a lost node comes back once
+    /// both sides have heard of the loss, `peers::revive`), never for its own sake. A name
+    /// token can come before its node's (a node seen for the first time, or one coming back
+    /// after a lost link), or be the last word of a node lost
     /// since (its node token's end already heard): such a name waits for its node to be up
     /// (within the timeout; a name whose token goes meanwhile is forgotten), and is never the
     /// reason a node counts as up.

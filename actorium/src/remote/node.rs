@@ -12,15 +12,18 @@
 //! - `actorium/node/<id>`: a liveliness token per node. Its deletion (the process ended, or
 //!   the link was silent past the lease) is the node's loss: every ask waiting on it fails
 //!   with `NodeDown`, every watcher of its actors hears `NodeDown`.
+
 //! - `actorium/name/<name>/<tag>/<node>/<actor>`: a liveliness token per registered name and
 //!   protocol (`names.rs`); it vanishes with the actor, the node or the link.
 //!
-//! What arrives (frames, other nodes' tokens) is handled in `inbox.rs`.
+//! What arrives is handled in `inbox.rs` (frames) and `peers.rs` (other nodes' tokens, losses
+//! and the way back after one).
 //!
 //! Locks: the tables are under one mutex, never held while calling Zenoh or user code (Zenoh
 //! may call this node's own callbacks from inside a declaration).
 
 use super::config::{RemoteConfig, RemoteError};
+use super::peers::Lost;
 use super::proxy::{Proxy, RemoteTarget};
 use super::wire::{AwaitedReply, Head, Inbound, Outcome, Protocol};
 use crate::actor::{AskError, Recipient, SystemHandle};
@@ -51,8 +54,11 @@ pub struct NodeInner {
     system: SystemHandle,
     pub(super) max_frame: usize,
     /// How long a node unheard of is looked for before it counts as lost (the lease).
-    lease: std::time::Duration,
+    pub(super) lease: std::time::Duration,
     numbers: AtomicU64,
+    /// `Tables::losses`, read without the lock: a sender seen not lost stays so until it
+    /// changes (`peers::from_lost`).
+    pub(super) losses: AtomicU64,
     closed: AtomicBool,
     tables: Mutex<Tables>,
     /// Advanced each time exported actors stop being served (see `inbox::Route`).
@@ -67,6 +73,9 @@ pub struct NodeInner {
     pub(super) outbox: Mutex<Option<mpsc::Sender<super::outbox::Job>>>,
     /// Frames waiting in the outbox (bounded: `outbox::OUTBOX_MAX`).
     pub(super) outbox_waiting: std::sync::atomic::AtomicUsize,
+    /// `Lost` and `Back` frames waiting in the outbox (bounded apart: `outbox::OUTBOX_MAX`
+    /// more, so that a full outbox does not keep two nodes apart).
+    pub(super) handshakes_waiting: std::sync::atomic::AtomicUsize,
 }
 
 /// How many lost nodes a node remembers: bounds what a long life of processes coming and
@@ -86,8 +95,15 @@ pub(super) type Publisher = zenoh::pubsub::Publisher<'static>;
 
 #[derive(Default)]
 pub(super) struct Tables {
-    /// Nodes whose link was lost (the last [`LOST_KEPT`]).
-    pub(super) down: HashSet<Arc<str>>,
+    /// Nodes whose link was lost (the last [`LOST_KEPT`]), and what is known of each.
+    pub(super) down: HashMap<Arc<str>, Lost>,
+    /// Losses so far (the last one's number).
+    pub(super) losses: u64,
+    /// The latest `Head::Lost` epoch each node sent that this node answered (a repeat of an
+    /// answered one is answered again, and loses nothing more).
+    pub(super) answered: HashMap<Arc<str>, u64>,
+    /// How many `answered` are kept before those of nodes neither up nor lost are forgotten.
+    pub(super) answered_sweep_at: usize,
     /// `down`, oldest first.
     pub(super) down_order: std::collections::VecDeque<Arc<str>>,
     /// Nodes whose token this node has seen (so frames sent to them have a route).
@@ -129,7 +145,14 @@ impl Tables {
 
     /// Whether the link to node `id` was lost.
     pub(super) fn is_down(&self, id: &str) -> bool {
-        self.down.contains(id)
+        self.down.contains_key(id)
+    }
+
+    /// Whether frames from node `id` are taken, and its actors reached: it is not lost, or it
+    /// said that it lost this node too and is being answered (`peers::on_lost`: what it sends
+    /// after saying so was made after its own `NodeDown`).
+    pub(super) fn hears(&self, id: &str) -> bool {
+        self.down.get(id).is_none_or(|l| l.answering)
     }
 }
 
@@ -236,18 +259,21 @@ impl NodeInner {
             max_frame: cfg.max_frame,
             lease: cfg.lease,
             numbers: AtomicU64::new(1),
+            losses: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             exports_epoch: AtomicU64::new(0),
             seen: std::sync::Condvar::new(),
             tables: Mutex::new(Tables {
                 sweep_at: 1024,
                 proxies_sweep_at: 1024,
+                answered_sweep_at: LOST_KEPT,
                 ..Tables::default()
             }),
             publishers: Mutex::new(HashMap::new()),
             keep: Mutex::new(Vec::new()),
             outbox: Mutex::new(None),
             outbox_waiting: std::sync::atomic::AtomicUsize::new(0),
+            handshakes_waiting: std::sync::atomic::AtomicUsize::new(0),
         });
         let engine = |e: zenoh::Error| RemoteError::Engine(e.to_string());
         // The inbox first, then the watch of other nodes, then this node's own token: a node
@@ -412,14 +438,34 @@ impl NodeInner {
             self.put_later(to, frame);
             return Ok(());
         }
-        self.publisher(to)?.put(frame).wait().map_err(|_| ())
+        let publisher = self.publisher(to)?;
+        // Still `to`'s, with it held: a frame made before `to`'s loss either holds it now (the
+        // loss's `Lost` or `Back` to `to` waits for it: `outbox::put_direct`), or sees the
+        // loss here, rather than go after that frame through a publisher declared anew.
+        let current = matches!(
+            self.publishers_lock().get(to),
+            Some(Some(p)) if Arc::ptr_eq(p, &publisher)
+        );
+        if !current {
+            return Err(());
+        }
+        publisher.put(frame).wait().map_err(|_| ())
     }
 
     /// As [`Self::put`], to the node of remote actor `to`, through the publisher it keeps
     /// (weakly: gone with the node's loss or this node's close, when the table answers).
-    pub(super) fn put_to(self: &Arc<Self>, to: &Proxy, frame: Vec<u8>) -> Result<(), ()> {
-        if self.is_closed() || must_not_block() {
-            return self.put(&to.node_id, frame);
+    pub(super) fn put_to(self: &Arc<Self>, to: &Arc<Proxy>, frame: Vec<u8>) -> Result<(), ()> {
+        if self.is_closed() {
+            return Err(());
+        }
+        if must_not_block() {
+            // Through the outbox (see `put`), and through this function there: a frame made
+            // before the node's loss is not sent after the loss's answer.
+            let to = to.clone();
+            self.later_put(&to.node_id.clone(), frame, move |n, frame| {
+                n.put_to_later(&to, frame)
+            });
+            return Ok(());
         }
         let publisher = match to.publisher.get().and_then(Weak::upgrade) {
             Some(p) => p,
@@ -429,12 +475,38 @@ impl NodeInner {
                 p
             }
         };
+        // Looked at again with the publisher held: a send that began before its node's loss
+        // either holds it now (the loss's answer to the node waits for it: `tell_later`), or
+        // sees the loss here, rather than put a frame after that answer through a new one.
+        if to.ended() {
+            return Err(());
+        }
         publisher.put(frame).wait().map_err(|_| ())
+    }
+
+    /// [`Self::put_to`] on the outbox's thread: a frame refused because its node is coming
+    /// back, with the answer to its `Lost` still in the outbox, goes behind that answer
+    /// (it was made after this node heard of the loss, to a recipient made since).
+    fn put_to_later(self: &Arc<Self>, to: &Arc<Proxy>, frame: Vec<u8>) -> Result<(), ()> {
+        let owed = || {
+            let t = self.tables();
+            t.down.get(&*to.node_id).is_some_and(|l| l.back_owed)
+        };
+        if !to.ended() && owed() {
+            let to = to.clone();
+            let id = to.node_id.clone();
+            self.later_put(&id, frame, move |n, frame| n.put_to(&to, frame));
+            return Ok(());
+        }
+        self.put_to(to, frame)
     }
 
     /// The publisher to node `to`, declared on the first frame to it; `Err` if it is lost.
     fn publisher(self: &Arc<Self>, to: &Arc<str>) -> Result<Arc<Publisher>, ()> {
-        let known = self.publishers_lock().get(to).cloned();
+        let mut known = self.publishers_lock().get(to).cloned();
+        if matches!(known, Some(None)) && self.wait_back(to) {
+            known = self.publishers_lock().get(to).cloned();
+        }
         let publisher = match known {
             Some(Some(p)) => p,
             Some(None) => return Err(()),
@@ -469,55 +541,6 @@ impl NodeInner {
             }
         };
         Ok(publisher)
-    }
-
-    /// Waits until this node has seen `to`'s token (at most the lease): a frame to a node
-    /// whose inbox declaration has not reached this one would vanish. Not seen in time, `to`
-    /// is lost (`NodeDown` for everything waiting on it). Only the first frames to a node
-    /// heard of through a recipient in a message ever wait.
-    fn wait_seen(self: &Arc<Self>, to: &Arc<str>) -> Result<(), ()> {
-        let deadline = std::time::Instant::now().checked_add(self.lease);
-        if self.wait_up(to, deadline) {
-            return Ok(());
-        }
-        let timed_out = {
-            let t = self.tables();
-            !t.up.contains(to) && !t.is_down(to) && !self.is_closed()
-        };
-        if timed_out {
-            self.node_down(to);
-        }
-        Err(())
-    }
-
-    /// Waits until `node` is up (this node, or one whose token this node has seen and not
-    /// lost since) or `deadline` passes (`None`: no deadline) or this node closes; whether it
-    /// is up. A lost node is not waited for.
-    pub(super) fn wait_up(&self, node: &str, deadline: Option<std::time::Instant>) -> bool {
-        if *node == *self.id {
-            return true;
-        }
-        let mut t = self.tables();
-        loop {
-            if t.up.contains(node) {
-                return true;
-            }
-            if self.is_closed() || t.is_down(node) {
-                return false;
-            }
-            t = match deadline {
-                None => self.seen.wait(t).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
-                    Some(left) if !left.is_zero() => {
-                        self.seen
-                            .wait_timeout(t, left)
-                            .unwrap_or_else(|p| p.into_inner())
-                            .0
-                    }
-                    _ => return false,
-                },
-            };
-        }
     }
 
     /// Sends a frame with no body (best effort: a lost node's watchers hear it otherwise).
@@ -596,7 +619,7 @@ impl NodeInner {
         port: AwaitedReply,
     ) -> Result<(), AwaitedReply> {
         let mut t = self.tables();
-        if t.down.contains(to) || self.is_closed() {
+        if !t.hears(to) || self.is_closed() {
             return Err(port);
         }
         t.asks.insert(ask, (to.clone(), port));
@@ -618,7 +641,7 @@ impl NodeInner {
     pub(super) fn keep_watched(&self, proxy: &Arc<Proxy>) {
         let mut t = self.tables();
         // (A proxy its node's loss ended meanwhile is not kept: nothing would remove it.)
-        if !proxy.ended() && !t.down.contains(&proxy.node_id) && !self.is_closed() {
+        if !proxy.ended() && t.hears(&proxy.node_id) && !self.is_closed() {
             t.watched
                 .insert((proxy.node_id.clone(), proxy.id), proxy.clone());
         }
@@ -642,7 +665,9 @@ impl NodeInner {
                     // Ended under the lock, as a loss ends proxies (`lose`): a node coming
                     // back (`node_up`) forgets the ended proxies of its nodes under it, and
                     // must not keep one that is about to end. (A new proxy has no watchers.)
-                    if t.down.contains(node) || self.is_closed() {
+                    // (A node that said it lost this one too is on its way back: its
+                    // actors, named in its frames since, are reached once it is.)
+                    if !t.hears(node) || self.is_closed() {
                         p.mark_ended(&ExitReason::NodeDown);
                     } else if *node == *self.id {
                         // One of ours that has ended (or never served `M`).

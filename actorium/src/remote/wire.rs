@@ -53,7 +53,12 @@ pub(crate) mod sealed {
         fn frame_start(node: &Arc<NodeInner>, to: &Proxy) -> Result<Vec<u8>, String>;
         /// Sends `self` to the remote actor of `to`, over `node`, in a frame that begins with
         /// `start` (from [`Self::frame_start`]); gives it back if it cannot.
-        fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy, start: &[u8]) -> Result<(), Self>;
+        fn send_remote(
+            self,
+            node: &Arc<NodeInner>,
+            to: &Arc<Proxy>,
+            start: &[u8],
+        ) -> Result<(), Self>;
         /// What delivers this protocol's frames to `local` on this node.
         fn inbound(local: Recipient<Self>) -> Inbound;
     }
@@ -86,7 +91,7 @@ impl<M: RemoteMessage> sealed::Wire for M {
         node.encode(&start, &())
     }
 
-    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy, start: &[u8]) -> Result<(), Self> {
+    fn send_remote(self, node: &Arc<NodeInner>, to: &Arc<Proxy>, start: &[u8]) -> Result<(), Self> {
         match node.encode_after(start, &(), &self) {
             Ok(frame) => node.put_to(to, frame).map_err(|()| self),
             Err(e) => {
@@ -124,7 +129,7 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
         node.encode(&start, &())
     }
 
-    fn send_remote(self, node: &Arc<NodeInner>, to: &Proxy, start: &[u8]) -> Result<(), Self> {
+    fn send_remote(self, node: &Arc<NodeInner>, to: &Arc<Proxy>, start: &[u8]) -> Result<(), Self> {
         let Ask { msg, reply } = self;
         // The number the reply will carry (the head's last field); the port waits under it
         // until then (or until the node is lost: NodeDown).
@@ -279,6 +284,13 @@ pub(super) enum Head<'a> {
     Link { to: u64 },
     /// The actor on the sending node linked with `to` ended with `reason`.
     Exit { to: u64, reason: WireExit },
+    /// The sender holds the receiver as lost (its loss number `epoch`): it told everything
+    /// waiting on the receiver `NodeDown`, and drops the receiver's frames until it is
+    /// answered with `Back { epoch }` (see `docs/REMOTE.md`, "What is promised").
+    Lost { epoch: u64 },
+    /// The answer to the receiver's `Lost { epoch }`: the sender told everything waiting on
+    /// the receiver `NodeDown` too, and every frame it sends from now on follows this one.
+    Back { epoch: u64 },
 }
 
 /// The fields of [`Head::Tell`] and [`Head::Ask`] that are the same in every frame from one
