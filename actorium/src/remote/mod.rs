@@ -65,7 +65,8 @@
 //!   as lost drops that node's frames and tells it so, and the other then hears `NodeDown`
 //!   for everything it had waiting there. The two come back (new lookups and recipients
 //!   reach each other; the old ones stay ended) once both have heard of the loss: a message
-//!   is never lost without its sender's `NodeDown` before the next one that arrives.
+//!   is not lost without its sender's `NodeDown` before the next one that arrives (within
+//!   the outbox's bounds, see `docs/REMOTE.md`).
 //! - Names cannot go stale: a registered name is a Zenoh liveliness token, gone with its
 //!   actor, its node or the link to it, and it counts only while its node's own token is
 //!   seen (a name that outlives what this node knows of its node never brings the node back).

@@ -476,7 +476,7 @@ impl NodeInner {
             }
         };
         // Looked at again with the publisher held: a send that began before its node's loss
-        // either holds it now (the loss's answer to the node waits for it: `tell_later`), or
+        // either holds it now (the loss's answer to the node waits for it: `put_direct`), or
         // sees the loss here, rather than put a frame after that answer through a new one.
         if to.ended() {
             return Err(());
@@ -493,9 +493,11 @@ impl NodeInner {
             t.down.get(&*to.node_id).is_some_and(|l| l.back_owed)
         };
         if !to.ended() && owed() {
+            // (Again each time: the answer's job may be queued just after this one. It ends
+            // the wait, sent or not: `back_owed` does not outlive it.)
             let to = to.clone();
             let id = to.node_id.clone();
-            self.later_put(&id, frame, move |n, frame| n.put_to(&to, frame));
+            self.later_put(&id, frame, move |n, frame| n.put_to_later(&to, frame));
             return Ok(());
         }
         self.put_to(to, frame)

@@ -312,6 +312,38 @@ fn a_token_s_end_while_a_node_comes_back_is_a_new_loss() {
     );
 }
 
+/// A node's `Lost` whose answer could not be queued (the outbox held too many such) leaves it
+/// lost, its frames taken; its next `Lost` (a repeat) is answered then, and it comes back.
+/// Its frames are dropped while it is lost and not yet heard from, taken once it said `Lost`.
+#[test]
+fn a_lost_whose_answer_was_refused_is_answered_at_its_repeat() {
+    let f = fixture(1 << 20);
+    let x = format!("{:032x}", 78);
+    f.node.node_up(&x, UpBy::Token);
+    f.node.node_down(&x);
+    f.node.on_bytes(&x, &f.tell(1)); // (dropped: 2 is the first to arrive)
+    let full = crate::remote::outbox::OUTBOX_MAX;
+    f.node.handshakes_waiting.store(full, Ordering::Relaxed);
+    let lost = f.encode(&Head::Lost { epoch: 1 }, &());
+    f.node.on_bytes(&x, &lost);
+    {
+        let t = f.node.tables();
+        let l = t.down[x.as_str()];
+        assert!(l.answering && !l.back_owed, "taken, its answer not owed");
+    }
+    f.node.on_bytes(&x, &f.tell(2));
+    let wait = std::time::Duration::from_secs(30);
+    assert_eq!(f.got.recv_timeout(wait).unwrap(), 2, "1 dropped, 2 taken");
+    f.node.handshakes_waiting.store(0, Ordering::Relaxed);
+    f.node.on_bytes(&x, &lost);
+    let t0 = std::time::Instant::now();
+    while f.node.tables().is_down(&x) {
+        assert!(t0.elapsed() < wait, "answered, and back");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(f.node.tables().up.contains(x.as_str()));
+}
+
 /// Frames whose sender ids nothing vouches for (made up, or from nodes whose tokens were
 /// never seen) keep at most `HEARD_KEPT` nodes up, with their watches; a node whose token is
 /// seen, before or after its frames, is never forgotten for them; a lost node's frames do not

@@ -94,7 +94,7 @@ impl NodeInner {
             return;
         };
         let to = to.clone();
-        self.handshake_later(Box::new(move |n: &Arc<NodeInner>| {
+        let _ = self.handshake_later(Box::new(move |n: &Arc<NodeInner>| {
             let _ = n.put_direct(&to, frame, behind);
         }));
     }
@@ -105,13 +105,13 @@ impl NodeInner {
     /// next power of two of frames dropped, or when the node's token is seen again). Past
     /// that bound too (thousands of losses at once: made-up sender ids), it is dropped and
     /// reported.
-    pub(super) fn handshake_later(self: &Arc<Self>, job: Job) {
+    pub(super) fn handshake_later(self: &Arc<Self>, job: Job) -> bool {
         if self.handshakes_waiting.fetch_add(1, Ordering::AcqRel) >= OUTBOX_MAX {
             self.handshakes_waiting.fetch_sub(1, Ordering::AcqRel);
             self.dropped_unsent(&format!(
                 "a node's loss not told: this node's outbox holds {OUTBOX_MAX} such already"
             ));
-            return;
+            return false;
         }
         let queued = self.later(Box::new(move |n: &Arc<NodeInner>| {
             job(n);
@@ -120,6 +120,7 @@ impl NodeInner {
         if !queued {
             self.handshakes_waiting.fetch_sub(1, Ordering::AcqRel);
         }
+        queued
     }
 
     /// Puts `frame` to node `to` whether or not this node holds it as lost (the `Lost` and

@@ -66,6 +66,22 @@ thread_local! {
 /// hold it (see `outbox::put_direct`).
 type Behind = Option<Weak<Publisher>>;
 
+/// What [`NodeInner::lose`] did.
+pub(super) struct Lossed {
+    /// The publisher the loss took, if any.
+    pub(super) behind: Behind,
+    /// A `Loss::Told` whose answer was not owed before: the caller queues it.
+    owe: bool,
+}
+
+impl Lossed {
+    /// The node was lost already.
+    const ALREADY: Self = Self {
+        behind: None,
+        owe: false,
+    };
+}
+
 /// How a node was lost (see [`NodeInner::lose`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Loss {
@@ -196,6 +212,9 @@ impl NodeInner {
                 Some(_) if by == UpBy::Frame => return,
                 Some(l) => {
                     l.token = true;
+                    if l.answering {
+                        return; // (it told this node first: its answer is on its way)
+                    }
                     l.epoch
                 }
                 None => {
@@ -296,13 +315,18 @@ impl NodeInner {
             }
             known && !answered
         };
-        if !fresh {
-            self.tell_later(&from.into(), &Head::Back { epoch }, None);
+        if fresh {
+            // The publisher to `from` that the loss took, if any: sends that took it before
+            // may still be putting frames through it, and the answer must not overtake them.
+            if let Some(l) = self.lose(from, Loss::Told) {
+                if l.owe {
+                    self.owe_back(from, l.behind);
+                }
+            }
             return;
         }
-        // The publisher to `from` that the loss took, if any: sends that took it before may
-        // still be putting frames through it, and the answer must not overtake them.
-        let in_flight = self.lose(from, Loss::Told).and_then(|(_, p)| p);
+        // A repeat, or from a node this node does not know. One still held lost (its answer
+        // was not sent: the outbox was full) is answered, and comes back, now.
         let owe = {
             let mut t = self.tables();
             match t.down.get_mut(from) {
@@ -310,15 +334,37 @@ impl NodeInner {
                     l.back_owed = true;
                     true
                 }
-                _ => false, // (one waits in the outbox already: it answers the latest)
+                _ => false,
             }
         };
         if owe {
-            let from: Arc<str> = from.into();
-            self.handshake_later(Box::new(move |n: &Arc<NodeInner>| {
-                n.answer_lost(&from, in_flight)
-            }));
+            self.owe_back(from, None);
+        } else if let Ok(frame) = self.encode(&Head::Back { epoch }, &()) {
+            // (Under the outbox's bound for frames: a flood of these from made-up ids
+            // costs this node no state.)
+            let to: Arc<str> = from.into();
+            self.later_put(&from.into(), frame, move |n, f| n.put_direct(&to, f, None));
         }
+    }
+
+    /// Queues the answer to `from`'s `Lost` (its `back_owed` just set); if the outbox holds
+    /// too many such already, none is owed (a repeat of the `Lost` is answered then).
+    fn owe_back(self: &Arc<Self>, from: &str, behind: Behind) {
+        let to: Arc<str> = from.into();
+        let queued = self.handshake_later(Box::new(move |n: &Arc<NodeInner>| {
+            n.answer_lost(&to, behind)
+        }));
+        if !queued {
+            self.not_owed(from);
+        }
+    }
+
+    /// `from`'s answer is no longer owed: senders waiting for it (`wait_back`) look again.
+    fn not_owed(&self, from: &str) {
+        if let Some(l) = self.tables().down.get_mut(from) {
+            l.back_owed = false;
+        }
+        self.seen.notify_all();
     }
 
     /// On the outbox's thread: answers node `from`'s latest `Lost` with `Back`, behind the
@@ -337,6 +383,7 @@ impl NodeInner {
                     (Some(l), Some(epoch)) if l.answering => Some(epoch),
                     (Some(l), _) => {
                         l.back_owed = false; // (lost anew since: its return starts over)
+                        self.seen.notify_all();
                         None
                     }
                     _ => None,
@@ -359,6 +406,7 @@ impl NodeInner {
                     Some(l) => l.back_owed = false,
                     None => {}
                 }
+                self.seen.notify_all();
                 return;
             }
             return;
@@ -427,11 +475,10 @@ impl NodeInner {
         self.lose(node, Loss::Link);
     }
 
-    /// `node` is lost (`how`: see [`Loss`]); this loss's number, or the earlier one's if it
-    /// was lost already (`None`: a `Loss::Heard` of a node no longer known only from its
-    /// frames). Everything waiting on it hears `NodeDown`, and it is told `Lost` (unless it
-    /// told this node first).
-    pub(super) fn lose(self: &Arc<Self>, node: &str, how: Loss) -> Option<(u64, Behind)> {
+    /// `node` is lost (`how`: see [`Loss`]); what was done (`None`: a `Loss::Heard` of a node
+    /// no longer known only from its frames). Everything waiting on it hears `NodeDown`, and
+    /// it is told `Lost` (unless it told this node first: then its answer is owed).
+    pub(super) fn lose(self: &Arc<Self>, node: &str, how: Loss) -> Option<Lossed> {
         let node: Arc<str> = node.into();
         let (epoch, asks, notices, links, old) = {
             let mut t = self.tables();
@@ -452,7 +499,9 @@ impl NodeInner {
                 match how {
                     Loss::Told => {
                         l.answering = true;
-                        return Some((l.epoch, None));
+                        let owe = !l.back_owed;
+                        l.back_owed = true;
+                        return Some(Lossed { behind: None, owe });
                     }
                     // Its token's end while it was coming back (its token in sight, or its
                     // own `Lost` heard) is a new loss: what was made for its return fails
@@ -461,9 +510,9 @@ impl NodeInner {
                     Loss::Token if l.token || l.answering => {}
                     Loss::Token => {
                         l.ended = true;
-                        return Some((l.epoch, None));
+                        return Some(Lossed::ALREADY);
                     }
-                    _ => return Some((l.epoch, None)),
+                    _ => return Some(Lossed::ALREADY),
                 }
             }
             t.losses += 1;
@@ -474,7 +523,10 @@ impl NodeInner {
                 token,
                 answering: how == Loss::Told,
                 dropped: 0,
-                back_owed: prior.is_some_and(|l| l.back_owed),
+                // (Told: its answer is owed from now, set with `answering` under this lock,
+                // so that no sender finds it taken but not owed. Carried over a new loss:
+                // the job under way sees it lost anew.)
+                back_owed: how == Loss::Told || prior.is_some_and(|l| l.back_owed),
                 ended: how == Loss::Token,
             };
             t.down.insert(node.clone(), lost);
@@ -552,7 +604,10 @@ impl NodeInner {
             // has it told again.)
             self.tell_later(&node, &Head::Lost { epoch }, behind.clone());
         }
-        Some((epoch, behind))
+        Some(Lossed {
+            behind,
+            owe: how == Loss::Told, // (a node lost already returned above)
+        })
     }
 
     /// Tells everyone waiting on a lost node: the watchers of its proxies (already marked
