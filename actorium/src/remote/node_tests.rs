@@ -484,6 +484,29 @@ fn a_reused_route_stays_with_its_node_and_protocol() {
     assert!(a.got.try_recv().is_err() && b.got.try_recv().is_err());
 }
 
+/// Two systems, each with a node on 127.0.0.1, the second connected to the first.
+fn two_nodes() -> (
+    ActorSystem,
+    crate::remote::Node,
+    ActorSystem,
+    crate::remote::Node,
+) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sa = ActorSystem::new().unwrap();
+    let a = sa
+        .remote(RemoteConfig::peer().listen(format!("tcp/127.0.0.1:{port}")))
+        .unwrap();
+    let sb = ActorSystem::new().unwrap();
+    let b = sb
+        .remote(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")))
+        .unwrap();
+    (sa, a, sb, b)
+}
+
 /// Keeps the reply ports of the asks it takes, unanswered.
 struct Keeper(Vec<crate::ReplyTo<Num>>);
 impl Actor for Keeper {}
@@ -503,19 +526,7 @@ impl Receive<Ask<Num, Num>> for Keeper {
 #[test]
 fn a_loss_one_side_alone_sees_is_heard_on_both_and_both_come_back() {
     let long = std::time::Duration::from_secs(30);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let sa = ActorSystem::new().unwrap();
-    let a = sa
-        .remote(RemoteConfig::peer().listen(format!("tcp/127.0.0.1:{port}")))
-        .unwrap();
-    let sb = ActorSystem::new().unwrap();
-    let b = sb
-        .remote(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")))
-        .unwrap();
+    let (sa, a, sb, b) = two_nodes();
     let (tx, got) = mpsc::channel();
     b.register::<Num>("sink", &sb.spawn(Sink(tx))).unwrap();
     let (atx, _agot) = mpsc::channel();
@@ -577,19 +588,7 @@ fn a_loss_one_side_alone_sees_is_heard_on_both_and_both_come_back() {
 #[test]
 fn tells_through_a_loss_one_side_alone_sees_leave_no_unseen_gap() {
     let long = std::time::Duration::from_secs(30);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let sa = ActorSystem::new().unwrap();
-    let a = sa
-        .remote(RemoteConfig::peer().listen(format!("tcp/127.0.0.1:{port}")))
-        .unwrap();
-    let sb = ActorSystem::new().unwrap();
-    let b = sb
-        .remote(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")))
-        .unwrap();
+    let (sa, a, _sb, b) = two_nodes();
     let (tx, got) = mpsc::channel();
     a.register::<Num>("rx", &sa.spawn(Sink(tx))).unwrap();
     let b_id = b.inner.id.clone();

@@ -51,7 +51,7 @@ use super::counters::Counters;
 use super::idle::{Benaphore, IdleSleep};
 use super::resize::ResizeLock;
 use super::tasks::TaskRow;
-use super::worker::Unit;
+use super::worker::{Ended, Unit};
 use super::worker_table::{
     Slot, WorkerTable, ACTIVE, CANCELLED, DORMANT, EXITED, LEAVING, STARTING, SUSPENDING, UNUSED,
 };
@@ -602,12 +602,16 @@ impl<T> Pool<T> {
         Some(m)
     }
 
-    /// Worker `row`'s loop ended (it left after a resize, or the pool shuts down): a row
-    /// still leaving becomes exited (inside the row's read section, as every leaving → exited
-    /// change), and a resize waiting for it is told.
-    pub(crate) fn ended(&self, row: usize) {
+    /// Worker `row`'s loop ended (`how`): a resize waiting for it is told. A worker that
+    /// ends otherwise than by leaving (the pool shuts down, or aborts) while its row is
+    /// leaving marks the row exited (inside the row's read section, as every leaving → exited
+    /// change). One that left marked its row exited itself, and must not touch the row again:
+    /// a resize may have taken its handle since, added the row back with a new thread, and
+    /// begun removing that one (the row leaving again is the new thread's; marked exited for
+    /// it, that thread would never leave, and whoever joins it would wait for ever).
+    pub(crate) fn ended(&self, row: usize, how: Ended) {
         let slot = &self.slots[row];
-        if slot.state.load(Ordering::Acquire) == LEAVING {
+        if how == Ended::Other && slot.state.load(Ordering::Acquire) == LEAVING {
             let _section = self.lock.read(row);
             if slot.state.load(Ordering::Relaxed) == LEAVING {
                 slot.state.store(EXITED, Ordering::Release);
@@ -705,3 +709,7 @@ pub(crate) fn join_all(threads: Vec<(usize, JoinHandle<()>)>) -> usize {
     }
     panicked
 }
+
+#[cfg(all(test, not(loom)))]
+#[path = "pool_tests.rs"]
+mod tests;

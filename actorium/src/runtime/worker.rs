@@ -387,10 +387,18 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
     let pool = unit.pool();
     let tasks = TaskWorker::new(pool.table(), index);
     let _tasks = tasks.enter();
-    work(unit, &me, &tasks);
-    // However the loop ended (removed, shutdown, abort), a row still marked leaving becomes
-    // exited, and a resize waiting for it is told.
-    pool.ended(index);
+    let how = work(unit, &me, &tasks);
+    pool.ended(index, how);
+}
+
+/// How a worker's loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// It left its row after a removal, marking the row exited itself; or, parked, it was
+    /// told to end by the shutdown (no resize runs any more: the row stays as it is).
+    Left,
+    /// The pool shut down or aborted while it ran.
+    Other,
 }
 
 /// A removed or deactivated worker (its row no longer active) at the top of its loop: runs
@@ -456,8 +464,8 @@ fn dormant<U: Unit>(unit: &U, index: usize) -> bool {
     }
 }
 
-/// The loop proper (see the module documentation); returns when the worker must end.
-fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
+/// The loop proper (see the module documentation); returns when the worker must end, and how.
+fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) -> Ended {
     let (pool, index) = (unit.pool(), me.index);
     let mut idle = Idleness::new(unit.spin());
     let mut busy_turns = 0u32;
@@ -469,7 +477,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         // activated and deactivated anew before it ran: it runs no turn while not active).
         while !pool.is_active(index) {
             if removed(unit, me, tasks) {
-                return;
+                return Ended::Left;
             }
             spell.end();
             idle.reset();
@@ -478,7 +486,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
         if turn == Turn::Exit {
             // Tasks left in this worker's deque run before it ends (`run_left_tasks`).
             finish_tasks(tasks);
-            return;
+            return Ended::Other;
         }
         if turn == Turn::Worked {
             spell.end();
@@ -512,7 +520,7 @@ fn work<U: Unit>(unit: &U, me: &Worker<'_, U>, tasks: &TaskWorker<'_>) {
             // ever once this one had gone), then leave once a search finds nothing left.
             finish_tasks(tasks);
             if !unit.search(me) && tasks.search() == TaskSearch::Nothing {
-                return;
+                return Ended::Other;
             }
             continue;
         }
