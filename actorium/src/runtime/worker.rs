@@ -395,7 +395,8 @@ pub(crate) fn run<U: Unit>(unit: &U, index: usize) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ended {
     /// It left its row after a removal, marking the row exited itself; or, parked, it was
-    /// told to end by the shutdown (no resize runs any more: the row stays as it is).
+    /// told to end by the shutdown (its row stays as it is: a removal that began before the
+    /// shutdown and marked it leaving stops waiting when the shutdown takes the threads).
     Left,
     /// The pool shut down or aborted while it ran.
     Other,
