@@ -12,7 +12,6 @@
 //! - `actorium/node/<id>`: a liveliness token per node. Its deletion (the process ended, or
 //!   the link was silent past the lease) is the node's loss: every ask waiting on it fails
 //!   with `NodeDown`, every watcher of its actors hears `NodeDown`.
-
 //! - `actorium/name/<name>/<tag>/<node>/<actor>`: a liveliness token per registered name and
 //!   protocol (`names.rs`); it vanishes with the actor, the node or the link.
 //!
@@ -482,25 +481,6 @@ impl NodeInner {
             return Err(());
         }
         publisher.put(frame).wait().map_err(|_| ())
-    }
-
-    /// [`Self::put_to`] on the outbox's thread: a frame refused because its node is coming
-    /// back, with the answer to its `Lost` still in the outbox, goes behind that answer
-    /// (it was made after this node heard of the loss, to a recipient made since).
-    fn put_to_later(self: &Arc<Self>, to: &Arc<Proxy>, frame: Vec<u8>) -> Result<(), ()> {
-        let owed = || {
-            let t = self.tables();
-            t.down.get(&*to.node_id).is_some_and(|l| l.back_owed)
-        };
-        if !to.ended() && owed() {
-            // (Again each time: the answer's job may be queued just after this one. It ends
-            // the wait, sent or not: `back_owed` does not outlive it.)
-            let to = to.clone();
-            let id = to.node_id.clone();
-            self.later_put(&id, frame, move |n, frame| n.put_to_later(&to, frame));
-            return Ok(());
-        }
-        self.put_to(to, frame)
     }
 
     /// The publisher to node `to`, declared on the first frame to it; `Err` if it is lost.

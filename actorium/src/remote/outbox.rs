@@ -3,6 +3,7 @@
 //! link, the very thread that drains the other direction).
 
 use super::node::{NodeInner, Publisher};
+use super::proxy::Proxy;
 use super::wire::Head;
 use crate::actor::AskError;
 use std::sync::atomic::Ordering;
@@ -79,6 +80,29 @@ impl NodeInner {
             // (Closed, or no thread: it waits nowhere.)
             self.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
         }
+    }
+
+    /// [`Self::put_to`] on the outbox's thread: a frame refused because its node is coming
+    /// back, with the answer to its `Lost` still in the outbox, goes behind that answer
+    /// (it was made after this node heard of the loss, to a recipient made since).
+    pub(super) fn put_to_later(
+        self: &Arc<Self>,
+        to: &Arc<Proxy>,
+        frame: Vec<u8>,
+    ) -> Result<(), ()> {
+        let owed = || {
+            let t = self.tables();
+            t.down.get(&*to.node_id).is_some_and(|l| l.back_owed)
+        };
+        if !to.ended() && owed() {
+            // (Again each time: the answer's job may be queued just after this one. It ends
+            // the wait, sent or not: `back_owed` does not outlive it.)
+            let to = to.clone();
+            let id = to.node_id.clone();
+            self.later_put(&id, frame, move |n, frame| n.put_to_later(&to, frame));
+            return Ok(());
+        }
+        self.put_to(to, frame)
     }
 
     /// Sends `head` (a frame with no body) to node `to` from the outbox's thread, whether or
@@ -158,7 +182,7 @@ impl NodeInner {
     /// may block or call into Zenoh, asked for where neither is allowed (Zenoh's threads, or a
     /// drop that Zenoh may run under its own locks). Whether it was queued (not once the node
     /// is closed, nor if its thread could not start).
-    pub(super) fn later(self: &Arc<Self>, job: Job) -> bool {
+    fn later(self: &Arc<Self>, job: Job) -> bool {
         let mut outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
         if self.is_closed() {
             return false;

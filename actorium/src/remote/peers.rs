@@ -69,7 +69,7 @@ type Behind = Option<Weak<Publisher>>;
 /// What [`NodeInner::lose`] did.
 pub(super) struct Lossed {
     /// The publisher the loss took, if any.
-    pub(super) behind: Behind,
+    behind: Behind,
     /// A `Loss::Told` whose answer was not owed before: the caller queues it.
     owe: bool,
 }
@@ -373,43 +373,30 @@ impl NodeInner {
     /// can overtake the answer: until `from` is back, sends to it wait for that (`wait_back`)
     /// or fail. Unless `from` was lost anew meanwhile (its token ended): its return starts
     /// over.
-    fn answer_lost(self: &Arc<Self>, from: &Arc<str>, behind: Option<Weak<Publisher>>) {
-        let mut behind = behind;
+    fn answer_lost(self: &Arc<Self>, from: &Arc<str>, mut behind: Behind) {
         loop {
             let said = {
-                let mut t = self.tables();
-                let epoch = t.answered.get(&**from).copied();
-                match (t.down.get_mut(&**from), epoch) {
-                    (Some(l), Some(epoch)) if l.answering => Some(epoch),
-                    (Some(l), _) => {
-                        l.back_owed = false; // (lost anew since: its return starts over)
-                        self.seen.notify_all();
-                        None
-                    }
-                    _ => None,
-                }
+                let t = self.tables();
+                let answering = t.down.get(&**from).is_some_and(|l| l.answering);
+                t.answered.get(&**from).copied().filter(|_| answering)
             };
+            // (Not answering any more: lost anew since, its return starts over; or back.)
             let Some(epoch) = said else {
-                return;
+                return self.not_owed(from);
             };
             let sent = self
                 .encode(&Head::Back { epoch }, &())
                 .map_err(|_| ())
                 .and_then(|frame| self.put_direct(from, frame, behind.take()));
             // Back, unless `from` said a newer `Lost` meanwhile (answered next, round the
-            // loop), was lost anew, or may be gone (`revive`).
-            if sent.is_err() || !self.revive_if(from, None, Some(epoch)) {
-                let mut t = self.tables();
-                let newer = t.answered.get(&**from) != Some(&epoch);
-                match t.down.get_mut(&**from) {
-                    Some(l) if l.answering && newer && sent.is_ok() => continue,
-                    Some(l) => l.back_owed = false,
-                    None => {}
-                }
-                self.seen.notify_all();
+            // loop), was lost anew, or may be gone (`revive_if`).
+            if sent.is_ok() && self.revive_if(from, None, Some(epoch)) {
                 return;
             }
-            return;
+            let newer = self.tables().answered.get(&**from) != Some(&epoch);
+            if sent.is_err() || !newer {
+                return self.not_owed(from);
+            }
         }
     }
 
