@@ -225,13 +225,7 @@ impl NodeInner {
             Head::Tell { to, tag } => self.deliver(to, tag, None, body),
             Head::Ask { to, tag, ask } => self.deliver(to, tag, Some((from, ask)), body),
             Head::Reply { ask, outcome } => {
-                let port = {
-                    let mut t = self.tables();
-                    match t.asks.get(&ask) {
-                        Some((n, _)) if **n == *from => t.asks.remove(&ask).map(|(_, p)| p),
-                        _ => None,
-                    }
-                };
+                let port = self.tables().asks.remove(from, ask);
                 let Some(port) = port else {
                     return Err(format!("a reply to ask {ask}, which it was not asked"));
                 };
@@ -245,13 +239,16 @@ impl NodeInner {
             }
             Head::Monitor { to } => {
                 let known = {
-                    let mut t = self.tables();
+                    let mut g = self.tables();
+                    let t = &mut *g;
                     let lost = !t.hears(from);
                     match t.exports.get_mut(&to) {
                         Some(e) => {
                             // (A node lost since this frame came in watches nothing here.)
                             if !lost {
-                                e.watched_by.insert(from_arc());
+                                let from = from_arc();
+                                e.watched_by.insert(from.clone());
+                                t.watching.insert(&from, to, ());
                             }
                             true
                         }
@@ -267,30 +264,37 @@ impl NodeInner {
                 Ok(())
             }
             Head::Down { actor, reason } => {
-                let proxy = self.tables().proxies.get(&(from_arc(), actor)).cloned();
+                let proxy = self.tables().proxies.get(from, actor).cloned();
                 if let Some(p) = proxy.and_then(|p| p.upgrade()) {
                     p.end(reason.into());
                 }
-                self.tables().watched.remove(&(from_arc(), actor));
+                self.tables().watched.remove(from, actor);
                 Ok(())
             }
             Head::Link { to } => {
-                let mut t = self.tables();
+                let mut g = self.tables();
+                let t = &mut *g;
                 let lost = !t.hears(from);
                 if let Some(e) = t.exports.get_mut(&to).filter(|_| !lost) {
-                    *e.linked_by.entry(from_arc()).or_default() += 1;
+                    let from = from_arc();
+                    *e.linked_by.entry(from.clone()).or_default() += 1;
+                    t.watching.insert(&from, to, ());
                 }
                 Ok(())
             }
             Head::Exit { to, reason } => {
                 let link = {
-                    let mut t = self.tables();
+                    let mut g = self.tables();
+                    let t = &mut *g;
                     match t.exports.get_mut(&to) {
                         Some(e) => match e.linked_by.get_mut(from) {
                             Some(n) => {
                                 *n -= 1;
                                 if *n == 0 {
                                     e.linked_by.remove(from);
+                                    if !e.watched_by.contains(from) {
+                                        t.watching.remove(from, to);
+                                    }
                                 }
                                 Some(e.link.clone())
                             }

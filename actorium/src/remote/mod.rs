@@ -105,6 +105,7 @@
 //! own. Do not call into a node from inside a tokio *current-thread* runtime (Zenoh's
 //! blocking calls refuse it); a multi-thread runtime, threads and behaviours are fine.
 
+mod by_node;
 mod config;
 mod inbox;
 mod names;

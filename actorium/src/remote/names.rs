@@ -87,15 +87,16 @@ impl NodeInner {
             .wait()
             .map_err(|e| RemoteError::Engine(e.to_string()))?;
         let (stale, ended) = {
-            let mut t = self.tables();
-            if !t.serves(id) {
+            let mut g = self.tables();
+            let t = &mut *g;
+            match t.exports.get_mut(&id) {
                 // It ended meanwhile: no name for it.
-                (Some(token), true)
-            } else {
-                (
-                    t.names.insert((name.to_string(), M::tag(), id), token),
-                    false,
-                )
+                None => (Some(token), true),
+                Some(e) => {
+                    e.named.insert(name.to_string());
+                    let of_name = t.names.entry(name.to_string()).or_default();
+                    (of_name.insert((M::tag(), id), token), false)
+                }
             }
         };
         drop(stale);
@@ -108,9 +109,15 @@ impl NodeInner {
     /// Removes every registration of `name` on this node.
     pub(super) fn unregister(&self, name: &str) {
         let tokens: Vec<_> = {
-            let mut t = self.tables();
-            let keys: Vec<_> = t.names.keys().filter(|k| k.0 == name).cloned().collect();
-            keys.iter().filter_map(|k| t.names.remove(k)).collect()
+            let mut g = self.tables();
+            let t = &mut *g;
+            let of_name = t.names.remove(name).unwrap_or_default();
+            for &(_, id) in of_name.keys() {
+                if let Some(e) = t.exports.get_mut(&id) {
+                    e.named.remove(name);
+                }
+            }
+            of_name.into_values().collect()
         };
         drop(tokens);
     }

@@ -21,6 +21,7 @@
 //! Locks: the tables are under one mutex, never held while calling Zenoh or user code (Zenoh
 //! may call this node's own callbacks from inside a declaration).
 
+use super::by_node::ByNode;
 use super::config::{RemoteConfig, RemoteError};
 use super::peers::Lost;
 use super::proxy::{Proxy, RemoteTarget};
@@ -111,30 +112,28 @@ pub(super) struct Tables {
     pub(super) heard: HashSet<Arc<str>>,
     /// `heard`, oldest first.
     pub(super) heard_order: std::collections::VecDeque<Arc<str>>,
-    /// Asks sent, waiting for replies: number → (node asked, port).
-    pub(super) asks: HashMap<u64, (Arc<str>, AwaitedReply)>,
+    /// Asks sent, waiting for replies: (node asked, number) → port.
+    pub(super) asks: ByNode<AwaitedReply>,
     /// How many asks wait before those nobody waits for are forgotten.
     pub(super) sweep_at: usize,
     /// Remote actors with recipients on this node.
-    pub(super) proxies: HashMap<(Arc<str>, u64), Weak<Proxy>>,
+    pub(super) proxies: ByNode<Weak<Proxy>>,
     /// How many proxies are kept before those no recipient holds are forgotten.
     pub(super) proxies_sweep_at: usize,
     /// Remote actors being watched (kept until they end).
-    pub(super) watched: HashMap<(Arc<str>, u64), Arc<Proxy>>,
+    pub(super) watched: ByNode<Arc<Proxy>>,
     /// Local actors other nodes may reach, by number.
     pub(super) exports: HashMap<u64, Export, LocalKeys>,
     /// Local actor (its id) → its number.
     pub(super) export_of: HashMap<usize, u64>,
-    /// Registered names: (name, tag, actor number) → its token.
-    pub(super) names: HashMap<(String, String, u64), zenoh::liveliness::LivelinessToken>,
+    /// (Node, exported actor's number) for each export the node watches or links to (in the
+    /// export's `watched_by` or `linked_by`): what its loss ends, found without a scan.
+    pub(super) watching: ByNode<()>,
+    /// Registered names: name → (tag, actor number) → its token.
+    pub(super) names: HashMap<String, HashMap<(String, u64), zenoh::liveliness::LivelinessToken>>,
 }
 
 impl Tables {
-    /// Whether exported actor `id` is still served (it has not ended).
-    pub(super) fn serves(&self, id: u64) -> bool {
-        self.exports.contains_key(&id)
-    }
-
     /// `id` is no longer known only from its frames (its token was seen, or it was lost).
     pub(super) fn unheard(&mut self, id: &str) {
         if self.heard.remove(id) {
@@ -166,6 +165,8 @@ pub(super) struct Export {
     pub(super) watched_by: HashSet<Arc<str>>,
     /// Links from actors on other nodes (node → how many).
     pub(super) linked_by: HashMap<Arc<str>, usize>,
+    /// The names it is registered under (keys of `Tables::names`).
+    pub(super) named: HashSet<String>,
 }
 
 /// The hasher of the tables looked up for every frame that arrives (`exports`, `tags`): keys
@@ -337,7 +338,7 @@ impl NodeInner {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
-        let names: Vec<_> = self.tables().names.drain().map(|(_, t)| t).collect();
+        let names: Vec<_> = self.tables().names.drain().collect();
         drop(names);
         let keep: Vec<_> = self.keep_lock().drain(..).collect();
         drop(keep);
@@ -350,9 +351,10 @@ impl NodeInner {
         // Everything remote is now unreachable from here.
         let (asks, notices, links) = {
             let mut t = self.tables();
-            let asks: Vec<_> = t.asks.drain().map(|(_, (_, a))| a).collect();
-            let mut proxies: Vec<Arc<Proxy>> = t.watched.drain().map(|(_, p)| p).collect();
-            proxies.extend(t.proxies.drain().filter_map(|(_, p)| p.upgrade()));
+            let asks: Vec<_> = t.asks.drain().collect();
+            let mut proxies: Vec<Arc<Proxy>> = t.watched.drain().collect();
+            proxies.extend(t.proxies.drain().filter_map(|p| p.upgrade()));
+            t.watching.drain().for_each(drop);
             // The links remote actors made with this node's actors are lost too: each of
             // those actors hears `NodeDown` (as at a node's loss, `lose`).
             let mut links = Vec::new();
@@ -604,19 +606,19 @@ impl NodeInner {
         if !t.hears(to) || self.is_closed() {
             return Err(port);
         }
-        t.asks.insert(ask, (to.clone(), port));
+        t.asks.insert(to, ask, port);
         if t.asks.len() >= t.sweep_at {
             // Forget the asks nobody waits for any more (a dropped `Pending`, a timed-out
             // wait); their replies, if they come, are dropped and reported.
-            t.asks.retain(|_, (_, p)| p.wanted());
+            t.asks.retain(AwaitedReply::wanted);
             t.sweep_at = (2 * t.asks.len()).max(1024);
         }
         Ok(())
     }
 
-    /// Takes back the port filed under `ask`, if it is still there.
-    pub(super) fn take_awaited(&self, ask: u64) -> Option<AwaitedReply> {
-        self.tables().asks.remove(&ask).map(|(_, p)| p)
+    /// Takes back the port filed under `ask` to node `to`, if it is still there.
+    pub(super) fn take_awaited(&self, to: &str, ask: u64) -> Option<AwaitedReply> {
+        self.tables().asks.remove(to, ask)
     }
 
     /// Keeps `proxy` alive while it is watched.
@@ -624,8 +626,7 @@ impl NodeInner {
         let mut t = self.tables();
         // (A proxy its node's loss ended meanwhile is not kept: nothing would remove it.)
         if !proxy.ended() && t.hears(&proxy.node_id) && !self.is_closed() {
-            t.watched
-                .insert((proxy.node_id.clone(), proxy.id), proxy.clone());
+            t.watched.insert(&proxy.node_id, proxy.id, proxy.clone());
         }
     }
 
@@ -639,17 +640,17 @@ impl NodeInner {
         }
         let proxy = {
             let mut t = self.tables();
-            let key: (Arc<str>, u64) = (node.into(), id);
-            match t.proxies.get(&key).and_then(Weak::upgrade) {
+            match t.proxies.get(node, id).and_then(Weak::upgrade) {
                 Some(p) => p,
                 None => {
-                    let p = Arc::new(Proxy::new(Arc::downgrade(self), key.0.clone(), id));
+                    let node: Arc<str> = node.into();
+                    let p = Arc::new(Proxy::new(Arc::downgrade(self), node.clone(), id));
                     // Ended under the lock, as a loss ends proxies (`lose`): a node coming
                     // back (`node_up`) forgets the ended proxies of its nodes under it, and
                     // must not keep one that is about to end. (A new proxy has no watchers.)
                     // (A node that said it lost this one too is on its way back: its
                     // actors, named in its frames since, are reached once it is.)
-                    if !t.hears(node) || self.is_closed() {
+                    if !t.hears(&node) || self.is_closed() {
                         p.mark_ended(&ExitReason::NodeDown);
                     } else if *node == *self.id {
                         // One of ours that has ended (or never served `M`).
@@ -659,10 +660,10 @@ impl NodeInner {
                         // Forget the proxies no recipient holds any more (now and then: a
                         // sweep per new proxy would cost a frame of many recipients the
                         // square of their number).
-                        t.proxies.retain(|_, p| p.strong_count() > 0);
+                        t.proxies.retain(|p| p.strong_count() > 0);
                         t.proxies_sweep_at = (2 * t.proxies.len()).max(1024);
                     }
-                    t.proxies.insert(key, Arc::downgrade(&p));
+                    t.proxies.insert(&node, id, Arc::downgrade(&p));
                     p
                 }
             }
@@ -706,6 +707,7 @@ impl NodeInner {
                         link: Arc::new(move || link_to.link_watcher()),
                         watched_by: HashSet::new(),
                         linked_by: HashMap::new(),
+                        named: HashSet::new(),
                     },
                 );
             }
@@ -739,8 +741,20 @@ impl NodeInner {
             };
             self.exports_epoch.fetch_add(1, Ordering::Release);
             t.export_of.remove(&e.actor);
-            let keys: Vec<_> = t.names.keys().filter(|k| k.2 == id).cloned().collect();
-            let names: Vec<_> = keys.iter().filter_map(|k| t.names.remove(k)).collect();
+            for n in e.watched_by.iter().chain(e.linked_by.keys()) {
+                t.watching.remove(n, id);
+            }
+            // (Each of its names, not every name.)
+            let mut names = Vec::new();
+            for name in &e.named {
+                if let Some(of_name) = t.names.get_mut(name) {
+                    let keys: Vec<_> = of_name.keys().filter(|k| k.1 == id).cloned().collect();
+                    names.extend(keys.iter().filter_map(|k| of_name.remove(k)));
+                    if of_name.is_empty() {
+                        t.names.remove(name);
+                    }
+                }
+            }
             (e, names)
         };
         drop(names); // (undeclared outside the lock)

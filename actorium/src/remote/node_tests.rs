@@ -404,6 +404,11 @@ fn nodes_known_only_from_their_frames_are_kept_up_to_a_bound() {
         HEARD_KEPT + 2,
         "watches of lost nodes go with them"
     );
+    assert_eq!(
+        t.watching.len(),
+        HEARD_KEPT + 2,
+        "and their entries by node"
+    );
     drop(t);
     assert_eq!(f.dropped(), 1);
 }
@@ -661,4 +666,100 @@ fn a_full_outbox_drops_and_reports_what_it_cannot_hold() {
     );
     f.node.outbox_waiting.store(0, Ordering::Relaxed);
     f.still_serves();
+}
+
+/// Ends at its first `Num` if `.0`; outlives what it is linked with.
+struct Short(bool);
+impl Actor for Short {
+    fn linked_exit(&mut self, _: crate::ExitReason, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Nodelete
+    }
+}
+impl Receive<Num> for Short {
+    fn receive(&mut self, _: Num, _: &mut Context<'_, Self>) -> Allocation {
+        if self.0 {
+            Allocation::Delete
+        } else {
+            Allocation::Nodelete
+        }
+    }
+}
+
+/// What each node left here is filed under that node: its loss takes exactly its own (its
+/// watches and links of local actors, its actors' recipients and watches), nothing of another
+/// node's, and an exported actor's end takes its own entries and names, nobody else's.
+#[test]
+fn a_loss_takes_what_its_node_left_and_nothing_else() {
+    let f = fixture(1 << 20);
+    let (x, y) = (format!("{:032x}", 1), format!("{:032x}", 2));
+    let short = f._system.spawn(Short(true));
+    let short_id = f.node.export::<Num>(&short.recipient());
+    f.node.register::<Num>("short", &short.recipient()).unwrap();
+    f.node
+        .register::<Num>("keeper", &short.recipient())
+        .unwrap();
+    let keeper = f._system.spawn(Short(false)).recipient();
+    let keeper_id = f.node.export::<Num>(&keeper);
+    f.node.register::<Num>("keeper", &keeper).unwrap();
+    let mut made = Vec::new();
+    for n in [&x, &y] {
+        for to in [keeper_id, short_id] {
+            f.node.on_bytes(n, &f.encode(&Head::Monitor { to }, &()));
+            f.node.on_bytes(n, &f.encode(&Head::Link { to }, &()));
+        }
+        let r = f.node.recipient::<Num>(n, 5);
+        let watch = r.monitor();
+        made.push((r, watch));
+    }
+    let counts = |f: &Fixture| {
+        let t = f.node.tables();
+        (t.watching.len(), t.proxies.len(), t.watched.len())
+    };
+    assert_eq!(counts(&f), (4, 2, 2));
+    f.node.node_down(&x);
+    assert_eq!(counts(&f), (2, 1, 1), "x's own, and only those");
+    {
+        let t = f.node.tables();
+        for e in [&t.exports[&keeper_id], &t.exports[&short_id]] {
+            assert!(!e.watched_by.contains(x.as_str()) && e.watched_by.contains(y.as_str()));
+            assert!(!e.linked_by.contains_key(x.as_str()) && e.linked_by[y.as_str()] == 1);
+        }
+        assert!(t.watching.get(&y, keeper_id).is_some() && t.watching.get(&y, short_id).is_some());
+    }
+    assert!(!made[0].0.is_alive() && made[1].0.is_alive());
+    // y unlinks from the keeper: its watch stays filed.
+    f.node.on_bytes(
+        &y,
+        &f.encode(
+            &Head::Exit {
+                to: keeper_id,
+                reason: crate::remote::wire::WireExit::Normal,
+            },
+            &(),
+        ),
+    );
+    assert!(f.node.tables().watching.get(&y, keeper_id).is_some());
+    // `short` ends: its entries and its names go, the keeper's stay.
+    short.send(Num(0)).unwrap();
+    let t0 = std::time::Instant::now();
+    while f.node.tables().exports.contains_key(&short_id) {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(30),
+            "short never ended"
+        );
+        std::thread::yield_now();
+    }
+    let t = f.node.tables();
+    assert_eq!(t.watching.len(), 1);
+    assert!(t.watching.get(&y, keeper_id).is_some());
+    assert!(!t.names.contains_key("short"));
+    assert_eq!(
+        t.names["keeper"].keys().map(|k| k.1).collect::<Vec<_>>(),
+        [keeper_id]
+    );
+    drop(t);
+    // Unregistered: gone; the actor is still served.
+    f.node.unregister("keeper");
+    let t = f.node.tables();
+    assert!(t.names.is_empty() && t.exports[&keeper_id].named.is_empty());
 }

@@ -62,17 +62,18 @@ impl NodeInner {
     ) {
         if self.outbox_waiting.fetch_add(1, Ordering::AcqRel) >= OUTBOX_MAX {
             self.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
-            self.answer_dropped(ask_in(&frame));
+            self.answer_dropped(to, ask_in(&frame));
             self.dropped_unsent(&format!(
                 "not sent to node `{to}`: this node's outbox is full ({OUTBOX_MAX} frames wait \
                  on congested links)"
             ));
             return;
         }
+        let to2 = to.clone();
         let queued = self.later(Box::new(move |n: &Arc<NodeInner>| {
             let ask = ask_in(&frame);
             if put(n, frame).is_err() {
-                n.answer_dropped(ask);
+                n.answer_dropped(&to2, ask);
             }
             n.outbox_waiting.fetch_sub(1, Ordering::AcqRel);
         }));
@@ -172,8 +173,8 @@ impl NodeInner {
 
     /// This node's ask `ask`, in a frame that was not sent, is answered `Dropped` if it still
     /// waits.
-    fn answer_dropped(self: &Arc<Self>, ask: Option<u64>) {
-        if let Some(port) = ask.and_then(|a| self.take_awaited(a)) {
+    fn answer_dropped(self: &Arc<Self>, to: &str, ask: Option<u64>) {
+        if let Some(port) = ask.and_then(|a| self.take_awaited(to, a)) {
             port.complete(Err(AskError::Dropped), self);
         }
     }

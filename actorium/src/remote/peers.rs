@@ -276,7 +276,7 @@ impl NodeInner {
                 t.down.remove(node);
                 t.down_order.retain(|n| **n != *node);
                 t.proxies
-                    .retain(|(n, _), p| **n != *node || !p.upgrade().is_some_and(|p| p.ended()));
+                    .retain_node(node, |p| !p.upgrade().is_some_and(|p| p.ended()));
                 let lost = self.publishers_lock().remove(node);
                 debug_assert!(matches!(lost, None | Some(None)), "a lost node's publisher");
                 // Vouched for by its token, or known from its frames alone (as any such node).
@@ -525,40 +525,23 @@ impl NodeInner {
                 t.down.remove(&f);
                 // Its recipients made while it was lost (ended) go too: were it to come back,
                 // new ones must reach it.
-                t.proxies.retain(|(n, _), _| *n != f);
+                t.proxies.take_node(&f);
                 Some(f)
             } else {
                 None
             };
-            let ids: Vec<u64> = t
-                .asks
-                .iter()
-                .filter(|(_, (n, _))| *n == node)
-                .map(|(k, _)| *k)
-                .collect();
-            let asks: Vec<_> = ids
-                .iter()
-                .filter_map(|k| t.asks.remove(k))
-                .map(|(_, a)| a)
-                .collect();
-            let mut proxies: Vec<Arc<Proxy>> = Vec::new();
-            t.watched.retain(|(n, _), p| {
-                if *n == node {
-                    proxies.push(p.clone());
-                }
-                *n != node
-            });
-            t.proxies.retain(|(n, _), p| {
-                if *n == node {
-                    proxies.extend(p.upgrade());
-                }
-                *n != node
-            });
+            // (What it left here, found by node: no pass over what other nodes left.)
+            let asks: Vec<_> = t.asks.take_node(&node).into_values().collect();
+            let mut proxies: Vec<Arc<Proxy>> = t.watched.take_node(&node).into_values().collect();
+            let made = t.proxies.take_node(&node).into_values();
+            proxies.extend(made.filter_map(|p| p.upgrade()));
             let mut links = Vec::new();
-            for e in t.exports.values_mut() {
-                e.watched_by.remove(&node);
-                if let Some(k) = e.linked_by.remove(&node) {
-                    links.extend(std::iter::repeat_n(e.link.clone(), k));
+            for id in t.watching.take_node(&node).into_keys() {
+                if let Some(e) = t.exports.get_mut(&id) {
+                    e.watched_by.remove(&node);
+                    if let Some(k) = e.linked_by.remove(&node) {
+                        links.extend(std::iter::repeat_n(e.link.clone(), k));
+                    }
                 }
             }
             // Under the tables' lock (the publishers' is only ever taken inside it, never the

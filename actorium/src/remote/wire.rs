@@ -150,7 +150,7 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
         if node.put_to(to, frame).is_err() {
             // Not sent: take the port back, unless the node's loss already answered it
             // (`NodeDown`): then the ask counts as sent and lost with the link.
-            if let Some(r) = node.take_awaited(ask) {
+            if let Some(r) = node.take_awaited(&to.node_id, ask) {
                 return Err(Ask {
                     msg,
                     reply: r.into_port(),
