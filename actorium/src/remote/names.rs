@@ -86,24 +86,24 @@ impl NodeInner {
             .declare_token(key)
             .wait()
             .map_err(|e| RemoteError::Engine(e.to_string()))?;
-        let (stale, ended) = {
+        let (stale, r) = {
             let mut g = self.tables();
             let t = &mut *g;
             match t.exports.get_mut(&id) {
+                // Closed meanwhile (its names were taken under this lock, after the flag was
+                // set): none kept past the close.
+                _ if self.is_closed() => (Some(token), Err(RemoteError::Closed)),
                 // It ended meanwhile: no name for it.
-                None => (Some(token), true),
+                None => (Some(token), Err(RemoteError::NotAlive)),
                 Some(e) => {
                     e.named.insert(name.to_string());
                     let of_name = t.names.entry(name.to_string()).or_default();
-                    (of_name.insert((M::tag(), id), token), false)
+                    (of_name.insert((M::tag(), id), token), Ok(()))
                 }
             }
         };
-        drop(stale);
-        if ended {
-            return Err(RemoteError::NotAlive);
-        }
-        Ok(())
+        drop(stale); // (undeclared outside the lock)
+        r
     }
 
     /// Removes every registration of `name` on this node.

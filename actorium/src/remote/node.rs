@@ -16,7 +16,8 @@
 //!   protocol (`names.rs`); it vanishes with the actor, the node or the link.
 //!
 //! What arrives is handled in `inbox.rs` (frames) and `peers.rs` (other nodes' tokens, losses
-//! and the way back after one).
+//! and the way back after one). What other nodes left here is filed by node (`by_node.rs`), so
+//! that a node's loss finds its own entries without a pass over everyone's.
 //!
 //! Locks: the tables are under one mutex, never held while calling Zenoh or user code (Zenoh
 //! may call this node's own callbacks from inside a declaration).
@@ -354,7 +355,7 @@ impl NodeInner {
             let asks: Vec<_> = t.asks.drain().collect();
             let mut proxies: Vec<Arc<Proxy>> = t.watched.drain().collect();
             proxies.extend(t.proxies.drain().filter_map(|p| p.upgrade()));
-            t.watching.drain().for_each(drop);
+            t.watching = ByNode::default();
             // The links remote actors made with this node's actors are lost too: each of
             // those actors hears `NodeDown` (as at a node's loss, `lose`).
             let mut links = Vec::new();
@@ -744,12 +745,14 @@ impl NodeInner {
             for n in e.watched_by.iter().chain(e.linked_by.keys()) {
                 t.watching.remove(n, id);
             }
-            // (Each of its names, not every name.)
+            // (Each of its names under each of its protocols: not every name, nor every
+            // actor registered under one of its names.)
             let mut names = Vec::new();
             for name in &e.named {
                 if let Some(of_name) = t.names.get_mut(name) {
-                    let keys: Vec<_> = of_name.keys().filter(|k| k.1 == id).cloned().collect();
-                    names.extend(keys.iter().filter_map(|k| of_name.remove(k)));
+                    for tag in e.tags.keys() {
+                        names.extend(of_name.remove(&(tag.clone(), id)));
+                    }
                     if of_name.is_empty() {
                         t.names.remove(name);
                     }
