@@ -73,9 +73,12 @@ impl<M, R> fmt::Debug for Ask<M, R> {
 /// A continuation waiting for a reply on an actor (boxed by `Context::ask`).
 pub(crate) type ToActor<R> = Box<dyn FnOnce(Result<R, AskError>) + Send>;
 
+/// Whether a continuation's asker still waits (it has not ended, its time is not up).
+pub(crate) type Wanted = Box<dyn Fn() -> bool + Send>;
+
 enum To<R> {
     Slot(Arc<Slot<R>>),
-    Actor(ToActor<R>),
+    Actor(ToActor<R>, Wanted),
     Done,
 }
 
@@ -90,8 +93,11 @@ impl<R: Send + 'static> ReplyTo<R> {
         Self { to: To::Slot(slot) }
     }
 
-    pub(crate) fn actor(k: ToActor<R>) -> Self {
-        Self { to: To::Actor(k) }
+    /// A port whose reply runs `k`, wanted while `wanted` says so.
+    pub(crate) fn actor(k: ToActor<R>, wanted: Wanted) -> Self {
+        Self {
+            to: To::Actor(k, wanted),
+        }
     }
 
     /// Ends the port without a reply because the link to the node of the asked actor was
@@ -100,7 +106,7 @@ impl<R: Send + 'static> ReplyTo<R> {
     pub(crate) fn node_down(mut self) {
         match std::mem::replace(&mut self.to, To::Done) {
             To::Slot(s) => s.close_lost(),
-            To::Actor(k) => k(Err(AskError::NodeDown)),
+            To::Actor(k, _) => k(Err(AskError::NodeDown)),
             To::Done => {}
         }
     }
@@ -111,7 +117,7 @@ impl<R: Send + 'static> ReplyTo<R> {
     pub(crate) fn dead(mut self) {
         match std::mem::replace(&mut self.to, To::Done) {
             To::Slot(s) => s.close_dead(),
-            To::Actor(k) => k(Err(AskError::Dead)),
+            To::Actor(k, _) => k(Err(AskError::Dead)),
             To::Done => {}
         }
     }
@@ -131,7 +137,7 @@ impl<R: Send + 'static> ReplyTo<R> {
     pub fn send(mut self, reply: R) -> Result<(), R> {
         match std::mem::replace(&mut self.to, To::Done) {
             To::Slot(s) => s.send(reply),
-            To::Actor(k) => {
+            To::Actor(k, _) => {
                 k(Ok(reply));
                 Ok(())
             }
@@ -139,12 +145,14 @@ impl<R: Send + 'static> ReplyTo<R> {
         }
     }
 
-    /// Whether the asker still waits for the reply (a thread or future that gave up does not;
-    /// an asking actor always counts as waiting).
+    /// Whether the asker still waits for the reply: a thread or future that gave up does not,
+    /// nor an asking actor ([`crate::Context::ask`]) that has ended or been respawned since,
+    /// nor one whose [`crate::Context::ask_timeout`] is up. A server holding ports for later
+    /// may drop those nobody waits for.
     pub fn is_wanted(&self) -> bool {
         match &self.to {
             To::Slot(s) => !s.receiver_gone(),
-            To::Actor(_) => true,
+            To::Actor(_, wanted) => wanted(),
             To::Done => false,
         }
     }
@@ -154,7 +162,7 @@ impl<R> Drop for ReplyTo<R> {
     fn drop(&mut self) {
         match std::mem::replace(&mut self.to, To::Done) {
             To::Slot(s) => s.close(),
-            To::Actor(k) => k(Err(AskError::Dropped)),
+            To::Actor(k, _) => k(Err(AskError::Dropped)),
             To::Done => {}
         }
     }
@@ -164,7 +172,7 @@ impl<R> fmt::Debug for ReplyTo<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let to = match self.to {
             To::Slot(_) => "a waiting thread or future",
-            To::Actor(_) => "an asking actor",
+            To::Actor(..) => "an asking actor",
             To::Done => "nobody (used)",
         };
         f.debug_struct("ReplyTo")

@@ -3,9 +3,10 @@
 //! asked actor is reached through an [`Addr`] or a [`Recipient`] ([`AskTarget`]).
 
 use super::addr::{Addr, Recipient, SendError};
-use super::ask::{Ask, AskError, ReplyTo, ToActor};
+use super::ask::{Ask, AskError, ReplyTo, ToActor, Wanted};
 use super::cell;
 use super::{Actor, Allocation, Context, Receive};
+use crate::core::Status;
 use crate::runtime::lock;
 use crate::runtime::timer_thread::TimerRef;
 use std::sync::{Arc, Mutex};
@@ -99,7 +100,7 @@ impl<A: Actor> Context<'_, A> {
         R: Send + 'static,
         F: FnOnce(&mut A, Result<R, AskError>, &mut Context<'_, A>) -> Allocation + Send + 'static,
     {
-        send(to, msg, self.continuation(then))
+        send(to, msg, self.continuation(then), self.asker_waits())
     }
 
     /// [`Self::ask`] that gives up after `timeout`: if no reply has come by then, `then` runs
@@ -177,7 +178,12 @@ impl<A: Actor> Context<'_, A> {
                 then(r);
             }
         });
-        send(to, msg, k)?;
+        let waits = self.asker_waits();
+        let open = Arc::downgrade(&race);
+        // (Wanted until the reply or the timer took the continuation.)
+        let wanted: Wanted =
+            Box::new(move || waits() && open.upgrade().is_some_and(|r| lock(&r).then.is_some()));
+        send(to, msg, k, wanted)?;
         let by_timer = race.clone();
         let fire = Box::new(move || {
             let then = lock(&by_timer).then.take();
@@ -213,6 +219,19 @@ impl<A: Actor> Context<'_, A> {
         Ok(())
     }
 
+    /// Whether this actor (this incarnation) is still there to take a reply: a continuation's
+    /// [`ReplyTo::is_wanted`].
+    fn asker_waits(&self) -> Wanted {
+        let me = self.address().downgrade();
+        let incarnation = self.cell.header.incarnation();
+        Box::new(move || {
+            me.upgrade().is_some_and(|me| {
+                let h = &me.cell().header;
+                h.status() == Status::Alive && h.incarnation() == incarnation
+            })
+        })
+    }
+
     /// The continuation of an ask: `then`, run on this actor (this incarnation) as one of its
     /// behaviours.
     fn continuation<R, F>(&self, then: F) -> ToActor<R>
@@ -244,16 +263,16 @@ struct Race<R> {
     timer: Option<TimerRef>,
 }
 
-/// Sends the request `msg` to `to`, its reply going to `k`; gives `msg` back if `to` had
-/// ended.
-fn send<T, M, R>(to: &T, msg: M, k: ToActor<R>) -> Result<(), SendError<M>>
+/// Sends the request `msg` to `to`, its reply going to `k` (wanted while `wanted` says so);
+/// gives `msg` back if `to` had ended.
+fn send<T, M, R>(to: &T, msg: M, k: ToActor<R>, wanted: Wanted) -> Result<(), SendError<M>>
 where
     T: AskTarget<M, R> + ?Sized,
     R: Send + 'static,
 {
     to.send_ask(Ask {
         msg,
-        reply: ReplyTo::actor(k),
+        reply: ReplyTo::actor(k, wanted),
     })
     .map_err(|Ask { msg, reply }| {
         reply.disarm();

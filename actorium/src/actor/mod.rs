@@ -11,6 +11,8 @@ mod ask;
 mod ask_from;
 #[cfg(test)]
 mod ask_timeout_tests;
+#[cfg(test)]
+mod ask_wanted_tests;
 mod bounded;
 mod call;
 pub(crate) mod cell;

@@ -763,3 +763,34 @@ fn a_loss_takes_what_its_node_left_and_nothing_else() {
     let t = f.node.tables();
     assert!(t.names.is_empty() && t.exports[&keeper_id].named.is_empty());
 }
+
+/// Asks a remote actor from a behaviour, then ends.
+struct AskThenEnd(crate::Recipient<Ask<Num, Num>>);
+impl Actor for AskThenEnd {}
+impl Receive<()> for AskThenEnd {
+    fn receive(&mut self, (): (), ctx: &mut Context<'_, Self>) -> Allocation {
+        let then = |_: &mut Self, _, _: &mut Context<'_, Self>| Allocation::Nodelete;
+        ctx.ask(&self.0, Num(1), then).unwrap();
+        Allocation::Delete
+    }
+}
+
+/// The asks of actors that ended since are let go of (at the table's next sweep), as those
+/// of threads that stopped waiting: an actor's ask to a remote actor that keeps its port does
+/// not stay filed for ever after the actor is gone.
+#[test]
+fn the_asks_of_actors_that_ended_are_swept() {
+    let f = fixture(1 << 20);
+    let x = format!("{:032x}", 3);
+    f.node
+        .on_bytes(&x, &f.encode(&Head::Monitor { to: f.sink }, &()));
+    let far = f.node.recipient::<Ask<Num, Num>>(&x, 5);
+    for _ in 0..1_100 {
+        let a = f._system.spawn(AskThenEnd(far.clone()));
+        let ended = a.monitor();
+        a.send(()).unwrap();
+        ended.wait().unwrap();
+    }
+    let filed = f.node.tables().asks.len();
+    assert!(filed < 100, "{filed} asks filed for actors that have ended");
+}

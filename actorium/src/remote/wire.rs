@@ -171,11 +171,15 @@ impl<Q: RemoteMessage, R: RemoteMessage> sealed::Wire for Ask<Q, R> {
             let q: Q = i.node.decode(i.body)?;
             let node: Weak<NodeInner> = Arc::downgrade(i.node);
             let asker = from.to_string();
-            let reply = ReplyTo::actor(Box::new(move |r: Result<R, AskError>| {
-                if let Some(node) = node.upgrade() {
-                    node.reply(&asker, ask, r);
-                }
-            }));
+            // (Wanted as long as it may be answered: the asker, on its own node, decides.)
+            let reply = ReplyTo::actor(
+                Box::new(move |r: Result<R, AskError>| {
+                    if let Some(node) = node.upgrade() {
+                        node.reply(&asker, ask, r);
+                    }
+                }),
+                Box::new(|| true),
+            );
             if let Err(SendError(Ask { reply, .. })) = local.send(Ask { msg: q, reply }) {
                 // The actor ended: the asker hears `Dead` rather than `Dropped`.
                 reply.disarm();
