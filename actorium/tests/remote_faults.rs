@@ -146,12 +146,20 @@ fn pump(mut from: TcpStream, mut to: TcpStream, mode: &AtomicU8) {
 /// (gossip off, so b never learns a's own address). Short leases: a blackhole is seen in
 /// about a second.
 fn through_proxy(lease: Duration) -> (ActorSystem, Node, ActorSystem, Node, FaultProxy) {
+    through_proxy_with(lease, |c| c)
+}
+
+/// [`through_proxy`], with `more` configuring both nodes further.
+fn through_proxy_with(
+    lease: Duration,
+    more: impl Fn(RemoteConfig) -> RemoteConfig,
+) -> (ActorSystem, Node, ActorSystem, Node, FaultProxy) {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let cfg = |c: RemoteConfig| c.lease(lease).zenoh("scouting/gossip/enabled", "false");
+    let cfg = |c: RemoteConfig| more(c.lease(lease).zenoh("scouting/gossip/enabled", "false"));
     let sa = ActorSystem::new().unwrap();
     let a = sa
         .remote(cfg(
@@ -349,5 +357,54 @@ fn a_timer_to_a_remote_actor_over_a_congested_link_holds_no_other_timer() {
         let note = sb.spawn(Note(tx));
         sb.send_after(&note, (), Duration::from_millis(10)).unwrap();
         assert_eq!(events.recv_timeout(FIND).unwrap(), "local timer");
+    });
+}
+
+/// A full link blocks its sender (Zenoh's blocking congestion control, as Erlang's busy port:
+/// no unbounded queue) until Zenoh gives the link up past its close timeout; then the node is
+/// down: the monitor hears `NodeDown` and the sender gets its message back, long before the
+/// lease would have told.
+#[test]
+fn a_full_link_blocks_its_sender_until_the_close_timeout_then_the_node_is_down() {
+    watchdog(120, || {
+        const CLOSE: &str = "transport/link/tx/queue/congestion_control/block/wait_before_close";
+        // A lease far beyond the test (60 s): the loss comes from the close timeout (1 s).
+        let (sa, a, _sb, b, proxy) =
+            through_proxy_with(Duration::from_secs(60), |c| c.zenoh(CLOSE, "1000000"));
+        let rx = sa.spawn(Receiver::default());
+        a.register::<Blob>("rx", &rx).unwrap();
+        let blob: Recipient<Blob> = b.lookup("rx", FIND).unwrap();
+        let down = blob.monitor();
+        let stalled = std::time::Instant::now();
+        proxy.set(STALL);
+        let (gave_back, back) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = 0u64;
+            let back = loop {
+                match blob.send(Blob(vec![7; 256 * 1024])) {
+                    Ok(()) => sent += 1,
+                    Err(e) => break e.into_inner().0,
+                }
+            };
+            let _ = gave_back.send((sent, back));
+        });
+        assert_eq!(down.wait_timeout(FIND).unwrap(), ExitReason::NodeDown);
+        let seen = stalled.elapsed();
+        let (sent, back) = back.recv_timeout(FIND).unwrap();
+        eprintln!("full link: {sent} blobs of 256 KiB sent, NodeDown after {seen:?}");
+        // (The close timeout, with room for a loaded machine. Left to Zenoh's own teardown,
+        // the node's token went 25 s later, every send in between vanishing.)
+        assert!(seen < Duration::from_secs(15), "NodeDown after {seen:?}");
+        assert_eq!(
+            back,
+            vec![7; 256 * 1024],
+            "the refused message comes back whole"
+        );
+        // Blocked, not queued without bound: what was sent fits in the socket buffers and
+        // Zenoh's queues (tens of MiB at most, not the seconds of sending a loop can do).
+        assert!(
+            sent < 400,
+            "{sent} blobs of 256 KiB sent into a stalled link"
+        );
     });
 }

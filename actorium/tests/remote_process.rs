@@ -131,10 +131,22 @@ fn killing_the_other_process_fails_asks_monitors_and_links_with_node_down() {
         child.kill().unwrap(); // SIGKILL
         assert_eq!(unanswered.wait(), Err(AskError::NodeDown));
         let detected = killed.elapsed();
+        // Through the closed socket, not the lease (600 s): a bound no loaded machine nears.
+        assert!(
+            detected < Duration::from_secs(30),
+            "NodeDown after {detected:?}"
+        );
         assert_eq!(monitor.wait().unwrap(), ExitReason::NodeDown);
         assert_eq!(linker_down.wait().unwrap(), ExitReason::Linked);
         // Later: the message comes back, and asks fail at once.
         assert!(server.ask(Num(4)).is_err());
+        // Its names went with it (liveliness tokens of a process that died).
+        let left = node.lookup_all::<Ask<Num, Num>>("server", Duration::from_millis(300));
+        assert_eq!(
+            left.unwrap(),
+            Vec::new(),
+            "a dead process's name is still listed"
+        );
         let _ = child.wait();
         eprintln!("NodeDown seen {detected:?} after kill -9");
     });

@@ -105,15 +105,27 @@
 //! own. Do not call into a node from inside a tokio *current-thread* runtime (Zenoh's
 //! blocking calls refuse it); a multi-thread runtime, threads and behaviours are fine.
 
+/// Tables keyed by node, then number (what a node's loss takes).
 mod by_node;
+/// `RemoteConfig`, its Zenoh configuration, `RemoteError`.
 mod config;
+/// Frames that arrive: decoded, checked, delivered or reported.
 mod inbox;
+/// Names: registration, lookups, watches (liveliness tokens).
 mod names;
+/// A node: its session, its tables, exports and proxies.
 mod node;
+/// Frames sent from the node's own thread (for threads that must not block).
 mod outbox;
+/// Other nodes: tokens, losses and the way back after one.
 mod peers;
+/// A remote actor as this node sees it (behind a `Recipient`).
 mod proxy;
+/// Frames that leave: publishers, blocking puts, the close timeout's loss.
+mod publish;
+/// A `Recipient` inside a message.
 mod recipient_serde;
+/// The frame format and the typed protocols (`RemoteMessage`, `Ask<Q, R>`).
 mod wire;
 
 pub use config::{RemoteConfig, RemoteError};

@@ -16,7 +16,7 @@
 //!   protocol (`names.rs`); it vanishes with the actor, the node or the link.
 //!
 //! What arrives is handled in `inbox.rs` (frames) and `peers.rs` (other nodes' tokens, losses
-//! and the way back after one). What other nodes left here is filed by node (`by_node.rs`), so
+//! and the way back after one); what leaves, in `publish.rs` and `outbox.rs`. What other nodes left here is filed by node (`by_node.rs`), so
 //! that a node's loss finds its own entries without a pass over everyone's.
 //!
 //! Locks: the tables are under one mutex, never held while calling Zenoh or user code (Zenoh
@@ -32,14 +32,13 @@ use crate::core::monitors::Watcher;
 // Zenoh's callbacks run marked (`not_blocking`) as threads that must never block, as the
 // timer thread is: a send that would wait goes through the outbox (see `put`), and a blocking
 // wait for a reply, or a lookup, is refused.
-use crate::runtime::context::{must_not_block, not_blocking};
+use crate::runtime::context::not_blocking;
 use crate::{Event, ExitReason};
 use serde::{de::DeserializeOwned, Serialize};
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, Weak};
-use zenoh::qos::CongestionControl;
 use zenoh::sample::Sample;
 use zenoh::Wait;
 
@@ -56,6 +55,10 @@ pub struct NodeInner {
     pub(super) max_frame: usize,
     /// How long a node unheard of is looked for before it counts as lost (the lease).
     pub(super) lease: std::time::Duration,
+    /// How long Zenoh lets a put wait on a full link before it gives the link up (its
+    /// `wait_before_close`): a put that waited this long tells the node's loss
+    /// (`publish.rs`).
+    pub(super) close_timeout: std::time::Duration,
     numbers: AtomicU64,
     /// `Tables::losses`, read without the lock: a sender seen not lost stays so until it
     /// changes (`peers::from_lost`).
@@ -249,7 +252,9 @@ pub(super) fn current() -> Option<Arc<NodeInner>> {
 impl NodeInner {
     /// Opens a node for `system`.
     pub(super) fn open(system: SystemHandle, cfg: &RemoteConfig) -> Result<Arc<Self>, RemoteError> {
-        let session = zenoh::open(cfg.to_zenoh()?)
+        let config = cfg.to_zenoh()?;
+        let close_timeout = super::publish::close_timeout(&config);
+        let session = zenoh::open(config)
             .wait()
             .map_err(|e| RemoteError::Open(e.to_string()))?;
         let id: Arc<str> = session.zid().to_string().into();
@@ -259,6 +264,7 @@ impl NodeInner {
             system,
             max_frame: cfg.max_frame,
             lease: cfg.lease,
+            close_timeout,
             numbers: AtomicU64::new(1),
             losses: AtomicU64::new(0),
             closed: AtomicBool::new(false),
@@ -425,107 +431,6 @@ impl NodeInner {
                 crate::core::panic_message(&*p)
             )),
         }
-    }
-
-    /// Sends `frame` to node `to`. Blocks while the link is congested (the frame is never
-    /// dropped for congestion); `Err` if the node is lost or this node is closed.
-    pub(super) fn put(self: &Arc<Self>, to: &Arc<str>, frame: Vec<u8>) -> Result<(), ()> {
-        if self.is_closed() {
-            return Err(());
-        }
-        if must_not_block() {
-            // Never block one of Zenoh's threads (a congested link would stop the thread
-            // that drains the other way), nor the timer thread (every timer would wait): the
-            // outbox sends it.
-            self.put_later(to, frame);
-            return Ok(());
-        }
-        let publisher = self.publisher(to)?;
-        // Still `to`'s, with it held: a frame made before `to`'s loss either holds it now (the
-        // loss's `Lost` or `Back` to `to` waits for it: `outbox::put_direct`), or sees the
-        // loss here, rather than go after that frame through a publisher declared anew.
-        let current = matches!(
-            self.publishers_lock().get(to),
-            Some(Some(p)) if Arc::ptr_eq(p, &publisher)
-        );
-        if !current {
-            return Err(());
-        }
-        publisher.put(frame).wait().map_err(|_| ())
-    }
-
-    /// As [`Self::put`], to the node of remote actor `to`, through the publisher it keeps
-    /// (weakly: gone with the node's loss or this node's close, when the table answers).
-    pub(super) fn put_to(self: &Arc<Self>, to: &Arc<Proxy>, frame: Vec<u8>) -> Result<(), ()> {
-        if self.is_closed() {
-            return Err(());
-        }
-        if must_not_block() {
-            // Through the outbox (see `put`), and through this function there: a frame made
-            // before the node's loss is not sent after the loss's answer.
-            let to = to.clone();
-            self.later_put(&to.node_id.clone(), frame, move |n, frame| {
-                n.put_to_later(&to, frame)
-            });
-            return Ok(());
-        }
-        let publisher = match to.publisher.get().and_then(Weak::upgrade) {
-            Some(p) => p,
-            None => {
-                let p = self.publisher(&to.node_id)?;
-                let _ = to.publisher.set(Arc::downgrade(&p));
-                p
-            }
-        };
-        // Looked at again with the publisher held: a send that began before its node's loss
-        // either holds it now (the loss's answer to the node waits for it: `put_direct`), or
-        // sees the loss here, rather than put a frame after that answer through a new one.
-        if to.ended() {
-            return Err(());
-        }
-        publisher.put(frame).wait().map_err(|_| ())
-    }
-
-    /// The publisher to node `to`, declared on the first frame to it; `Err` if it is lost.
-    fn publisher(self: &Arc<Self>, to: &Arc<str>) -> Result<Arc<Publisher>, ()> {
-        let mut known = self.publishers_lock().get(to).cloned();
-        if matches!(known, Some(None)) && self.wait_back(to) {
-            known = self.publishers_lock().get(to).cloned();
-        }
-        let publisher = match known {
-            Some(Some(p)) => p,
-            Some(None) => return Err(()),
-            None => {
-                // The first frame to this node: only once its token is seen.
-                self.wait_seen(to)?;
-                // Declared outside the lock (Zenoh may call back into this node). A declared
-                // key: the receiving side keeps its route, instead of matching the key against
-                // its subscriptions for every frame.
-                let key = self
-                    .session
-                    .declare_keyexpr(format!("{PREFIX}/inbox/{to}"))
-                    .wait()
-                    .map_err(|_| ())?;
-                let publisher = self
-                    .session
-                    .declare_publisher(key)
-                    .congestion_control(CongestionControl::Block)
-                    .wait()
-                    .map_err(|_| ())?;
-                let publisher = Arc::new(publisher);
-                let mut p = self.publishers_lock();
-                match p.get(to) {
-                    // Another sender declared one first, or the node was lost meanwhile.
-                    Some(Some(other)) => other.clone(),
-                    Some(None) => return Err(()),
-                    None => {
-                        p.insert(to.clone(), Some(publisher.clone()));
-                        publisher
-                    }
-                }
-            }
-        };
-        Ok(publisher)
     }
 
     /// Sends a frame with no body (best effort: a lost node's watchers hear it otherwise).
