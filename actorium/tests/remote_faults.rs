@@ -179,23 +179,28 @@ fn through_proxy_with(
 /// Sends `0..n` to the receiver named "rx", looking it up again after each `NodeDown`;
 /// `fault` runs once, after `at` messages, and the next messages go one per millisecond
 /// until the link is known lost (at most `SLOW` of them: a delayed link is never lost).
-/// Returns the numbers sent first after each `NodeDown` (where a gap may be).
-fn send_through(b: &Node, n: u64, at: u64, fault: impl FnOnce()) -> Vec<u64> {
+/// Returns the numbers sent first after each `NodeDown` (where a gap may be), and how long
+/// after the fault the first `NodeDown` was seen.
+fn send_through(b: &Node, n: u64, at: u64, fault: impl FnOnce()) -> (Vec<u64>, Option<Duration>) {
     const SLOW: u64 = 4_000;
     let mut rx: Recipient<Seq> = b.lookup("rx", FIND).unwrap();
     let mut down = rx.monitor();
     let mut lost = false;
     let mut resumed = Vec::new();
     let mut fault = Some(fault);
+    let mut faulted = std::time::Instant::now();
+    let mut seen = None;
     for i in 0..n {
         if i == at {
             (fault.take().unwrap())();
+            faulted = std::time::Instant::now();
         }
         if (at..at + SLOW).contains(&i) && resumed.is_empty() && !lost {
             std::thread::sleep(Duration::from_millis(1));
             if let Some(why) = down.try_get() {
                 assert_eq!(why.unwrap(), ExitReason::NodeDown);
                 lost = true;
+                seen.get_or_insert(faulted.elapsed());
             }
         }
         let mut msg = Seq(i);
@@ -208,6 +213,7 @@ fn send_through(b: &Node, n: u64, at: u64, fault: impl FnOnce()) -> Vec<u64> {
                     // the refusals begin, on the thread that saw the loss).
                     if !lost {
                         assert_eq!(down.wait().unwrap(), ExitReason::NodeDown);
+                        seen.get_or_insert(faulted.elapsed());
                     }
                     let old = std::mem::replace(&mut rx, b.lookup("rx", FIND).unwrap());
                     assert!(!old.is_alive() && rx.is_alive(), "the old one stays down");
@@ -219,7 +225,7 @@ fn send_through(b: &Node, n: u64, at: u64, fault: impl FnOnce()) -> Vec<u64> {
             }
         }
     }
-    resumed
+    (resumed, seen)
 }
 
 /// The receiver's numbers: strictly increasing, every gap at a resumption, the last one
@@ -247,7 +253,9 @@ fn report(b: &Node) -> Vec<u64> {
     r.ask(Report).unwrap().wait().unwrap().0
 }
 
-fn run_fault(mode: u8, n: u64) -> (u64, usize) {
+/// Runs `mode` as the fault in the middle of `n` messages: how many were lost, how many
+/// `NodeDown` the sender saw, and how long after the fault the first came.
+fn run_fault(mode: u8, n: u64) -> (u64, usize, Option<Duration>) {
     // A delayed link must not be lost: a lease far above any stall of a loaded machine. A
     // blackhole must be seen within the test: a short one.
     let lease = Duration::from_millis(if mode == DELAY { 10_000 } else { 1_000 });
@@ -258,7 +266,7 @@ fn run_fault(mode: u8, n: u64) -> (u64, usize) {
     let (healed_tx, healed_rx) = mpsc::channel();
     let proxy = Arc::new(Mutex::new(proxy));
     let p = proxy.clone();
-    let resumed = send_through(&b, n, n / 2, move || {
+    let (resumed, seen) = send_through(&b, n, n / 2, move || {
         p.lock().unwrap().set(mode);
         let p = p.clone();
         // Heal after the fault was in place for a while (a blackhole needs its lease).
@@ -273,15 +281,14 @@ fn run_fault(mode: u8, n: u64) -> (u64, usize) {
         });
     });
     healed_rx.recv().unwrap();
-    let seen = report(&b);
-    let lost = check(&seen, &resumed, n);
-    (lost, resumed.len())
+    let lost = check(&report(&b), &resumed, n);
+    (lost, resumed.len(), seen)
 }
 
 #[test]
 fn a_delayed_link_loses_nothing_and_keeps_order() {
     watchdog(120, || {
-        let (lost, downs) = run_fault(DELAY, 100_000);
+        let (lost, downs, _) = run_fault(DELAY, 100_000);
         assert_eq!((lost, downs), (0, 0), "a slow link is not a lost one");
     });
 }
@@ -289,7 +296,7 @@ fn a_delayed_link_loses_nothing_and_keeps_order() {
 #[test]
 fn a_cut_link_is_seen_as_node_down_and_healing_lets_lookups_succeed() {
     watchdog(120, || {
-        let (lost, downs) = run_fault(CUT, 100_000);
+        let (lost, downs, _) = run_fault(CUT, 100_000);
         eprintln!("cut: {lost} lost, {downs} NodeDown at the sender");
         assert!(downs >= 1, "the cut was seen");
     });
@@ -298,9 +305,16 @@ fn a_cut_link_is_seen_as_node_down_and_healing_lets_lookups_succeed() {
 #[test]
 fn a_blackholed_link_is_seen_within_the_lease_and_nothing_arrives_out_of_order() {
     watchdog(120, || {
-        let (lost, downs) = run_fault(BLACKHOLE, 100_000);
-        eprintln!("blackhole: {lost} lost, {downs} NodeDown at the sender");
+        let (lost, downs, seen) = run_fault(BLACKHOLE, 100_000);
+        eprintln!("blackhole: {lost} lost, {downs} NodeDown at the sender, after {seen:?}");
         assert!(downs >= 1, "the blackhole was seen");
+        // Within the lease (1 s), with room for a loaded machine (and before the heal, 2.5 s
+        // after the fault: a NodeDown at all says as much).
+        let seen = seen.expect("a NodeDown");
+        assert!(
+            seen < Duration::from_secs(5),
+            "NodeDown {seen:?} after the blackhole"
+        );
     });
 }
 
