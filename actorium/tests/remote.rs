@@ -283,6 +283,59 @@ fn an_actor_asks_a_remote_actor_with_a_continuation() {
     });
 }
 
+/// Keeps every question unanswered (its ports held).
+struct Silent(Vec<actorium::ReplyTo<Num>>);
+impl Actor for Silent {}
+impl Receive<Ask<Num, Num>> for Silent {
+    fn receive(&mut self, a: Ask<Num, Num>, _: &mut Context<'_, Self>) -> Allocation {
+        self.0.push(a.reply);
+        Allocation::Nodelete
+    }
+}
+impl Receive<Text> for Silent {
+    fn receive(&mut self, _: Text, _: &mut Context<'_, Self>) -> Allocation {
+        Allocation::Delete
+    }
+}
+
+#[test]
+fn an_actor_s_timed_ask_and_monitor_of_a_remote_actor_hear_the_timeout_and_the_end() {
+    watchdog(60, || {
+        /// On `u64`: asks with a 50 ms limit, and monitors the remote actor.
+        struct Asker(
+            Recipient<Ask<Num, Num>>,
+            mpsc::Sender<Result<Result<Num, AskError>, ExitReason>>,
+        );
+        impl Actor for Asker {}
+        impl Receive<u64> for Asker {
+            fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
+                let limit = Duration::from_millis(50);
+                ctx.ask_timeout(&self.0, Num(n), limit, |me: &mut Self, r, _| {
+                    let _ = me.1.send(Ok(r));
+                    Allocation::Nodelete
+                })
+                .unwrap();
+                ctx.monitor(&self.0, |me: &mut Self, why, _| {
+                    let _ = me.1.send(Err(why));
+                    Allocation::Nodelete
+                });
+                Allocation::Nodelete
+            }
+        }
+        let (sa, a, sb, b) = pair();
+        let silent = sa.spawn(Silent(Vec::new()));
+        a.register::<Ask<Num, Num>>("silent", &silent).unwrap();
+        a.register::<Text>("silent", &silent).unwrap();
+        let asks = b.lookup::<Ask<Num, Num>>("silent", FIND).unwrap();
+        let end = b.lookup::<Text>("silent", FIND).unwrap();
+        let (tx, rx) = mpsc::channel();
+        sb.spawn(Asker(asks, tx)).send(1).unwrap();
+        assert_eq!(rx.recv_timeout(FIND).unwrap(), Ok(Err(AskError::Timeout)));
+        end.send(Text("end".into())).unwrap();
+        assert_eq!(rx.recv_timeout(FIND).unwrap(), Err(ExitReason::Normal));
+    });
+}
+
 #[test]
 fn a_link_across_nodes_takes_the_local_actor_down_with_a_failing_remote_one() {
     watchdog(60, || {

@@ -1,6 +1,6 @@
 //! Remote actors across processes: this test binary re-executes itself as the other node
 //! (loopback only, multicast off), then kills it (`kill -9`): monitors, links and pending
-//! asks on the parent hear `NodeDown`.
+//! asks on the parent hear `NodeDown`. And as a router between two client nodes.
 #![cfg(all(feature = "remote", unix))]
 
 mod common;
@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 const FIND: Duration = Duration::from_secs(20);
 /// The child's role, and the port it listens on.
 const CHILD: &str = "ACTORIUM_REMOTE_CHILD_PORT";
+/// The router's role (a child process that only routes), and its port.
+const ROUTER: &str = "ACTORIUM_REMOTE_ROUTER_PORT";
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 struct Num(u64);
@@ -58,16 +60,43 @@ fn child_node() {
     std::process::exit(3);
 }
 
+/// The router: a node in router mode on the port it was given, serving nothing; says
+/// `ready`, waits to be killed.
+#[test]
+fn router_node() {
+    let Ok(port) = std::env::var(ROUTER) else {
+        return;
+    };
+    let system = ActorSystem::new().unwrap();
+    let _node = system
+        .remote(RemoteConfig::router().listen(format!("tcp/127.0.0.1:{port}")))
+        .unwrap();
+    println!("\nchild-node-ready");
+    std::thread::sleep(Duration::from_secs(60));
+    std::process::exit(3);
+}
+
+/// Whether this process is a child (then the parent's tests do nothing).
+fn is_child() -> bool {
+    std::env::var(CHILD).is_ok() || std::env::var(ROUTER).is_ok()
+}
+
 /// Starts the child node on a free port; returns it and the port.
 fn spawn_child() -> (Child, u16) {
+    spawn_as("child_node", CHILD)
+}
+
+/// Re-executes this test binary as `test`, its role `role` given a free port; waits until it
+/// says it is ready.
+fn spawn_as(test: &str, role: &str) -> (Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_node", "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, port.to_string())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(role, port.to_string())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -86,7 +115,7 @@ fn spawn_child() -> (Child, u16) {
 
 #[test]
 fn killing_the_other_process_fails_asks_monitors_and_links_with_node_down() {
-    if std::env::var(CHILD).is_ok() {
+    if is_child() {
         return;
     }
     watchdog(90, || {
@@ -154,7 +183,7 @@ fn killing_the_other_process_fails_asks_monitors_and_links_with_node_down() {
 
 #[test]
 fn a_process_that_comes_back_is_found_again_by_a_new_lookup() {
-    if std::env::var(CHILD).is_ok() {
+    if is_child() {
         return;
     }
     watchdog(90, || {
@@ -178,5 +207,42 @@ fn a_process_that_comes_back_is_found_again_by_a_new_lookup() {
         assert!(old.ask(Num(8)).is_err(), "the old one stays down");
         second.kill().unwrap();
         let _ = second.wait();
+    });
+}
+
+/// A routed deployment: two client nodes (no listening port, no peer-to-peer link) reach
+/// each other only through a router process; killing the router is the loss of the route,
+/// seen as `NodeDown` by the actors watching across it.
+#[test]
+fn two_clients_reach_each_other_through_a_router_process() {
+    if is_child() {
+        return;
+    }
+    watchdog(90, || {
+        let (mut router, port) = spawn_as("router_node", ROUTER);
+        let client = || {
+            let s = ActorSystem::new().unwrap();
+            let n = s
+                .remote(RemoteConfig::client().connect(format!("tcp/127.0.0.1:{port}")))
+                .unwrap();
+            (s, n)
+        };
+        let (s1, c1) = client();
+        let (_s2, c2) = client();
+        c1.register::<Ask<Num, Num>>("server", &s1.spawn(Server(Vec::new())))
+            .unwrap();
+        let server = c2.lookup::<Ask<Num, Num>>("server", FIND).unwrap();
+        assert_eq!(server.ask(Num(20)).unwrap().wait().unwrap(), Num(40));
+        let down = server.monitor();
+        let unanswered = server.ask(Num(1)).unwrap();
+        let killed = Instant::now();
+        router.kill().unwrap();
+        assert_eq!(unanswered.wait(), Err(AskError::NodeDown));
+        assert_eq!(down.wait().unwrap(), ExitReason::NodeDown);
+        let _ = router.wait();
+        eprintln!(
+            "through a router: NodeDown {:?} after its kill -9",
+            killed.elapsed()
+        );
     });
 }

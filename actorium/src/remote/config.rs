@@ -287,3 +287,7 @@ pub(super) fn valid_name(name: &str) -> bool {
             .chars()
             .any(|c| c.is_whitespace() || matches!(c, '/' | '*' | '$' | '?' | '#' | '~'))
 }
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;
