@@ -10,7 +10,8 @@
 //! - sparse: one ask (and one Zenoh ping) every 5 ms: latency at low rates.
 //!
 //! CPU: user + system seconds of both processes over each throughput phase, per 10^6
-//! messages.
+//! messages, and over the back-to-back round trips of Zenoh and of asks from a thread, per
+//! 10^6 round trips (the peers' CPU is not measured).
 //!
 //! Peers (`remote_peers`), when installed: Erlang distribution, CAF's middleman,
 //! ractor_cluster and kameo's remote, one client run per round, in the same rounds.
@@ -226,23 +227,26 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Asks one after the other from inside an actor; tells the total time when done.
+/// Asks one after the other from inside an actor, timing each round trip (from the ask to
+/// its continuation); tells the times when done.
 struct Asker {
     echo: Recipient<Ask<Ping, Pong>>,
     left: u64,
-    started: Instant,
-    done: mpsc::Sender<Result<Duration, AskError>>,
+    lat: Vec<Duration>,
+    done: mpsc::Sender<Result<Vec<Duration>, AskError>>,
 }
 impl Asker {
     fn next(&mut self, ctx: &mut Context<'_, Self>) {
         if self.left == 0 {
-            let _ = self.done.send(Ok(self.started.elapsed()));
+            let _ = self.done.send(Ok(std::mem::take(&mut self.lat)));
             return;
         }
         let i = self.left;
+        let t = Instant::now();
         let asked = ctx.ask(&self.echo, Ping(i), move |me: &mut Self, r, ctx| {
             match r {
                 Ok(Pong(j)) if j == i + 1 => {
+                    me.lat.push(t.elapsed());
                     me.left -= 1;
                     me.next(ctx);
                 }
@@ -259,7 +263,8 @@ impl Asker {
 impl Actor for Asker {}
 impl Receive<u64> for Asker {
     fn receive(&mut self, n: u64, ctx: &mut Context<'_, Self>) -> Allocation {
-        (self.left, self.started) = (n, Instant::now());
+        self.left = n;
+        self.lat = Vec::with_capacity(n as usize);
         self.next(ctx);
         Allocation::Nodelete
     }
@@ -389,7 +394,7 @@ fn measure(
     let asker = system.spawn(Asker {
         echo: echo.clone(),
         left: 0,
-        started: Instant::now(),
+        lat: Vec::new(),
         done: adone_tx,
     });
 
@@ -432,14 +437,17 @@ fn measure(
         round.push("tcp ping-pong p99 (µs)", pct(&mut lat, 99));
         // Zenoh ping-pong.
         let mut lat = Vec::with_capacity(n as usize);
+        let c0 = cpu(pid);
         for _ in 0..n {
             let t = Instant::now();
             ping.put(vec![0u8; 16]).wait().map_err(|x| e(&x))?;
             pong_rx.recv_timeout(find).map_err(|x| e(&x))?;
             lat.push(t.elapsed());
         }
+        let per = (cpu(pid) - c0) * 1e6 / n as f64;
         round.push("zenoh ping-pong p50 (µs)", pct(&mut lat, 50));
         round.push("zenoh ping-pong p99 (µs)", pct(&mut lat, 99));
+        round.push("zenoh ping-pong CPU s / 10^6 round trips", per);
         // Zenoh get/queryable: until the one reply.
         let mut lat = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -455,6 +463,7 @@ fn measure(
         round.push("zenoh get/queryable p99 (µs)", pct(&mut lat, 99));
         // actorium ask from a thread.
         let mut lat = Vec::with_capacity(n as usize);
+        let c0 = cpu(pid);
         for i in 0..n {
             let t = Instant::now();
             let Pong(j) = echo
@@ -467,15 +476,15 @@ fn measure(
                 return Err("checksum: a wrong reply".into());
             }
         }
+        let per = (cpu(pid) - c0) * 1e6 / n as f64;
         round.push("actorium ask (thread) p50 (µs)", pct(&mut lat, 50));
         round.push("actorium ask (thread) p99 (µs)", pct(&mut lat, 99));
+        round.push("actorium ask (thread) CPU s / 10^6 round trips", per);
         // actorium ask from an actor.
         asker.send(n).map_err(|x| e(&x))?;
-        let took = adone_rx.recv().map_err(|x| e(&x))?.map_err(|x| e(&x))?;
-        round.push(
-            "actorium ask (ctx.ask) mean (µs)",
-            took.as_secs_f64() * 1e6 / n as f64,
-        );
+        let mut lat = adone_rx.recv().map_err(|x| e(&x))?.map_err(|x| e(&x))?;
+        round.push("actorium ask (ctx.ask) p50 (µs)", pct(&mut lat, 50));
+        round.push("actorium ask (ctx.ask) p99 (µs)", pct(&mut lat, 99));
         // Zenoh raw throughput.
         let c0 = cpu(pid);
         let t = Instant::now();
@@ -542,7 +551,9 @@ fn measure(
             al.push(t.elapsed());
         }
         round.push("zenoh sparse ping-pong p50 (µs)", pct(&mut zl, 50));
+        round.push("zenoh sparse ping-pong p99 (µs)", pct(&mut zl, 99));
         round.push("actorium sparse ask p50 (µs)", pct(&mut al, 50));
+        round.push("actorium sparse ask p99 (µs)", pct(&mut al, 99));
         all.push(round.0);
     }
     let mut md = format!(

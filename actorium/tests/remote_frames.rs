@@ -1,7 +1,8 @@
 //! Bad input through the engine itself: a plain Zenoh session (a stranger to actorium, on
 //! 127.0.0.1, multicast off) publishes random frames, and mutations of real ones, on a node's
-//! inbox key. None panics or stops the node; every random frame is dropped and reported as an
-//! `Event::RemoteFrameDropped`; the node goes on answering asks from another node.
+//! inbox key. None panics or stops the node; the random frames are dropped and nearly all
+//! reported as an `Event::RemoteFrameDropped`; the node goes on answering asks from another
+//! node.
 #![cfg(feature = "remote")]
 
 mod common;
@@ -44,6 +45,19 @@ fn wait_until(what: &str, done: impl Fn() -> bool) {
         assert!(t0.elapsed() < FIND, "{what}: not after {FIND:?}");
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// The count once it has stopped moving for 300 ms (the frames put are in).
+fn settled(count: &AtomicUsize) -> usize {
+    let mut last = (usize::MAX, Instant::now());
+    while last.1.elapsed() < Duration::from_millis(300) {
+        let now = count.load(Ordering::SeqCst);
+        if now != last.0 {
+            last = (now, Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    last.0
 }
 
 #[test]
@@ -116,7 +130,8 @@ fn random_and_mutated_frames_on_a_node_s_inbox_are_dropped_and_reported() {
         drop(watch);
         let real = real.lock().unwrap().clone();
 
-        // Random frames: each one is dropped and reported.
+        // Random frames: dropped, nearly all reported (one that reads as a tell to a number no
+        // actor has is a dead letter, dropped without a report as a tell to an ended actor is).
         let mut rng = Rng::new(43);
         let random = 500;
         for _ in 0..random {
@@ -124,9 +139,11 @@ fn random_and_mutated_frames_on_a_node_s_inbox_are_dropped_and_reported() {
             let frame: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             publisher.put(frame).wait().unwrap();
         }
-        wait_until("every random frame reported", || {
-            dropped.load(Ordering::SeqCst) >= random
-        });
+        let after_random = settled(&dropped);
+        assert!(
+            (random * 9 / 10..=random).contains(&after_random),
+            "{after_random} of {random} random frames reported"
+        );
         // Mutations of real frames (a byte changed, cut short, or grown): some stay good
         // frames (a changed number), none panics or stops the node.
         for i in 0..500 {
@@ -140,23 +157,9 @@ fn random_and_mutated_frames_on_a_node_s_inbox_are_dropped_and_reported() {
             publisher.put(f).wait().unwrap();
         }
         // Once the reports stop (the frames are in), the node still answers b.
-        let mut last = (usize::MAX, Instant::now());
-        while last.1.elapsed() < Duration::from_millis(300) {
-            let now = dropped.load(Ordering::SeqCst);
-            if now != last.0 {
-                last = (now, Instant::now());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let reported = dropped.load(Ordering::SeqCst);
-        assert!(
-            reported > random,
-            "no mutated frame was reported ({reported})"
-        );
-        assert!(
-            reported <= random + 500,
-            "more reports than frames ({reported})"
-        );
+        let reported = settled(&dropped) - after_random;
+        assert!(reported > 0, "no mutated frame was reported");
+        assert!(reported <= 500, "more reports than frames ({reported})");
         assert_eq!(asks.ask(Num(21)).unwrap().wait_timeout(FIND), Ok(Num(42)));
     });
 }

@@ -169,12 +169,12 @@ fn killing_the_other_process_fails_asks_monitors_and_links_with_node_down() {
         assert_eq!(linker_down.wait().unwrap(), ExitReason::Linked);
         // Later: the message comes back, and asks fail at once.
         assert!(server.ask(Num(4)).is_err());
-        // Its names went with it (liveliness tokens of a process that died).
+        // No lookup finds its name any more.
         let left = node.lookup_all::<Ask<Num, Num>>("server", Duration::from_millis(300));
         assert_eq!(
             left.unwrap(),
             Vec::new(),
-            "a dead process's name is still listed"
+            "a dead process's name is still found"
         );
         let _ = child.wait();
         eprintln!("NodeDown seen {detected:?} after kill -9");

@@ -42,15 +42,23 @@ fn a_user_s_zenoh_setting_comes_last_and_a_bad_one_is_refused_with_its_key() {
         .to_zenoh()
         .unwrap();
     assert_eq!(get(&z, key), "1000000");
+    let timeout = |v: Option<&str>| {
+        let c = match v {
+            Some(v) => RemoteConfig::peer().zenoh(key, v),
+            None => RemoteConfig::peer(),
+        };
+        crate::remote::publish::close_timeout(&c.to_zenoh().unwrap())
+    };
+    assert_eq!(timeout(Some("1000000")), Some(Duration::from_secs(1)));
     assert_eq!(
-        crate::remote::publish::close_timeout(&z),
-        Duration::from_secs(1)
-    );
-    assert_eq!(
-        crate::remote::publish::close_timeout(&RemoteConfig::peer().to_zenoh().unwrap()),
-        Duration::from_secs(5),
+        timeout(None),
+        Some(Duration::from_secs(5)),
         "Zenoh's default"
     );
+    assert_eq!(timeout(Some("-1")), None, "never given up");
+    assert_eq!(timeout(Some("0")), None, "too short to tell");
+    assert_eq!(timeout(Some("10000")), None, "too short to tell");
+    assert_eq!(timeout(Some("50000")), Some(Duration::from_millis(50)));
     match RemoteConfig::peer().zenoh("no/such/key", "1").to_zenoh() {
         Err(RemoteError::Config(why)) => assert!(why.contains("no/such/key"), "{why}"),
         other => panic!("{other:?}"),

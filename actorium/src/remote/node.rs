@@ -16,8 +16,9 @@
 //!   protocol (`names.rs`); it vanishes with the actor, the node or the link.
 //!
 //! What arrives is handled in `inbox.rs` (frames) and `peers.rs` (other nodes' tokens, losses
-//! and the way back after one); what leaves, in `publish.rs` and `outbox.rs`. What other nodes left here is filed by node (`by_node.rs`), so
-//! that a node's loss finds its own entries without a pass over everyone's.
+//! and the way back after one); what leaves, in `publish.rs` and `outbox.rs`. What other
+//! nodes left here is filed by node (`by_node.rs`), so that a node's loss finds its own
+//! entries without a pass over everyone's.
 //!
 //! Locks: the tables are under one mutex, never held while calling Zenoh or user code (Zenoh
 //! may call this node's own callbacks from inside a declaration).
@@ -56,9 +57,9 @@ pub struct NodeInner {
     /// How long a node unheard of is looked for before it counts as lost (the lease).
     pub(super) lease: std::time::Duration,
     /// How long Zenoh lets a put wait on a full link before it gives the link up (its
-    /// `wait_before_close`): a put that waited this long tells the node's loss
-    /// (`publish.rs`).
-    pub(super) close_timeout: std::time::Duration,
+    /// `wait_before_close`): a put that waited this long tells the node's loss (`publish.rs`;
+    /// `None`: never told so).
+    pub(super) close_timeout: Option<std::time::Duration>,
     numbers: AtomicU64,
     /// `Tables::losses`, read without the lock: a sender seen not lost stays so until it
     /// changes (`peers::from_lost`).

@@ -9,10 +9,11 @@ use std::sync::{Arc, Weak};
 use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
-/// Milliseconds on the kernel's coarse monotonic clock: a few nanoseconds to read where
-/// `Instant::now` takes about 20 (twice on every put), at the resolution of the kernel's tick
-/// (a few milliseconds), far below the close timeout it is held against.
-fn coarse_ms() -> u64 {
+/// Milliseconds on a monotonic clock, cheap to read: on Linux the kernel's coarse clock (a few
+/// nanoseconds, where `Instant::now` takes about 20, twice on every put), at the resolution
+/// of the kernel's tick (a few milliseconds, far below a close timeout it is held against).
+#[cfg(target_os = "linux")]
+fn now_ms() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -22,19 +23,37 @@ fn coarse_ms() -> u64 {
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
+/// Milliseconds on a monotonic clock (since the first call).
+#[cfg(not(target_os = "linux"))]
+fn now_ms() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
+}
+
+/// The clock's resolution, allowed for when a put's wait is held against the close timeout.
+const TICK_MS: u64 = 5;
+
 /// Zenoh's setting for how long a put may wait on a full link before the link is given up,
-/// in microseconds, and its default there.
+/// in microseconds (negative: never), and its default there.
 const CLOSE_TIMEOUT_KEY: &str =
     "transport/link/tx/queue/congestion_control/block/wait_before_close";
 const CLOSE_TIMEOUT_DEFAULT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The close timeout `config` gives Zenoh (its default if it gives none).
-pub(super) fn close_timeout(config: &zenoh::Config) -> std::time::Duration {
-    config
+/// The close timeout `config` gives Zenoh (its default if it gives none), if a put's wait can
+/// be told against it: not when it is negative (Zenoh never gives a link up), nor below ten
+/// ticks of the clock (a put's wait could not be told from it; the loss is then heard when
+/// Zenoh tears the link down).
+pub(super) fn close_timeout(config: &zenoh::Config) -> Option<std::time::Duration> {
+    let us = config
         .get_json(CLOSE_TIMEOUT_KEY)
         .ok()
-        .and_then(|v| v.trim_matches('"').parse::<u64>().ok())
-        .map_or(CLOSE_TIMEOUT_DEFAULT, std::time::Duration::from_micros)
+        .and_then(|v| v.trim_matches('"').parse::<i64>().ok())
+        .unwrap_or(CLOSE_TIMEOUT_DEFAULT.as_micros() as i64);
+    let t = std::time::Duration::from_micros(u64::try_from(us).ok()?);
+    (t.as_millis() >= u128::from(10 * TICK_MS)).then_some(t)
 }
 
 impl NodeInner {
@@ -79,14 +98,16 @@ impl NodeInner {
         publisher: Arc<Publisher>,
         frame: Vec<u8>,
     ) -> Result<(), ()> {
-        let t0 = coarse_ms();
+        let t0 = now_ms();
         let r = publisher.put(frame).wait().map_err(|_| ());
         // (Not held through the loss: its `Lost` waits for the sends in flight to end.)
         drop(publisher);
-        // (Within the coarse clock's tick, a few milliseconds.)
-        let waited = coarse_ms().saturating_sub(t0) + 10;
-        if u128::from(waited) >= self.close_timeout.as_millis() && !self.is_closed() {
-            self.node_down(to);
+        if let Some(limit) = self.close_timeout {
+            // (Within the clock's tick.)
+            let waited = now_ms().saturating_sub(t0) + TICK_MS;
+            if u128::from(waited) >= limit.as_millis() && !self.is_closed() {
+                self.node_down(to);
+            }
         }
         r
     }
