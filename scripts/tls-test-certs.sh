@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Writes the TLS test certificates of actorium's remote tests (actorium/tests/tls/): a CA and a
 # node certificate it signs (for 127.0.0.1 and localhost, usable as server and as client, for
-# mutual TLS), and a second CA with a node certificate of its own (a stranger that must be
-# refused). Valid for 100 years. FOR TESTS ONLY: the private keys are public.
+# mutual TLS), a guest certificate the same CA signs under another name (for access control
+# by certificate name), and a second CA with a node certificate of its own (a stranger that
+# must be refused). Valid for 100 years. FOR TESTS ONLY: the private keys are public.
 set -euo pipefail
 out="$(cd "$(dirname "$0")/.." && pwd)/actorium/tests/tls"
 mkdir -p "$out"
@@ -22,7 +23,7 @@ keyUsage=critical,digitalSignature
 extendedKeyUsage=serverAuth,clientAuth
 subjectAltName=IP:127.0.0.1,DNS:localhost
 EXT
-for pair in "node ca" "other other-ca"; do
+for pair in "node ca" "guest ca" "other other-ca"; do
     set -- $pair
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=actorium test $1" \
         -keyout "$tmp/$1.key" -out "$tmp/$1.csr" 2>/dev/null

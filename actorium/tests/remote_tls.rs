@@ -110,6 +110,55 @@ fn a_node_whose_certificate_another_authority_signed_reaches_nothing() {
     });
 }
 
+/// Zenoh's access control on top of mutual TLS, as docs/REMOTE.md shows it: actorium's keys
+/// (`actorium/**`) only for the certificates named in `subjects`, everything else denied.
+const ACCESS: &str = r#"{
+    enabled: true,
+    default_permission: "deny",
+    rules: [{
+        id: "actorium",
+        messages: ["put", "delete", "declare_subscriber", "query", "reply", "declare_queryable",
+                   "liveliness_token", "liveliness_query", "declare_liveliness_subscriber"],
+        flows: ["egress", "ingress"],
+        permission: "allow",
+        key_exprs: ["actorium/**"],
+    }],
+    subjects: [{ id: "nodes", cert_common_names: ["actorium test node"] }],
+    policies: [{ rules: ["actorium"], subjects: ["nodes"] }],
+}"#;
+
+#[test]
+fn access_control_by_certificate_name_lets_in_only_the_nodes_it_names() {
+    watchdog(60, || {
+        let port = free_port();
+        let sa = ActorSystem::new().unwrap();
+        let a = sa
+            .remote(
+                node_config()
+                    .listen(format!("tls/127.0.0.1:{port}"))
+                    .zenoh("access_control", ACCESS),
+            )
+            .unwrap();
+        a.register::<Ask<Num, Num>>("double", &sa.spawn(Doubler))
+            .unwrap();
+        let tls = format!("tls/127.0.0.1:{port}");
+        // The named certificate: served.
+        let sb = ActorSystem::new().unwrap();
+        let b = sb.remote(node_config().connect(&tls)).unwrap();
+        let double = b
+            .lookup::<Ask<Num, Num>>("double", Duration::from_secs(20))
+            .unwrap();
+        assert_eq!(double.ask(Num(21)).unwrap().wait(), Ok(Num(42)));
+        // The same authority's certificate under another name: TLS lets it link, the access
+        // control lets nothing of actorium's through.
+        reaches_nothing(
+            RemoteConfig::peer()
+                .tls(cert("ca.pem"), cert("guest.pem"), cert("guest.key"))
+                .connect(&tls),
+        );
+    });
+}
+
 #[test]
 fn tls_refuses_a_plain_endpoint_with_what_to_use() {
     let s = ActorSystem::new().unwrap();
