@@ -544,11 +544,15 @@ fn measure(
             zl.push(t.elapsed());
             std::thread::sleep(Duration::from_millis(5));
             let t = Instant::now();
-            echo.ask(Ping(i))
+            let Pong(j) = echo
+                .ask(Ping(i))
                 .map_err(|x| e(&x))?
                 .wait()
                 .map_err(|x| e(&x))?;
             al.push(t.elapsed());
+            if j != i + 1 {
+                return Err("checksum: a wrong sparse reply".into());
+            }
         }
         round.push("zenoh sparse ping-pong p50 (µs)", pct(&mut zl, 50));
         round.push("zenoh sparse ping-pong p99 (µs)", pct(&mut zl, 99));

@@ -139,6 +139,9 @@ fn random_and_mutated_frames_on_a_node_s_inbox_are_dropped_and_reported() {
             let frame: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             publisher.put(frame).wait().unwrap();
         }
+        wait_until("nine in ten random frames reported", || {
+            dropped.load(Ordering::SeqCst) >= random * 9 / 10
+        });
         let after_random = settled(&dropped);
         assert!(
             (random * 9 / 10..=random).contains(&after_random),
@@ -157,6 +160,9 @@ fn random_and_mutated_frames_on_a_node_s_inbox_are_dropped_and_reported() {
             publisher.put(f).wait().unwrap();
         }
         // Once the reports stop (the frames are in), the node still answers b.
+        wait_until("a mutated frame reported", || {
+            dropped.load(Ordering::SeqCst) > after_random
+        });
         let reported = settled(&dropped) - after_random;
         assert!(reported > 0, "no mutated frame was reported");
         assert!(reported <= 500, "more reports than frames ({reported})");

@@ -87,6 +87,19 @@ impl<V> ByNode<V> {
         self.len = len;
     }
 
+    /// Takes the entries, of every node, for which `take` holds (for the caller to drop
+    /// outside its lock: dropping one may run code that takes it).
+    pub(super) fn take_where(&mut self, mut take: impl FnMut(&V) -> bool) -> Vec<V> {
+        let mut taken = Vec::new();
+        self.nodes.retain(|_, m| {
+            let ids: Vec<u64> = m.iter().filter(|(_, v)| take(v)).map(|(k, _)| *k).collect();
+            taken.extend(ids.iter().filter_map(|k| m.remove(k)));
+            !m.is_empty()
+        });
+        self.len -= taken.len();
+        taken
+    }
+
     /// Takes every entry.
     pub(super) fn drain(&mut self) -> impl Iterator<Item = V> {
         self.len = 0;

@@ -12,6 +12,7 @@ enum Op {
     TakeNode(u8),
     RetainNode(u8, u32),
     Retain(u32),
+    TakeWhere(u32),
     Drain,
 }
 
@@ -23,6 +24,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => n.clone().prop_map(Op::TakeNode),
         1 => (n, 1u32..4).prop_map(|(n, m)| Op::RetainNode(n, m)),
         1 => (1u32..4).prop_map(Op::Retain),
+        1 => (1u32..4).prop_map(Op::TakeWhere),
         1 => Just(Op::Drain),
     ]
 }
@@ -62,6 +64,15 @@ proptest! {
                 Op::Retain(m) => {
                     t.retain(|v| v % m == 0);
                     model.retain(|_, v| *v % m == 0);
+                }
+                Op::TakeWhere(m) => {
+                    let mut got = t.take_where(|v| v % m == 0);
+                    let mut want: Vec<u32> =
+                        model.values().copied().filter(|v| v % m == 0).collect();
+                    model.retain(|_, v| *v % m != 0);
+                    got.sort_unstable();
+                    want.sort_unstable();
+                    prop_assert_eq!(got, want);
                 }
                 Op::Drain => {
                     let mut got: Vec<_> = t.drain().collect();

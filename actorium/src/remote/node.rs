@@ -516,9 +516,13 @@ impl NodeInner {
         t.asks.insert(to, ask, port);
         if t.asks.len() >= t.sweep_at {
             // Forget the asks nobody waits for any more (a dropped `Pending`, a timed-out
-            // wait); their replies, if they come, are dropped and reported.
-            t.asks.retain(AwaitedReply::wanted);
+            // wait, an asking actor that ended); their replies, if they come, are dropped and
+            // reported. Dropped outside the lock: an actor's port runs its continuation's
+            // drop, which may hold another node's reply port and send through this node.
+            let gone = t.asks.take_where(|p| !p.wanted());
             t.sweep_at = (2 * t.asks.len()).max(1024);
+            drop(t);
+            drop(gone);
         }
         Ok(())
     }

@@ -764,12 +764,26 @@ fn a_loss_takes_what_its_node_left_and_nothing_else() {
     assert!(t.names.is_empty() && t.exports[&keeper_id].named.is_empty());
 }
 
-/// Asks a remote actor from a behaviour, then ends.
-struct AskThenEnd(crate::Recipient<Ask<Num, Num>>);
+/// Takes the node's tables when dropped (as a reply port to another node does, dropped with
+/// the continuation that holds it).
+struct TakesTables(Arc<NodeInner>);
+impl Drop for TakesTables {
+    fn drop(&mut self) {
+        drop(self.0.tables());
+    }
+}
+
+/// Asks a remote actor from a behaviour (its continuation holding a `TakesTables`), then
+/// ends.
+struct AskThenEnd(crate::Recipient<Ask<Num, Num>>, Arc<NodeInner>);
 impl Actor for AskThenEnd {}
 impl Receive<()> for AskThenEnd {
     fn receive(&mut self, (): (), ctx: &mut Context<'_, Self>) -> Allocation {
-        let then = |_: &mut Self, _, _: &mut Context<'_, Self>| Allocation::Nodelete;
+        let held = TakesTables(self.1.clone());
+        let then = move |_: &mut Self, _, _: &mut Context<'_, Self>| {
+            drop(held);
+            Allocation::Nodelete
+        };
         ctx.ask(&self.0, Num(1), then).unwrap();
         Allocation::Delete
     }
@@ -777,7 +791,8 @@ impl Receive<()> for AskThenEnd {
 
 /// The asks of actors that ended since are let go of (at the table's next sweep), as those
 /// of threads that stopped waiting: an actor's ask to a remote actor that keeps its port does
-/// not stay filed for ever after the actor is gone.
+/// not stay filed for ever after the actor is gone. They are dropped outside the tables'
+/// lock (a continuation's drop may take it: here each does).
 #[test]
 fn the_asks_of_actors_that_ended_are_swept() {
     let f = fixture(1 << 20);
@@ -785,12 +800,20 @@ fn the_asks_of_actors_that_ended_are_swept() {
     f.node
         .on_bytes(&x, &f.encode(&Head::Monitor { to: f.sink }, &()));
     let far = f.node.recipient::<Ask<Num, Num>>(&x, 5);
-    for _ in 0..1_100 {
-        let a = f._system.spawn(AskThenEnd(far.clone()));
-        let ended = a.monitor();
-        a.send(()).unwrap();
-        ended.wait().unwrap();
-    }
+    let (node, system) = (f.node.clone(), f._system.handle());
+    let (done, swept) = mpsc::channel();
+    std::thread::spawn(move || {
+        for _ in 0..1_100 {
+            let a = system.spawn(AskThenEnd(far.clone(), node.clone()));
+            let ended = a.monitor();
+            a.send(()).unwrap();
+            ended.wait().unwrap();
+        }
+        let _ = done.send(());
+    });
+    swept
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the sweep deadlocked (a port dropped under the tables' lock)");
     let filed = f.node.tables().asks.len();
     assert!(filed < 100, "{filed} asks filed for actors that have ended");
 }

@@ -33,8 +33,9 @@ fn now_ms() -> u64 {
         .as_millis() as u64
 }
 
-/// The clock's resolution, allowed for when a put's wait is held against the close timeout.
-const TICK_MS: u64 = 5;
+/// The clock's resolution (the kernel's tick: 10 ms at the coarsest, HZ=100), allowed for
+/// when a put's wait is held against the close timeout.
+const TICK_MS: u64 = 10;
 
 /// Zenoh's setting for how long a put may wait on a full link before the link is given up,
 /// in microseconds (negative: never), and its default there.
