@@ -225,15 +225,6 @@ fn a_monitor_hears_a_remote_actor_end_and_why() {
 #[test]
 fn closing_a_node_fails_its_pending_asks_and_monitors_with_node_down() {
     watchdog(60, || {
-        /// Keeps every question unanswered.
-        struct Silent(Vec<actorium::ReplyTo<Num>>);
-        impl Actor for Silent {}
-        impl Receive<Ask<Num, Num>> for Silent {
-            fn receive(&mut self, a: Ask<Num, Num>, _: &mut Context<'_, Self>) -> Allocation {
-                self.0.push(a.reply);
-                Allocation::Nodelete
-            }
-        }
         let (sa, a, _sb, b) = pair();
         a.register::<Ask<Num, Num>>("silent", &sa.spawn(Silent(Vec::new())))
             .unwrap();
