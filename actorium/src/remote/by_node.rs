@@ -76,17 +76,6 @@ impl<V> ByNode<V> {
         }
     }
 
-    /// Keeps the entries, of every node, for which `keep` holds.
-    pub(super) fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
-        let mut len = 0;
-        self.nodes.retain(|_, m| {
-            m.retain(|_, v| keep(v));
-            len += m.len();
-            !m.is_empty()
-        });
-        self.len = len;
-    }
-
     /// Takes the entries, of every node, for which `take` holds (for the caller to drop
     /// outside its lock: dropping one may run code that takes it).
     pub(super) fn take_where(&mut self, mut take: impl FnMut(&V) -> bool) -> Vec<V> {

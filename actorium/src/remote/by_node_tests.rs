@@ -11,7 +11,6 @@ enum Op {
     Remove(u8, u8),
     TakeNode(u8),
     RetainNode(u8, u32),
-    Retain(u32),
     TakeWhere(u32),
     Drain,
 }
@@ -23,7 +22,6 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (n.clone(), k).prop_map(|(n, k)| Op::Remove(n, k)),
         1 => n.clone().prop_map(Op::TakeNode),
         1 => (n, 1u32..4).prop_map(|(n, m)| Op::RetainNode(n, m)),
-        1 => (1u32..4).prop_map(Op::Retain),
         1 => (1u32..4).prop_map(Op::TakeWhere),
         1 => Just(Op::Drain),
     ]
@@ -60,10 +58,6 @@ proptest! {
                 Op::RetainNode(n, m) => {
                     t.retain_node(&name(n), |v| v % m == 0);
                     model.retain(|(o, _), v| **o != *name(n) || *v % m == 0);
-                }
-                Op::Retain(m) => {
-                    t.retain(|v| v % m == 0);
-                    model.retain(|_, v| *v % m == 0);
                 }
                 Op::TakeWhere(m) => {
                     let mut got = t.take_where(|v| v % m == 0);

@@ -571,7 +571,7 @@ impl NodeInner {
                         // Forget the proxies no recipient holds any more (now and then: a
                         // sweep per new proxy would cost a frame of many recipients the
                         // square of their number).
-                        t.proxies.retain(|p| p.strong_count() > 0);
+                        t.proxies.take_where(|p| p.strong_count() == 0);
                         t.proxies_sweep_at = (2 * t.proxies.len()).max(1024);
                     }
                     t.proxies.insert(&node, id, Arc::downgrade(&p));
@@ -710,4 +710,4 @@ impl NodeInner {
 
 #[cfg(test)]
 #[path = "node_tests.rs"]
-mod tests;
+pub(super) mod tests;

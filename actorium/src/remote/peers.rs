@@ -599,3 +599,7 @@ impl NodeInner {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "peers_tests.rs"]
+mod tests;
