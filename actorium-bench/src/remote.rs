@@ -11,7 +11,8 @@
 //!
 //! CPU: user + system seconds of both processes over each throughput phase, per 10^6
 //! messages, and over the back-to-back round trips of Zenoh and of asks from a thread, per
-//! 10^6 round trips (the peers' CPU is not measured).
+//! 10^6 round trips; the peers' over their round trips and their tells (their clients mark
+//! each phase's start and end and wait while both processes' CPU time is read).
 //!
 //! Peers (`remote_peers`), when installed: Erlang distribution, CAF's middleman,
 //! ractor_cluster and kameo's remote, one client run per round, in the same rounds.
@@ -203,18 +204,19 @@ fn cpu(child: u32) -> f64 {
         let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
         t(u.ru_utime) + t(u.ru_stime)
     };
-    let theirs = std::fs::read_to_string(format!("/proc/{child}/stat"))
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit(')').next()?.to_string();
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            // Fields 14 and 15 (utime, stime), counted from the state at index 0 = field 3.
-            let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-            // SAFETY: sysconf has no preconditions.
-            Some(ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64)
-        })
-        .unwrap_or(0.0);
-    own + theirs
+    own + proc_cpu(child).unwrap_or(0.0)
+}
+
+/// CPU seconds (user + system) of process `pid` so far, from `/proc` (`None` where it cannot
+/// be read: the process is gone, or this is not Linux).
+pub(crate) fn proc_cpu(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = s.rsplit(')').next()?.to_string();
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime), counted from the state at index 0 = field 3.
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    Some(ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64)
 }
 
 fn pct(v: &mut [Duration], p: usize) -> f64 {
@@ -411,18 +413,20 @@ fn measure(
             } else {
                 peer.round(n, tells, sparse)
             };
-            let [p50, p99, mps, sparse_p50] = r.unwrap_or_else(|why| {
+            let [p50, p99, mps, sparse_p50, call_cpu, tell_cpu] = r.unwrap_or_else(|why| {
                 if !*failed {
                     eprintln!("remote: the {} peer failed: {why}", peer.name);
                     *failed = true;
                 }
-                [f64::NAN; 4]
+                [f64::NAN; 6]
             });
             let name = peer.name;
             round.push(format!("{name} call p50 (µs)"), p50);
             round.push(format!("{name} call p99 (µs)"), p99);
             round.push(format!("{name} tell throughput (M msg/s)"), mps);
             round.push(format!("{name} sparse call p50 (µs)"), sparse_p50);
+            round.push(format!("{name} call CPU s / 10^6 round trips"), call_cpu);
+            round.push(format!("{name} tell CPU s / 10^6 msgs"), tell_cpu);
         }
         // TCP ping-pong.
         let mut lat = Vec::with_capacity(n as usize);

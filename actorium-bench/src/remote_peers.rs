@@ -20,7 +20,7 @@
 //! default configuration (kameo: its swarm built as its examples do, on TCP).
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -37,8 +37,10 @@ pub struct Peer {
     env: Vec<(&'static str, &'static str)>,
 }
 
-/// One client run's numbers: call p50 and p99 (µs), tells (M msg/s), sparse call p50 (µs).
-pub type PeerRound = [f64; 4];
+/// One client run's numbers: call p50 and p99 (µs), tells (M msg/s), sparse call p50 (µs), and
+/// the CPU seconds of both processes (server and client) per 10^6 round trips and per 10^6
+/// tells.
+pub type PeerRound = [f64; 6];
 
 impl Peer {
     /// Every peer installed here (or those of `only`), its server started (peers that are not
@@ -71,18 +73,69 @@ impl Peer {
         v
     }
 
+    /// One client run. The client prints `mark` where a phase (the round trips, the tells)
+    /// begins and `mark COUNT` where it ends, and waits for a line on its stdin each time:
+    /// meanwhile both processes' CPU time is read, so the phase's CPU is exactly theirs.
     pub fn round(&self, n: u64, tells: u64, sparse: u64) -> Result<PeerRound, String> {
         let mut client = Command::new(&self.program)
             .envs(self.env.iter().copied())
             .args(&self.args)
             .args([n.to_string(), tells.to_string(), sparse.to_string()])
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("{}: {e}", self.name))?;
-        // A client that hangs is killed (then the round fails). (The clients print a line or
-        // two: their pipes never fill while this waits.)
+        // A client that hangs is killed (then the round fails), by a watchdog thread, since
+        // this one blocks reading the client's lines.
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let pid = client.id();
+        let watchdog = std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(ROUND_LIMIT)
+            {
+                // SAFETY: kill has no memory preconditions; the client is not reaped before
+                // this thread is joined, so the pid is still the client's (a zombie at worst).
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            }
+        });
+        let mut stdin = client.stdin.take().expect("piped");
+        let stderr = client.stderr.take().expect("piped");
+        // Read on a thread of its own, so that a client that fills its stderr cannot stall.
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = BufReader::new(stderr).read_to_string(&mut text);
+            text
+        });
+        let both = || {
+            let s = crate::remote::proc_cpu(self.server.id());
+            let c = crate::remote::proc_cpu(pid);
+            s.zip(c).map(|(s, c)| s + c)
+        };
+        let mut result = None;
+        let mut begun = None;
+        let mut per_million = Vec::new();
+        for line in BufReader::new(client.stdout.take().expect("piped")).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.strip_prefix("mark") {
+                let now = both();
+                match rest.trim().parse::<u64>() {
+                    Ok(count) => {
+                        let cpu = begun.take().zip(now).map(|(b, e): (f64, f64)| e - b);
+                        per_million.push(cpu.map_or(f64::NAN, |c| c * 1e6 / count as f64));
+                    }
+                    Err(_) => begun = now,
+                }
+                // The client waits for this line; a client gone is seen at its exit.
+                let _ = stdin.write_all(b"\n").and_then(|()| stdin.flush());
+            } else if line.starts_with("RESULT") {
+                result = Some(line);
+            }
+        }
+        drop(stdin);
+        // The watchdog is done before the client is reaped (its pid stays the client's).
+        let _ = stop.send(());
+        let _ = watchdog.join();
         let deadline = std::time::Instant::now() + ROUND_LIMIT;
         while matches!(client.try_wait(), Ok(None)) {
             if std::time::Instant::now() > deadline {
@@ -91,20 +144,11 @@ impl Peer {
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let out = client.wait_with_output();
-        let out = out.map_err(|e| format!("{}: {e}", self.name))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("RESULT"))
-            .ok_or_else(|| {
-                format!(
-                    "{}: no result: {}",
-                    self.name,
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            })?;
-        let mut v = [0.0; 4];
+        let status = client.wait();
+        let err = stderr.join().unwrap_or_default();
+        status.map_err(|e| format!("{}: {e}", self.name))?;
+        let line = result.ok_or_else(|| format!("{}: no result: {err}", self.name))?;
+        let mut v = [f64::NAN; 6];
         let fields: Vec<&str> = line.split_whitespace().skip(1).collect();
         if fields.len() != 4 {
             return Err(format!("{}: bad result `{line}`", self.name));
@@ -115,6 +159,10 @@ impl Peer {
                 .nth(1)
                 .and_then(|x| x.parse().ok())
                 .ok_or_else(|| format!("{}: bad result `{line}`", self.name))?;
+        }
+        // The round trips' CPU, then the tells' (NaN where a client printed no marks).
+        for (slot, c) in v[4..].iter_mut().zip(per_million) {
+            *slot = c;
         }
         Ok(v)
     }

@@ -10,7 +10,9 @@
 // blocking `scoped_actor` (CAF's documented way to talk to actors from a thread): N
 // sequential request/receive round trips (p50, p99), TELLS `send`s then one take (every one
 // counted and summed: the checksum), and SPARSE round trips one per 5 ms (p50); it prints
-// `RESULT call_p50_us=.. call_p99_us=.. tell_mps=.. sparse_p50_us=..` and exits 0.
+// `RESULT call_p50_us=.. call_p99_us=.. tell_mps=.. sparse_p50_us=..` and exits 0. Around the
+// round trips and the sends it prints `mark` lines and waits for a line on stdin each time:
+// the benchmark reads both processes' CPU time there.
 // Both sides use CAF's default configuration (scheduler threads = cores, work stealing).
 
 #include <caf/all.hpp>
@@ -98,6 +100,19 @@ int server() {
   return 0;
 }
 
+// Tells the benchmark a phase begins (`mark`) or ends (`mark COUNT`, its round trips or
+// messages; 0 for none) and waits for a line on stdin: the benchmark reads both processes'
+// CPU time meanwhile.
+void mark(u64 count = 0) {
+  if (count)
+    std::printf("mark %llu\n", static_cast<unsigned long long>(count));
+  else
+    std::printf("mark\n");
+  std::fflush(stdout);
+  std::string line;
+  std::getline(std::cin, line);
+}
+
 int client(uint16_t port, u64 n, u64 tells, u64 sparse) {
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
@@ -130,11 +145,14 @@ int client(uint16_t port, u64 n, u64 tells, u64 sparse) {
   };
   std::vector<double> lat;
   lat.reserve(n);
+  mark();
   for (u64 i = 0; i < n && !failed; ++i) {
     auto t = std::chrono::steady_clock::now();
     call(i);
     lat.push_back(since_us(t));
   }
+  mark(n);
+  mark();
   auto t = std::chrono::steady_clock::now();
   u64 sum = 0;
   for (u64 i = 0; i < tells; ++i) {
@@ -151,6 +169,7 @@ int client(uint16_t port, u64 n, u64 tells, u64 sparse) {
           },
           fail);
   double tell_mps = tells / (since_us(t) / 1e6) / 1e6;
+  mark(tells);
   std::vector<double> slat;
   for (u64 i = 0; i < sparse && !failed; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

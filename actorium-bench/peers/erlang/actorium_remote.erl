@@ -10,7 +10,9 @@
 %% prints `ready` and waits. The client measures, against the server: N sequential
 %% gen_server:call round trips (p50, p99), Tells messages sent with `!` then one take (every
 %% one counted and summed: the checksum), and Sparse calls one per 5 ms (p50); prints
-%% `RESULT call_p50_us=.. call_p99_us=.. tell_mps=.. sparse_p50_us=..` and halts.
+%% `RESULT call_p50_us=.. call_p99_us=.. tell_mps=.. sparse_p50_us=..` and halts. Around the
+%% calls and the tells it prints `mark` lines and waits for a line on stdin each time: the
+%% benchmark reads both processes' CPU time there.
 -module(actorium_remote).
 -export([server/0, client/1, init/1, handle_call/3, handle_cast/2]).
 -behaviour(gen_server).
@@ -44,17 +46,21 @@ run([Srv, NS, TellsS, SparseS]) ->
     pong = net_adm:ping(Node),
     Echo = {echo, Node},
     Counter = {counter, Node},
+    mark(),
     Lat = [begin
                T0 = erlang:monotonic_time(nanosecond),
                I1 = gen_server:call(Echo, {ping, I}),
                I1 = I + 1,
                erlang:monotonic_time(nanosecond) - T0
            end || I <- lists:seq(1, N)],
+    mark(N),
+    mark(),
     T0 = erlang:monotonic_time(nanosecond),
     Sum = send_items(Counter, 0, Tells, 0),
     Counter ! {take, self()},
     receive {tally, Tells, Sum} -> ok after 120000 -> error(the_tally_did_not_match) end,
     TellNs = erlang:monotonic_time(nanosecond) - T0,
+    mark(Tells),
     SparseLat = [begin
                      timer:sleep(5),
                      S0 = erlang:monotonic_time(nanosecond),
@@ -64,6 +70,16 @@ run([Srv, NS, TellsS, SparseS]) ->
     io:format("RESULT call_p50_us=~.2f call_p99_us=~.2f tell_mps=~.4f sparse_p50_us=~.2f~n",
               [pct(Lat, 50), pct(Lat, 99), Tells / (TellNs / 1.0e9) / 1.0e6, pct(SparseLat, 50)]),
     erlang:halt(0).
+
+%% Tells the benchmark a phase begins (`mark`) or ends (`mark Count`, its round trips or
+%% messages) and waits for a line on stdin: the benchmark reads both processes' CPU time
+%% meanwhile.
+mark() -> mark_line("mark~n", []).
+mark(Count) -> mark_line("mark ~b~n", [Count]).
+mark_line(Format, Args) ->
+    io:format(Format, Args),
+    _ = io:get_line(""),
+    ok.
 
 send_items(_, I, I, Sum) -> Sum;
 send_items(Counter, I, Tells, Sum) ->

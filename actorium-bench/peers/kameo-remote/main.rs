@@ -117,6 +117,18 @@ async fn swarm(dial: Option<(PeerId, Multiaddr)>) -> Result<(PeerId, u16), Strin
     Ok((me, port))
 }
 
+/// Tells the benchmark a phase begins (`mark`) or ends (`mark COUNT`, the phase's round trips
+/// or messages) and waits for a line on stdin: the benchmark reads both processes' CPU time
+/// meanwhile. (A blocking read on a runtime thread: nothing runs in between anyway.)
+fn mark(count: Option<u64>) {
+    match count {
+        Some(c) => println!("mark {c}"),
+        None => println!("mark"),
+    }
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+}
+
 fn pct(v: &mut [Duration], p: usize) -> f64 {
     v.sort();
     v[(v.len() * p / 100).min(v.len() - 1)].as_secs_f64() * 1e6
@@ -189,6 +201,7 @@ async fn client(port: u16, peer: PeerId, n: u64, tells: u64, sparse: u64) -> Res
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let mut lat = Vec::with_capacity(n as usize);
+    mark(None);
     for i in 0..n {
         let t = Instant::now();
         let j = echo.ask(&Ping(i)).await.map_err(|x| e(&x))?;
@@ -197,9 +210,11 @@ async fn client(port: u16, peer: PeerId, n: u64, tells: u64, sparse: u64) -> Res
             return Err("checksum: a wrong reply".into());
         }
     }
+    mark(Some(n));
     let (p50, p99) = (pct(&mut lat, 50), pct(&mut lat, 99));
     let tells = tells.min(MAX_TELLS);
     let (c0, s0) = counter.ask(&Count).await.map_err(|x| e(&x))?;
+    mark(None);
     let t = Instant::now();
     let mut sum = s0;
     // Each remote message takes a stream of its own, and a connection has at most
@@ -223,6 +238,7 @@ async fn client(port: u16, peer: PeerId, n: u64, tells: u64, sparse: u64) -> Res
         return Err(format!("checksum: {} tells of {tells}", count - c0));
     }
     let secs = t.elapsed().as_secs_f64();
+    mark(Some(tells));
     let mut sl = Vec::with_capacity(sparse as usize);
     for i in 0..sparse {
         tokio::time::sleep(Duration::from_millis(5)).await;

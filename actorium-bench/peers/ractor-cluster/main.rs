@@ -115,6 +115,18 @@ async fn node(name: &str) -> (ActorRef<ractor_cluster::NodeServerMessage>, u16) 
     (node, port)
 }
 
+/// Tells the benchmark a phase begins (`mark`) or ends (`mark COUNT`, the phase's round trips
+/// or messages) and waits for a line on stdin: the benchmark reads both processes' CPU time
+/// meanwhile. (A blocking read on a runtime thread: nothing runs in between anyway.)
+fn mark(count: Option<u64>) {
+    match count {
+        Some(c) => println!("mark {c}"),
+        None => println!("mark"),
+    }
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+}
+
 fn pct(v: &mut [Duration], p: usize) -> f64 {
     v.sort();
     v[(v.len() * p / 100).min(v.len() - 1)].as_secs_f64() * 1e6
@@ -178,6 +190,7 @@ async fn client(port: u16, n: u64, tells: u64, sparse: u64) -> Result<(), String
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
     let mut lat = Vec::with_capacity(n as usize);
+    mark(None);
     for i in 0..n {
         let t = Instant::now();
         let j = call!(echo, EchoMsg::Ping, i).map_err(|x| e(&x))?;
@@ -186,7 +199,9 @@ async fn client(port: u16, n: u64, tells: u64, sparse: u64) -> Result<(), String
             return Err("checksum: a wrong reply".into());
         }
     }
+    mark(Some(n));
     let (p50, p99) = (pct(&mut lat, 50), pct(&mut lat, 99));
+    mark(None);
     let t = Instant::now();
     let mut sum = 0u64;
     for i in 0..tells {
@@ -196,6 +211,7 @@ async fn client(port: u16, n: u64, tells: u64, sparse: u64) -> Result<(), String
     }
     let got = call!(counter, CounterMsg::Take).map_err(|x| e(&x))?;
     let secs = t.elapsed().as_secs_f64();
+    mark(Some(tells));
     if got != [tells, sum] {
         return Err(format!("checksum: {got:?} against {tells} tells"));
     }
