@@ -422,3 +422,67 @@ fn a_full_link_blocks_its_sender_until_the_close_timeout_then_the_node_is_down()
         );
     });
 }
+
+/// A client's link to its router that stays full is given up past the close timeout, and
+/// every node the client reaches through it is lost with it: the node it was sending to, and
+/// another client it was not (Zenoh drops the frames to both from then on, silently, until it
+/// tears the link down).
+#[test]
+fn a_full_link_to_the_router_loses_every_node_behind_it() {
+    watchdog(120, || {
+        const CLOSE: &str = "transport/link/tx/queue/congestion_control/block/wait_before_close";
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        // A lease far beyond the test (60 s): the losses come from the close timeout (1 s).
+        let cfg = |c: RemoteConfig| {
+            c.lease(Duration::from_secs(60))
+                .zenoh("scouting/gossip/enabled", "false")
+                .zenoh(CLOSE, "1000000")
+        };
+        let sr = ActorSystem::new().unwrap();
+        let _router = sr
+            .remote(cfg(
+                RemoteConfig::router().listen(format!("tcp/127.0.0.1:{port}"))
+            ))
+            .unwrap();
+        let direct = || {
+            let s = ActorSystem::new().unwrap();
+            let n = s
+                .remote(cfg(
+                    RemoteConfig::client().connect(format!("tcp/127.0.0.1:{port}"))
+                ))
+                .unwrap();
+            (s, n)
+        };
+        let (sb, b) = direct();
+        let (sc, c) = direct();
+        // Client a reaches the router through the proxy.
+        let proxy = FaultProxy::start(port);
+        let sa = ActorSystem::new().unwrap();
+        let a = sa
+            .remote(cfg(
+                RemoteConfig::client().connect(format!("tcp/127.0.0.1:{}", proxy.port))
+            ))
+            .unwrap();
+        b.register::<Blob>("rx", &sb.spawn(Receiver::default()))
+            .unwrap();
+        c.register::<Blob>("idle", &sc.spawn(Receiver::default()))
+            .unwrap();
+        let blob: Recipient<Blob> = a.lookup("rx", FIND).unwrap();
+        let idle: Recipient<Blob> = a.lookup("idle", FIND).unwrap();
+        let sent_to = blob.monitor();
+        let bystander = idle.monitor();
+        let stalled = std::time::Instant::now();
+        proxy.set(STALL);
+        std::thread::spawn(move || while blob.send(Blob(vec![7; 256 * 1024])).is_ok() {});
+        assert_eq!(sent_to.wait_timeout(FIND).unwrap(), ExitReason::NodeDown);
+        assert_eq!(bystander.wait_timeout(FIND).unwrap(), ExitReason::NodeDown);
+        let seen = stalled.elapsed();
+        eprintln!("full link to the router: both clients lost after {seen:?}");
+        // (The close timeout, with room for a loaded machine; Zenoh's teardown took 25 s.)
+        assert!(seen < Duration::from_secs(15), "NodeDown after {seen:?}");
+    });
+}

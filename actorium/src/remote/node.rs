@@ -60,6 +60,9 @@ pub struct NodeInner {
     /// `wait_before_close`): a put that waited this long tells the node's loss (`publish.rs`;
     /// `None`: never told so).
     pub(super) close_timeout: Option<std::time::Duration>,
+    /// Every other node is reached through one link, the router's (client mode): that link
+    /// given up loses them all.
+    pub(super) routed: bool,
     numbers: AtomicU64,
     /// `Tables::losses`, read without the lock: a sender seen not lost stays so until it
     /// changes (`peers::from_lost`).
@@ -266,6 +269,7 @@ impl NodeInner {
             max_frame: cfg.max_frame,
             lease: cfg.lease,
             close_timeout,
+            routed: cfg.mode == super::config::Mode::Client,
             numbers: AtomicU64::new(1),
             losses: AtomicU64::new(0),
             closed: AtomicBool::new(false),

@@ -462,6 +462,16 @@ impl NodeInner {
         self.lose(node, Loss::Link);
     }
 
+    /// The link that every other node is reached through was lost (a client's link to its
+    /// router): `node`, and every node up, is lost.
+    pub(super) fn all_down(self: &Arc<Self>, node: &str) {
+        let up: Vec<Arc<str>> = self.tables().up.iter().cloned().collect();
+        self.node_down(node);
+        for other in up.iter().filter(|o| ***o != *node) {
+            self.node_down(other);
+        }
+    }
+
     /// `node` is lost (`how`: see [`Loss`]); what was done (`None`: a `Loss::Heard` of a node
     /// no longer known only from its frames). Everything waiting on it hears `NodeDown`, and
     /// it is told `Lost` (unless it told this node first: then its answer is owed).

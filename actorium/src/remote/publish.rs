@@ -90,7 +90,8 @@ impl NodeInner {
     /// put to that node, without an error, until the link is torn down and the node's token
     /// with it, which can take far longer (25 s measured, a link whose far end stopped
     /// reading). So a put that waited out the close timeout is the loss, told now: the node
-    /// is lost (`NodeDown`) and later sends get their message back. (Should the frame have
+    /// is lost (`NodeDown`) and later sends get their message back; a client's link is its
+    /// router's, through which it reaches every other node, so then all are. (Should the frame have
     /// gone at the last moment after all, the loss is one this node alone sees, healed as
     /// any: `peers.rs`.)
     fn put_through(
@@ -107,7 +108,12 @@ impl NodeInner {
             // (Within the clock's tick.)
             let waited = now_ms().saturating_sub(t0) + TICK_MS;
             if u128::from(waited) >= limit.as_millis() && !self.is_closed() {
-                self.node_down(to);
+                if self.routed {
+                    // The link given up is the router's: every other node's frames go there.
+                    self.all_down(to);
+                } else {
+                    self.node_down(to);
+                }
             }
         }
         r
