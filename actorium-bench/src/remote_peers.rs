@@ -122,7 +122,8 @@ impl Peer {
                 match rest.trim().parse::<u64>() {
                     Ok(count) => {
                         let cpu = begun.take().zip(now).map(|(b, e): (f64, f64)| e - b);
-                        per_million.push(cpu.map_or(f64::NAN, |c| c * 1e6 / count as f64));
+                        let per = cpu.filter(|_| count > 0).map(|c| c * 1e6 / count as f64);
+                        per_million.push(per.unwrap_or(f64::NAN));
                     }
                     Err(_) => begun = now,
                 }

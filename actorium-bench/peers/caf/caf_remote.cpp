@@ -101,17 +101,16 @@ int server() {
 }
 
 // Tells the benchmark a phase begins (`mark`) or ends (`mark COUNT`, its round trips or
-// messages; 0 for none) and waits for a line on stdin: the benchmark reads both processes'
-// CPU time meanwhile.
-void mark(u64 count = 0) {
-  if (count)
-    std::printf("mark %llu\n", static_cast<unsigned long long>(count));
-  else
-    std::printf("mark\n");
+// messages) and waits for a line on stdin: the benchmark reads both processes' CPU time
+// meanwhile.
+void mark_line(const std::string& line) {
+  std::printf("%s\n", line.c_str());
   std::fflush(stdout);
-  std::string line;
-  std::getline(std::cin, line);
+  std::string answer;
+  std::getline(std::cin, answer);
 }
+void mark() { mark_line("mark"); }
+void mark_end(u64 count) { mark_line("mark " + std::to_string(count)); }
 
 int client(uint16_t port, u64 n, u64 tells, u64 sparse) {
   caf::actor_system_config cfg;
@@ -151,7 +150,7 @@ int client(uint16_t port, u64 n, u64 tells, u64 sparse) {
     call(i);
     lat.push_back(since_us(t));
   }
-  mark(n);
+  mark_end(n);
   mark();
   auto t = std::chrono::steady_clock::now();
   u64 sum = 0;
@@ -169,7 +168,7 @@ int client(uint16_t port, u64 n, u64 tells, u64 sparse) {
           },
           fail);
   double tell_mps = tells / (since_us(t) / 1e6) / 1e6;
-  mark(tells);
+  mark_end(tells);
   std::vector<double> slat;
   for (u64 i = 0; i < sparse && !failed; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

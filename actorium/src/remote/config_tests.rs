@@ -65,3 +65,14 @@ fn a_user_s_zenoh_setting_comes_last_and_a_bad_one_is_refused_with_its_key() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_client_is_routed_also_when_a_zenoh_setting_makes_it_one() {
+    let routed = |c: RemoteConfig| crate::remote::publish::routed(&c.to_zenoh().unwrap());
+    assert!(routed(RemoteConfig::client()));
+    assert!(!routed(RemoteConfig::peer()));
+    assert!(!routed(RemoteConfig::router()));
+    // The mode Zenoh is given is the one that counts.
+    assert!(routed(RemoteConfig::peer().zenoh("mode", "\"client\"")));
+    assert!(!routed(RemoteConfig::client().zenoh("mode", "\"peer\"")));
+}

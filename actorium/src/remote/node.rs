@@ -258,6 +258,7 @@ impl NodeInner {
     pub(super) fn open(system: SystemHandle, cfg: &RemoteConfig) -> Result<Arc<Self>, RemoteError> {
         let config = cfg.to_zenoh()?;
         let close_timeout = super::publish::close_timeout(&config);
+        let routed = super::publish::routed(&config);
         let session = zenoh::open(config)
             .wait()
             .map_err(|e| RemoteError::Open(e.to_string()))?;
@@ -269,7 +270,7 @@ impl NodeInner {
             max_frame: cfg.max_frame,
             lease: cfg.lease,
             close_timeout,
-            routed: cfg.mode == super::config::Mode::Client,
+            routed,
             numbers: AtomicU64::new(1),
             losses: AtomicU64::new(0),
             closed: AtomicBool::new(false),

@@ -57,6 +57,15 @@ pub(super) fn close_timeout(config: &zenoh::Config) -> Option<std::time::Duratio
     (t.as_millis() >= u128::from(10 * TICK_MS)).then_some(t)
 }
 
+/// Whether `config` opens a client, which reaches every other node through one link, its
+/// router's (read from the config Zenoh is given: a `mode` set through
+/// `RemoteConfig::zenoh` counts).
+pub(super) fn routed(config: &zenoh::Config) -> bool {
+    config
+        .get_json("mode")
+        .is_ok_and(|m| m.trim_matches('"') == "client")
+}
+
 impl NodeInner {
     /// Sends `frame` to node `to`. Blocks while the link is congested (the frame is never
     /// dropped for congestion); `Err` if the node is lost or this node is closed.
