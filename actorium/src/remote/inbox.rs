@@ -4,7 +4,9 @@
 
 use super::node::NodeInner;
 use super::peers::UpBy;
-use super::wire::{Deliver, Head, Inbound, Incoming, Outcome};
+#[cfg(test)]
+use super::wire::pack_id;
+use super::wire::{packed_len, unpack_id, Deliver, Head, IdText, Inbound, Incoming, Outcome};
 use crate::actor::AskError;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -27,11 +29,10 @@ thread_local! {
     static LAST_ROUTE: RefCell<Option<Route>> = const { RefCell::new(None) };
 }
 
-/// A sender's id as a frame gives it, if it is a valid node id.
-pub(super) fn sender(id: &[u8]) -> Option<&str> {
-    std::str::from_utf8(id)
-        .ok()
-        .filter(|id| super::valid_node_id(id))
+/// A sender's id as a frame gives it (packed: `wire::pack_id`), as text, if it is a valid
+/// node id.
+pub(super) fn sender(id: &[u8]) -> Option<IdText> {
+    unpack_id(id)
 }
 
 impl NodeInner {
@@ -40,12 +41,13 @@ impl NodeInner {
         self.on_frame_bytes(&s.payload().to_bytes());
     }
 
-    /// A whole frame: the sender's id (a length byte, then the id), then what
-    /// [`Self::handle`] takes.
+    /// A whole frame: the sender's id (packed: `wire::pack_id`), then what [`Self::handle`]
+    /// takes.
     pub(super) fn on_frame_bytes(self: &Arc<Self>, frame: &[u8]) {
         match frame
-            .split_first()
-            .and_then(|(&n, rest)| rest.split_at_checked(n.into()))
+            .first()
+            .and_then(|&n| packed_len(n))
+            .and_then(|n| frame.split_at_checked(n))
         {
             Some((id, rest)) => self.on_bytes_from(id, rest),
             None => self.dropped_incoming_from("(unknown)", "no sender id"),
@@ -55,18 +57,19 @@ impl NodeInner {
     /// A frame from node `from`: handled, or dropped and reported.
     #[cfg(test)]
     pub(super) fn on_bytes(self: &Arc<Self>, from: &str, bytes: &[u8]) {
-        self.on_bytes_from(from.as_bytes(), bytes);
+        self.on_bytes_from(&pack_id(from).expect("a node id"), bytes);
     }
 
     fn on_bytes_from(self: &Arc<Self>, id: &[u8], bytes: &[u8]) {
         if let Err(why) = self.handle_from(id, bytes) {
-            self.dropped_incoming_from(sender(id).unwrap_or("(unknown)"), &why);
+            let from = sender(id);
+            self.dropped_incoming_from(from.as_deref().unwrap_or("(unknown)"), &why);
         }
     }
 
     #[cfg(test)]
     pub(super) fn handle(self: &Arc<Self>, from: &str, bytes: &[u8]) -> Result<(), String> {
-        self.handle_from(from.as_bytes(), bytes)
+        self.handle_from(&pack_id(from).expect("a node id"), bytes)
     }
 
     /// A frame from the node whose id is `id`, as the frame gives it: checked only where the
@@ -82,6 +85,7 @@ impl NodeInner {
             return self.deliver(to, tag, None, body);
         }
         let from = sender(id).ok_or("no valid sender id")?;
+        let from: &str = &from;
         if *from == *self.id {
             // This node reaches its own actors directly, never through its inbox.
             return Err("it gives this node's own id as its sender".into());

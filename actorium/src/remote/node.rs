@@ -52,6 +52,8 @@ pub struct NodeInner {
     pub(super) session: zenoh::Session,
     /// This node's id (its Zenoh id).
     pub(super) id: Arc<str>,
+    /// `id` as frames open with it (`wire::pack_id`).
+    wire_id: Box<[u8]>,
     system: SystemHandle,
     pub(super) max_frame: usize,
     /// How long a node unheard of is looked for before it counts as lost (the lease).
@@ -263,9 +265,13 @@ impl NodeInner {
             .wait()
             .map_err(|e| RemoteError::Open(e.to_string()))?;
         let id: Arc<str> = session.zid().to_string().into();
+        let wire_id = super::wire::pack_id(&id)
+            .ok_or_else(|| RemoteError::Open(format!("Zenoh gave an id that is not one: `{id}`")))?
+            .into_boxed_slice();
         let node = Arc::new(NodeInner {
             session,
             id: id.clone(),
+            wire_id,
             system,
             max_frame: cfg.max_frame,
             lease: cfg.lease,
@@ -390,7 +396,7 @@ impl NodeInner {
         self.numbers.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Encodes a frame: this node's id (a length byte, then the id), `head`, then `body`
+    /// Encodes a frame: this node's id (packed: `wire::pack_id`), `head`, then `body`
     /// (recipients inside it are exported by this node).
     pub(super) fn encode<H: Serialize, B: Serialize + ?Sized>(
         self: &Arc<Self>,
@@ -399,8 +405,7 @@ impl NodeInner {
     ) -> Result<Vec<u8>, String> {
         with_node(self, || {
             let mut v = Vec::with_capacity(64);
-            v.push(self.id.len() as u8);
-            v.extend_from_slice(self.id.as_bytes());
+            v.extend_from_slice(&self.wire_id);
             let v = postcard::to_extend(head, v).map_err(|e| e.to_string())?;
             postcard::to_extend(body, v).map_err(|e| e.to_string())
         })

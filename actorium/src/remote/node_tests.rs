@@ -97,7 +97,7 @@ fn fixture(max_frame: usize) -> Fixture {
 
 /// A frame without its sender's id (what `on_bytes` takes).
 fn body(frame: Vec<u8>) -> Vec<u8> {
-    frame[1 + usize::from(frame[0])..].to_vec()
+    frame[crate::remote::wire::packed_len(frame[0]).unwrap()..].to_vec()
 }
 
 impl Fixture {
@@ -435,8 +435,10 @@ proptest! {
         len_byte in any::<Option<u8>>(),
     ) {
         let f = fixture(1 << 20);
-        let mut frame = vec![len_byte.unwrap_or(id.len() as u8)];
-        frame.extend_from_slice(id.as_bytes());
+        let mut frame = crate::remote::wire::pack_id(&id).unwrap_or_default();
+        if let (Some(n), Some(first)) = (len_byte, frame.first_mut()) {
+            *first = n;
+        }
         frame.extend_from_slice(&bytes);
         let before = f.dropped();
         f.node.on_frame_bytes(&frame);

@@ -422,6 +422,7 @@ impl NodeInner {
         let Some(from) = sender(id) else {
             return false; // (refused later where the sender matters)
         };
+        let from: &str = &from;
         let tell = {
             let mut t = self.tables();
             match t.down.get_mut(from) {

@@ -368,3 +368,78 @@ impl From<WireExit> for ExitReason {
         }
     }
 }
+
+/// A node id (its Zenoh id: 1 to 32 lowercase hexadecimal digits) as every frame opens with
+/// it: the number of digits, then the digits two to a byte, the first in the high half (an
+/// odd count leaves the last low half zero). Half the bytes of the text: a told message's
+/// frame is mostly its sender's id otherwise. `None` for a string that is not such an id.
+pub(super) fn pack_id(id: &str) -> Option<Vec<u8>> {
+    let digits = id.as_bytes();
+    if !(1..=32).contains(&digits.len()) {
+        return None;
+    }
+    let nibble = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    let mut v = Vec::with_capacity(1 + digits.len().div_ceil(2));
+    v.push(digits.len() as u8);
+    for pair in digits.chunks(2) {
+        let low = match pair.get(1) {
+            Some(&d) => nibble(d)?,
+            None => 0,
+        };
+        v.push(nibble(pair[0])? << 4 | low);
+    }
+    Some(v)
+}
+
+/// How many bytes a packed id ([`pack_id`]) whose first byte is `first` takes, that byte
+/// included; `None` if no id has that many digits.
+pub(super) fn packed_len(first: u8) -> Option<usize> {
+    (1..=32)
+        .contains(&first)
+        .then(|| 1 + usize::from(first).div_ceil(2))
+}
+
+/// A node id's text, unpacked from a frame (on the stack: no allocation per frame).
+pub(super) struct IdText {
+    digits: [u8; 32],
+    len: u8,
+}
+
+impl std::ops::Deref for IdText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        // SAFETY: `unpack_id` writes only ASCII hexadecimal digits into `digits[..len]`.
+        unsafe { std::str::from_utf8_unchecked(&self.digits[..usize::from(self.len)]) }
+    }
+}
+
+/// The text of packed id `packed` (all of it: its length must be [`packed_len`]'s), or `None`
+/// if it is not one [`pack_id`] makes.
+pub(super) fn unpack_id(packed: &[u8]) -> Option<IdText> {
+    let (&n, bytes) = packed.split_first()?;
+    if packed_len(n)? != packed.len() {
+        return None;
+    }
+    let n = usize::from(n);
+    if n % 2 == 1 && bytes[bytes.len() - 1] & 0x0f != 0 {
+        return None; // (one text, one packing: the unused half is zero)
+    }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut digits = [0u8; 32];
+    for (i, d) in digits[..n].iter_mut().enumerate() {
+        let b = bytes[i / 2];
+        *d = HEX[usize::from(if i % 2 == 0 { b >> 4 } else { b & 0x0f })];
+    }
+    Some(IdText {
+        digits,
+        len: n as u8,
+    })
+}
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;
