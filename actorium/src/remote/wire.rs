@@ -1,8 +1,9 @@
 //! What travels between nodes: the message types that opt in ([`RemoteMessage`]), what a
 //! remote name serves ([`Protocol`]: a message, or an ask of one), and the frames.
 //!
-//! A frame is a postcard-encoded [`Head`] followed by its body, the postcard encoding of the
-//! message or reply (so a message is encoded once, straight into the frame's buffer). Tags
+//! A frame is its sender's node id (packed, [`pack_id`]), a postcard-encoded [`Head`], then
+//! its body, the postcard encoding of the message or reply (so a message is encoded once,
+//! straight into the frame's buffer). Tags
 //! name message types on the wire: a frame is decoded only as the type its tag names, and only
 //! if the receiving actor was registered for that tag.
 
