@@ -6,7 +6,7 @@ use super::node::NodeInner;
 use super::peers::UpBy;
 #[cfg(test)]
 use super::wire::pack_id;
-use super::wire::{packed_len, unpack_id, Deliver, Head, IdText, Inbound, Incoming, Outcome};
+use super::wire::{packed_len, unpack_id, Deliver, Head, Inbound, Incoming, Outcome};
 use crate::actor::AskError;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -27,12 +27,6 @@ struct Route {
 
 thread_local! {
     static LAST_ROUTE: RefCell<Option<Route>> = const { RefCell::new(None) };
-}
-
-/// A sender's id as a frame gives it (packed: `wire::pack_id`), as text, if it is a valid
-/// node id.
-pub(super) fn sender(id: &[u8]) -> Option<IdText> {
-    unpack_id(id)
 }
 
 impl NodeInner {
@@ -62,7 +56,7 @@ impl NodeInner {
 
     fn on_bytes_from(self: &Arc<Self>, id: &[u8], bytes: &[u8]) {
         if let Err(why) = self.handle_from(id, bytes) {
-            let from = sender(id);
+            let from = unpack_id(id);
             self.dropped_incoming_from(from.as_deref().unwrap_or("(unknown)"), &why);
         }
     }
@@ -84,7 +78,7 @@ impl NodeInner {
             self.fits(bytes)?;
             return self.deliver(to, tag, None, body);
         }
-        let from = sender(id).ok_or("no valid sender id")?;
+        let from = unpack_id(id).ok_or("no valid sender id")?;
         let from: &str = &from;
         if *from == *self.id {
             // This node reaches its own actors directly, never through its inbox.

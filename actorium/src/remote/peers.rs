@@ -8,9 +8,9 @@
 //! frames again from that answer on. A numbered loss (`epoch`) is answered once: a repeat
 //! loses nothing more. A token's end while a node is on its way back is a new loss.
 
-use super::inbox::sender;
 use super::node::{NodeInner, Publisher, Tables, HEARD_KEPT, LOST_KEPT};
 use super::proxy::Proxy;
+use super::wire::unpack_id;
 use super::wire::{AwaitedReply, Head};
 use crate::actor::AskError;
 use crate::core::monitors::Watcher;
@@ -419,7 +419,7 @@ impl NodeInner {
         if CLEARED.try_with(cleared).unwrap_or(false) {
             return false;
         }
-        let Some(from) = sender(id) else {
+        let Some(from) = unpack_id(id) else {
             return false; // (refused later where the sender matters)
         };
         let from: &str = &from;

@@ -100,20 +100,21 @@ impl NodeInner {
     /// with it, which can take far longer (25 s measured, a link whose far end stopped
     /// reading). So a put that waited out the close timeout is the loss, told now: the node
     /// is lost (`NodeDown`) and later sends get their message back; a client's link is its
-    /// router's, through which it reaches every other node, so then all are. (Should the frame have
-    /// gone at the last moment after all, the loss is one this node alone sees, healed as
-    /// any: `peers.rs`.)
+    /// router's, through which it reaches every other node, so then all are. (Should the
+    /// frame have gone at the last moment after all, the loss is one this node alone sees,
+    /// healed as any: `peers.rs`.)
     fn put_through(
         self: &Arc<Self>,
         to: &str,
         publisher: Arc<Publisher>,
         frame: Vec<u8>,
     ) -> Result<(), ()> {
-        let t0 = now_ms();
+        // (The clock is read only where the close timeout is watched.)
+        let t0 = self.close_timeout.map(|limit| (limit, now_ms()));
         let r = publisher.put(frame).wait().map_err(|_| ());
         // (Not held through the loss: its `Lost` waits for the sends in flight to end.)
         drop(publisher);
-        if let Some(limit) = self.close_timeout {
+        if let Some((limit, t0)) = t0 {
             // (Within the clock's tick.)
             let waited = now_ms().saturating_sub(t0) + TICK_MS;
             if u128::from(waited) >= limit.as_millis() && !self.is_closed() {

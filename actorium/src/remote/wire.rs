@@ -3,9 +3,9 @@
 //!
 //! A frame is its sender's node id (packed, [`pack_id`]), a postcard-encoded [`Head`], then
 //! its body, the postcard encoding of the message or reply (so a message is encoded once,
-//! straight into the frame's buffer). Tags
-//! name message types on the wire: a frame is decoded only as the type its tag names, and only
-//! if the receiving actor was registered for that tag.
+//! straight into the frame's buffer). Tags name message types on the wire: a frame is
+//! decoded only as the type its tag names, and only if the receiving actor was registered
+//! for that tag.
 
 use super::node::NodeInner;
 use super::proxy::Proxy;
