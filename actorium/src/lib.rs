@@ -6,7 +6,7 @@
 //! An actor is a struct that implements [`Actor`] and, for each message type it accepts,
 //! [`Receive`]. You spawn it on an [`ActorSystem`] and get an [`Addr`]: a send is typed,
 //! moves the message (inside the envelope, with no allocation per send, when it is at most
-//! 32 bytes), and gives the message back if the actor has
+//! 32 bytes and aligned to at most 8), and gives the message back if the actor has
 //! stopped. A behaviour returns an [`Allocation`]: keep going, or end the actor.
 //!
 //! ```

@@ -92,7 +92,8 @@
 //! - Multicast scouting is off (it would announce the node on the local network): nodes are
 //!   connected through the endpoints of [`RemoteConfig`], then find each other through
 //!   those peers (gossip).
-//! - A node listens on loopback (`tcp/127.0.0.1:0`) unless told otherwise.
+//! - A peer or router listens on loopback (`tcp/127.0.0.1:0`, or `tls/127.0.0.1:0` with
+//!   `tls`) unless told otherwise; a client listens on nothing.
 //! - Frames are put with blocking congestion control (Zenoh's default drops under congestion).
 //! - A frame sent before the receiver's subscription is known would be lost: a node declares
 //!   its inbox before it announces itself, and frames go only to nodes this node has heard

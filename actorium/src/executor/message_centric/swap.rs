@@ -22,8 +22,9 @@
 //! must never disagree with the range once a steal completes. A queue is in no slot from the
 //! moment a thief takes it out (step 2 for its own queue, step 3 for the victim's) until the
 //! thief publishes it (step 3, step 4 or the restore), and in that window no other thief can
-//! reach it; the thief writes the owner exactly then ([`Moves`]). So every owner write is made
-//! by the one thread that holds the queue out of every slot, before the queue is published in
+//! reach it; the thief writes the owner exactly then ([`Moves`]). So every owner write a steal
+//! makes is made by the one thread that holds the queue out of every slot (a resize writes
+//! owners too, under the write lock, when no swap runs), before the queue is published in
 //! its new slot: there is no late write (an owner stored after the swap, as the thesis's
 //! description suggests, can land after a second thief stole the same queue again and leave the
 //! queue in one range with another worker as its owner — a lost wake-up). Hence no queue is

@@ -16,8 +16,9 @@
 //! - `count` mirrors the copy queue's length; it is written only under the lock and read without
 //!   it only as a hint (the "test" of test-and-gulp);
 //! - `owner` is the worker whose range of the queue-pointer array holds this queue; it is
-//!   written only by a thief while the queue is in no slot (`swap.rs`), so once a steal
-//!   completes, owner and range agree;
+//!   written only by a thief while the queue is in no slot (`swap.rs`), or by a resize under
+//!   the write lock, when no swap runs; so once a steal or a resize completes, owner and range
+//!   agree;
 //! - `being_processed` is set under the lock by the gulp and cleared by the worker with a Release
 //!   store once the batch is done; the next gulp reads it with Acquire under the lock, which
 //!   orders every effect of the previous batch before the next one;
