@@ -145,7 +145,7 @@ fn a_detached_actor_blocked_in_an_ask_never_holds_up_the_end() {
                 for detached_target in [false, true] {
                     // (A wait with a time-out that ran to its end would answer `Timeout`,
                     // which `blocked_ask_at_the_end` refuses.)
-                    for timeout in [None, Some(Duration::from_secs(5))] {
+                    for timeout in [None, Some(Duration::from_secs(30))] {
                         blocked_ask_at_the_end(choose, end, detached_target, timeout);
                     }
                 }
@@ -214,7 +214,7 @@ fn a_thread_blocked_in_an_ask_to_another_system_never_holds_up_its_own_drop() {
                 asking.recv().unwrap();
                 drop(system);
                 assert_eq!(
-                    rx.recv_timeout(Duration::from_secs(5)),
+                    rx.recv_timeout(Duration::from_secs(30)),
                     Ok(Err(AskError::Dropped)),
                     "{name}, detached {detached}"
                 );

@@ -101,7 +101,7 @@ fn tasks_really_run_on_several_workers() {
                 threads.lock().unwrap().insert(std::thread::current().id());
                 let t0 = std::time::Instant::now();
                 while threads.lock().unwrap().len() < 2
-                    && t0.elapsed() < std::time::Duration::from_secs(5)
+                    && t0.elapsed() < std::time::Duration::from_secs(30)
                 {
                     std::thread::yield_now();
                 }

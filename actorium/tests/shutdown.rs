@@ -111,14 +111,13 @@ fn shutdown_also_ends_actors_spawned_while_it_runs() {
     });
 }
 
-/// Blocks in its behaviour for up to two seconds (far past the shutdown's 50 ms, should this
-/// thread stall between the send and the shutdown; the stop that follows the time-out waits
-/// for it).
+/// Blocks in its behaviour until its gate opens (the test opens it once the shutdown's
+/// deadline has passed; the stop that follows the time-out waits for it).
 struct Stuck;
 impl Actor for Stuck {}
-impl Receive<mpsc::Receiver<()>> for Stuck {
-    fn receive(&mut self, gate: mpsc::Receiver<()>, _: &mut Context<'_, Self>) -> Allocation {
-        let _ = gate.recv_timeout(Duration::from_secs(2));
+impl Receive<Arc<Gate>> for Stuck {
+    fn receive(&mut self, gate: Arc<Gate>, _: &mut Context<'_, Self>) -> Allocation {
+        gate.wait();
         Allocation::Nodelete
     }
 }
@@ -135,14 +134,23 @@ fn shutdown_timeout_names_the_actors_that_did_not_end() {
                     stopped: stopped.clone(),
                 });
             }
-            let (_keep, gate) = mpsc::channel();
-            system.spawn(Stuck).send(gate).unwrap();
-            let err = system
-                .shutdown_timeout(Duration::from_millis(50))
-                .unwrap_err();
-            // The stuck actor cannot have ended (its behaviour takes 2 s once it runs). The
-            // servers whose queue the stuck worker holds may not have ended either: which of
-            // them did depends on placement and timing, so only bounds are checked.
+            let gate = Arc::new(Gate::default());
+            system.spawn(Stuck).send(gate.clone()).unwrap();
+            let handle = system.handle();
+            let stopping =
+                std::thread::spawn(move || system.shutdown_timeout(Duration::from_millis(50)));
+            // The gate opens once the shutdown has begun (spawns refused) and its 50 ms are
+            // long past: however late this thread runs, the stuck actor is alive at the
+            // deadline. (The shutdown's own thread would have to stall for the whole pause,
+            // between refusing spawns and its look at who is alive, to find none.)
+            common::wait_for(30, "the system stops taking spawns", || {
+                handle.try_spawn(Idle).is_err()
+            });
+            std::thread::sleep(Duration::from_secs(2));
+            gate.open();
+            let err = stopping.join().unwrap().unwrap_err();
+            // The servers whose queue the stuck worker holds may not have ended either: which
+            // of them did depends on placement and timing, so only bounds are checked.
             assert!(err.remaining >= 1, "{err}");
             assert!(err.actors.iter().any(|a| a.ends_with("Stuck")), "{err}");
             assert!(err.actors.len() <= 11, "{err}");
@@ -223,11 +231,12 @@ impl Receive<u32> for Slow {
     }
 }
 
-/// A deadline is a deadline: once `shutdown_timeout`'s time is up (or the system is dropped),
-/// no queued behaviour starts; the call returns when the behaviours running then end. Five
-/// behaviours are queued for one actor, the first one runs and waits on a gate; the gate
-/// opens only once the system has stopped taking spawns (the deadline passed), and then no
-/// second behaviour may start, pooled or detached, on every executor that runs on its own.
+/// A deadline is a deadline: once `shutdown_timeout`'s time is up and seen (or the system is
+/// dropped), no queued behaviour starts; the call returns when the behaviours running then
+/// end. Five behaviours are queued for one actor, the first one runs and waits on a gate; the
+/// gate opens only once the system has stopped taking spawns (and, for the deadline, a while
+/// after), and then no second behaviour may start, pooled or detached, on every executor that
+/// runs on its own.
 #[test]
 fn no_queued_behaviour_starts_after_the_deadline() {
     for stop in ["shutdown_timeout", "drop"] {
@@ -261,10 +270,18 @@ fn no_queued_behaviour_starts_after_the_deadline() {
                             assert!(err.actors.iter().any(|a| a.ends_with("Slow")), "{err}");
                         }
                     });
-                    // The system refuses spawns once it stops at once (the deadline passed).
+                    // The system refuses spawns from outside once the shutdown begins (a drop
+                    // stops it at once then). A shutdown's deadline (zero) is held against
+                    // the actors on its own thread, after that: the gate stays shut a while
+                    // longer, or a stall of that thread would let the queued behaviours run
+                    // before it looked (then it would find every actor ended, and return
+                    // `Ok`).
                     common::wait_for(30, "the system stops taking spawns", || {
                         handle.try_spawn(Idle).is_err()
                     });
+                    if stop == "shutdown_timeout" {
+                        std::thread::sleep(Duration::from_secs(2));
+                    }
                     gate.open();
                     stopping.join().unwrap();
                     assert_eq!(
