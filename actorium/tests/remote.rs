@@ -9,7 +9,7 @@ use actorium::{
     Actor, ActorSystem, Allocation, Ask, AskError, Context, DeleteMsg, ExitReason, Receive,
     Recipient,
 };
-use common::watchdog;
+use common::{free_port, watchdog};
 use serde::{Deserialize, Serialize};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -36,15 +36,6 @@ struct Ping {
 }
 impl RemoteMessage for Ping {
     const TAG: &'static str = "test.Ping";
-}
-
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Two connected nodes, each of its own system: (system a, node a, system b, node b).

@@ -8,7 +8,7 @@ mod common;
 
 use actorium::remote::{Node, RemoteConfig, RemoteMessage};
 use actorium::{Actor, ActorSystem, Allocation, Ask, Context, ExitReason, Receive, Recipient};
-use common::watchdog;
+use common::{free_port, watchdog};
 use serde::{Deserialize, Serialize};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -183,11 +183,7 @@ fn through_proxy_with(
     lease: Duration,
     more: impl Fn(RemoteConfig) -> RemoteConfig,
 ) -> (ActorSystem, Node, ActorSystem, Node, FaultProxy) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let cfg = |c: RemoteConfig| more(c.lease(lease).zenoh("scouting/gossip/enabled", "false"));
     let sa = ActorSystem::new().unwrap();
     let a = sa
@@ -472,11 +468,7 @@ fn a_full_link_blocks_its_sender_until_the_close_timeout_then_the_node_is_down()
 #[test]
 fn a_full_link_to_the_router_loses_every_node_behind_it() {
     watchdog(120, || {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         // A lease far beyond the test (60 s): the losses come from the close timeout (1 s).
         let cfg = |c: RemoteConfig| {
             c.lease(Duration::from_secs(60))

@@ -9,7 +9,7 @@ mod common;
 
 use actorium::remote::{RemoteConfig, RemoteMessage};
 use actorium::{Actor, ActorSystem, Allocation, Ask, Context, Event, Receive};
-use common::{watchdog, Rng};
+use common::{free_port, watchdog, Rng};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -63,11 +63,7 @@ fn settled(count: &AtomicUsize) -> usize {
 #[test]
 fn random_and_mutated_frames_on_a_node_s_inbox_are_dropped_and_reported() {
     watchdog(120, || {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let dropped = Arc::new(AtomicUsize::new(0));
         let d = dropped.clone();
         let sa = ActorSystem::builder()

@@ -9,7 +9,7 @@ use actorium::remote::{RemoteConfig, RemoteMessage};
 use actorium::{
     Actor, ActorSystem, Allocation, Ask, AskError, Context, ExitReason, Receive, Recipient, ReplyTo,
 };
-use common::watchdog;
+use common::{free_port, watchdog};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -89,11 +89,7 @@ fn spawn_child() -> (Child, u16) {
 /// Re-executes this test binary as `test`, its role `role` given a free port; waits until it
 /// says it is ready.
 fn spawn_as(test: &str, role: &str) -> (Child, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(role, port.to_string())

@@ -7,7 +7,7 @@ mod common;
 
 use actorium::remote::{RemoteConfig, RemoteError, RemoteMessage};
 use actorium::{Actor, ActorSystem, Allocation, Ask, Context, Receive};
-use common::watchdog;
+use common::{free_port, watchdog};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,14 +31,6 @@ fn cert(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/tls")
         .join(file)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// The documented configuration: mutual TLS with one authority.

@@ -405,3 +405,27 @@ impl Receive<()> for TaskGiver {
         Allocation::Nodelete
     }
 }
+
+/// A port on 127.0.0.1 that nothing listens on now, for a node to listen on (the tests that
+/// must give a node's port to another before it listens). Chosen at random below 32768, where
+/// the system's own ports for outgoing connections (32768–60999 on Linux, 49152 and up
+/// elsewhere) never come from: a port that `bind(0)` frees could be taken by another test's
+/// outgoing connection before the node listens on it.
+pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static DRAWS: AtomicU64 = AtomicU64::new(0);
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ u64::from(std::process::id()) << 32
+        ^ DRAWS
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(seed | 1);
+    loop {
+        let port = 20_000 + (rng.next() % 12_768) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
