@@ -93,23 +93,25 @@ fn results_equal_sequential_on_every_executor_and_1_to_4_workers() {
 fn tasks_really_run_on_several_workers() {
     watchdog(60, || {
         let system = ActorSystem::builder().workers(4).build().unwrap();
-        // Each leaf waits until two distinct threads have run leaves (or gives up after a
-        // while, failing the assertion below): work is spread, not run on one worker.
+        // Each leaf waits until two distinct threads have run leaves (or until 30 s after the
+        // start, together, failing the assertion below): work is spread, not run on one
+        // worker.
         let threads = Mutex::new(HashSet::<ThreadId>::new());
-        fn leaves(depth: u32, threads: &Mutex<HashSet<ThreadId>>) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        fn leaves(depth: u32, threads: &Mutex<HashSet<ThreadId>>, until: std::time::Instant) {
             if depth == 0 {
                 threads.lock().unwrap().insert(std::thread::current().id());
-                let t0 = std::time::Instant::now();
-                while threads.lock().unwrap().len() < 2
-                    && t0.elapsed() < std::time::Duration::from_secs(30)
-                {
+                while threads.lock().unwrap().len() < 2 && std::time::Instant::now() < until {
                     std::thread::yield_now();
                 }
                 return;
             }
-            actorium::join(|| leaves(depth - 1, threads), || leaves(depth - 1, threads));
+            actorium::join(
+                || leaves(depth - 1, threads, until),
+                || leaves(depth - 1, threads, until),
+            );
         }
-        system.scope(|_| leaves(6, &threads));
+        system.scope(|_| leaves(6, &threads, until));
         assert!(
             threads.lock().unwrap().len() >= 2,
             "every leaf ran on one thread"

@@ -172,8 +172,8 @@ fn pump(mut from: TcpStream, mut to: TcpStream, mode: &AtomicU8) {
 }
 
 /// Node a (the receiver's) listens on a port; node b reaches it only through the proxy
-/// (gossip off, so b never learns a's own address). Short leases: a blackhole is seen in
-/// about a second.
+/// (gossip off, so b never learns a's own address), with the given lease (a blackhole is
+/// seen when it runs out).
 fn through_proxy(lease: Duration) -> (ActorSystem, Node, ActorSystem, Node, FaultProxy) {
     through_proxy_with(lease, |c| c)
 }
@@ -203,17 +203,18 @@ fn through_proxy_with(
 
 /// Sends `0..n` to the receiver named "rx", looking it up again after each `NodeDown`;
 /// `fault` runs once, after `at` messages, and the next messages go one per millisecond
-/// until the link is known lost (at most `SLOW` of them: a delayed link is never lost).
-/// Returns the numbers sent first after each `NodeDown` (where a gap may be), and how long
-/// after the fault the first `NodeDown` was seen; `on_down` runs when it is.
+/// until the link is known lost, for at most `slow` after the fault (a delayed link is never
+/// lost; a lost one must be seen within it). Returns the numbers sent first after each
+/// `NodeDown` (where a gap may be), and how long after the fault the first `NodeDown` was
+/// seen; `on_down` runs when it is.
 fn send_through(
     b: &Node,
     n: u64,
     at: u64,
+    slow: Duration,
     fault: impl FnOnce(),
     on_down: impl Fn(),
 ) -> (Vec<u64>, Option<Duration>) {
-    const SLOW: u64 = 4_000;
     let mut rx: Recipient<Seq> = b.lookup("rx", FIND).unwrap();
     let mut down = rx.monitor();
     let mut lost = false;
@@ -226,7 +227,7 @@ fn send_through(
             (fault.take().unwrap())();
             faulted = std::time::Instant::now();
         }
-        if (at..at + SLOW).contains(&i) && resumed.is_empty() && !lost {
+        if i >= at && faulted.elapsed() < slow && resumed.is_empty() && !lost {
             std::thread::sleep(Duration::from_millis(1));
             if let Some(why) = down.try_get() {
                 assert_eq!(why.unwrap(), ExitReason::NodeDown);
@@ -317,7 +318,10 @@ fn run_fault(mode: u8, n: u64) -> (u64, usize, Option<Duration>) {
             let _ = healed_tx.send(());
         });
     };
-    let (resumed, seen) = send_through(&b, n, n / 2, fault, move || {
+    // One message a millisecond after the fault: 4 s for a delay, up to 15 s for a loss to be
+    // seen (a blackhole's within its lease, with room for a loaded machine).
+    let slow = Duration::from_secs(if mode == DELAY { 4 } else { 15 });
+    let (resumed, seen) = send_through(&b, n, n / 2, slow, fault, move || {
         let _ = down_tx.send(());
     });
     healed_rx.recv().unwrap();

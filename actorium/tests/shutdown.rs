@@ -143,8 +143,13 @@ fn shutdown_timeout_names_the_actors_that_did_not_end() {
             // long past: however late this thread runs, the stuck actor is alive at the
             // deadline. (The shutdown's own thread would have to stall for the whole pause,
             // between refusing spawns and its look at who is alive, to find none.)
+            // (A probe spawned before the refusals begins is one more actor, which may still
+            // be alive at the deadline: counted.)
+            let mut probes = 0;
             common::wait_for(30, "the system stops taking spawns", || {
-                handle.try_spawn(Idle).is_err()
+                let refused = handle.try_spawn(Idle).is_err();
+                probes += usize::from(!refused);
+                refused
             });
             std::thread::sleep(Duration::from_secs(2));
             gate.open();
@@ -153,7 +158,7 @@ fn shutdown_timeout_names_the_actors_that_did_not_end() {
             // of them did depends on placement and timing, so only bounds are checked.
             assert!(err.remaining >= 1, "{err}");
             assert!(err.actors.iter().any(|a| a.ends_with("Stuck")), "{err}");
-            assert!(err.actors.len() <= 11, "{err}");
+            assert!(err.actors.len() <= 11 + probes, "{err}");
             assert!(err.to_string().contains(" x `"), "{err}");
             let ended = stopped.load(Ordering::SeqCst);
             assert!(

@@ -312,11 +312,11 @@ impl ActorSystem {
     /// ended by then (a behaviour that blocks, a long queue), the system is stopped at once
     /// (as when dropped: the remaining actors' states are dropped, their queued messages are
     /// dead letters, their `stopped` hooks do not run), and the error says which actors they
-    /// were. The deadline holds: the call looks at it at least every 10 ms and, once it has
-    /// passed, stops the system at once, so no queued behaviour starts after that and the
-    /// call returns soon after `timeout` plus the behaviours running then (which are never
-    /// interrupted). (A thread the machine stalls looks late: behaviours may start until it
-    /// does.)
+    /// were. The deadline holds: the call waits at most 10 ms between its looks at it and,
+    /// once it has passed, stops the system at once, so no queued behaviour starts after
+    /// that and the call returns soon after `timeout` plus the behaviours running then
+    /// (which are never interrupted). (A thread the machine stalls looks late: behaviours may
+    /// start until it does.)
     ///
     /// # Errors
     /// [`ShutdownTimeout`] naming the actors that had not ended.

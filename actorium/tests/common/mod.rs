@@ -410,10 +410,12 @@ impl Receive<()> for TaskGiver {
 /// must give a node's port to another before it listens). Chosen at random below 32768, where
 /// the system's own ports for outgoing connections (32768–60999 on Linux, 49152 and up
 /// elsewhere) never come from: a port that `bind(0)` frees could be taken by another test's
-/// outgoing connection before the node listens on it.
+/// outgoing connection before the node listens on it. Never the same port twice in one test
+/// binary (its tests run at once).
 pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static DRAWS: AtomicU64 = AtomicU64::new(0);
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
@@ -422,10 +424,20 @@ pub fn free_port() -> u16 {
             .fetch_add(1, Ordering::Relaxed)
             .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut rng = Rng::new(seed | 1);
-    loop {
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    let mut last = None;
+    for _ in 0..1_000 {
         let port = 20_000 + (rng.next() % 12_768) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
+        if given.contains(&port) {
+            continue;
+        }
+        match std::net::TcpListener::bind(("127.0.0.1", port)) {
+            Ok(_) => {
+                given.push(port);
+                return port;
+            }
+            Err(e) => last = Some(e),
         }
     }
+    panic!("no free port on 127.0.0.1 below 32768 in 1,000 tries: {last:?}")
 }
