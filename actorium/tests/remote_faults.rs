@@ -102,9 +102,7 @@ impl FaultProxy {
                     c.extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
                     // (A cut that came meanwhile closes this one too.)
                     if m.load(Ordering::Acquire) == CUT {
-                        for s in c.drain(..) {
-                            let _ = s.shutdown(Shutdown::Both);
-                        }
+                        close_all(&mut c);
                         continue;
                     }
                 }
@@ -130,10 +128,14 @@ impl FaultProxy {
     /// Closes every connection now (not when a pump next looks at the mode, which a loaded
     /// machine may delay past the cut's end), and refuses new ones until the mode changes.
     fn cut(&self) {
-        let mut c = self.conns.lock().unwrap();
-        for s in c.drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
-        }
+        close_all(&mut self.conns.lock().unwrap());
+    }
+}
+
+/// Shuts down every socket of `conns` (their pumps then end) and forgets them.
+fn close_all(conns: &mut Vec<TcpStream>) {
+    for s in conns.drain(..) {
+        let _ = s.shutdown(Shutdown::Both);
     }
 }
 

@@ -2,7 +2,7 @@
 
 mod common;
 
-use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Event, Receive};
+use actorium::{Actor, ActorSystem, Addr, Allocation, Context, Event, Receive, SystemHandle};
 use common::{on_every_executor, watchdog, Gate};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -139,19 +139,9 @@ fn shutdown_timeout_names_the_actors_that_did_not_end() {
             let handle = system.handle();
             let stopping =
                 std::thread::spawn(move || system.shutdown_timeout(Duration::from_millis(50)));
-            // The gate opens once the shutdown has begun (spawns refused) and its 50 ms are
-            // long past: however late this thread runs, the stuck actor is alive at the
-            // deadline. (The shutdown's own thread would have to stall for the whole pause,
-            // between refusing spawns and its look at who is alive, to find none.)
-            // (A probe spawned before the refusals begins is one more actor, which may still
-            // be alive at the deadline: counted.)
-            let mut probes = 0;
-            common::wait_for(30, "the system stops taking spawns", || {
-                let refused = handle.try_spawn(Idle).is_err();
-                probes += usize::from(!refused);
-                refused
-            });
-            std::thread::sleep(Duration::from_secs(2));
+            // (Each probe spawned before the refusals began is one more actor, which may still
+            // be alive at the deadline.)
+            let probes = past_the_deadline(&handle);
             gate.open();
             let err = stopping.join().unwrap().unwrap_err();
             // The servers whose queue the stuck worker holds may not have ended either: which
@@ -275,17 +265,13 @@ fn no_queued_behaviour_starts_after_the_deadline() {
                             assert!(err.actors.iter().any(|a| a.ends_with("Slow")), "{err}");
                         }
                     });
-                    // The system refuses spawns from outside once the shutdown begins (a drop
-                    // stops it at once then). A shutdown's deadline (zero) is held against
-                    // the actors on its own thread, after that: the gate stays shut a while
-                    // longer, or a stall of that thread would let the queued behaviours run
-                    // before it looked (then it would find every actor ended, and return
-                    // `Ok`).
-                    common::wait_for(30, "the system stops taking spawns", || {
-                        handle.try_spawn(Idle).is_err()
-                    });
-                    if stop == "shutdown_timeout" {
-                        std::thread::sleep(Duration::from_secs(2));
+                    // (A drop stops the system at once: spawns refused is enough.)
+                    if stop == "drop" {
+                        common::wait_for(30, "the system stops taking spawns", || {
+                            handle.try_spawn(Idle).is_err()
+                        });
+                    } else {
+                        past_the_deadline(&handle);
                     }
                     gate.open();
                     stopping.join().unwrap();
@@ -298,6 +284,22 @@ fn no_queued_behaviour_starts_after_the_deadline() {
             });
         }
     }
+}
+
+/// Returns once a `shutdown_timeout` begun on another thread is past its (short) deadline, as
+/// far as a test can tell: spawns from outside are refused from the shutdown's start, and the
+/// deadline is held against the actors on the shutdown's own thread after that, so 2 s more
+/// pass (that thread would have to stall through all of them to look late). How many probe
+/// spawns succeeded before the refusals began (each is one more live actor).
+fn past_the_deadline(handle: &SystemHandle) -> usize {
+    let mut probes = 0;
+    common::wait_for(30, "the system stops taking spawns", || {
+        let refused = handle.try_spawn(Idle).is_err();
+        probes += usize::from(!refused);
+        refused
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    probes
 }
 
 /// Does nothing.
