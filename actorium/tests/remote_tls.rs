@@ -5,8 +5,8 @@
 
 mod common;
 
-use actorium::remote::{RemoteConfig, RemoteError, RemoteMessage};
-use actorium::{Actor, ActorSystem, Allocation, Ask, Context, Receive};
+use actorium::remote::{Node, RemoteConfig, RemoteError, RemoteMessage};
+use actorium::{Actor, ActorSystem, Allocation, Ask, AskError, Context, Receive, Recipient};
 use common::{free_port, watchdog};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -49,6 +49,54 @@ fn server(port: u16) -> (ActorSystem, actorium::remote::Node) {
     (s, n)
 }
 
+/// The actor registered as `name`, seen from `node`, asked for doubles. Zenoh 1.10's TLS link
+/// can drop on its own, mostly as it starts (docs/REMOTE.md, Known limits): an ask hears that
+/// as `NodeDown` (or gets its message back, the loss already known), and the name is then
+/// looked up again (the dialling side reconnects at once), at most three times a test.
+struct Doubling<'a> {
+    node: &'a Node,
+    name: &'a str,
+    to: Recipient<Ask<Num, Num>>,
+    drops: u32,
+}
+
+impl<'a> Doubling<'a> {
+    fn new(node: &'a Node, name: &'a str) -> Self {
+        Doubling {
+            node,
+            name,
+            to: node.lookup(name, Duration::from_secs(20)).unwrap(),
+            drops: 0,
+        }
+    }
+
+    fn ask(&mut self, n: u64) -> Num {
+        loop {
+            let why = match self.to.ask(Num(n)) {
+                Ok(pending) => match pending.wait() {
+                    Ok(doubled) => return doubled,
+                    Err(e) => e,
+                },
+                Err(_) => AskError::NodeDown,
+            };
+            assert!(
+                why == AskError::NodeDown && self.drops < 3,
+                "asking {n}: {why:?}, after {} dropped links",
+                self.drops
+            );
+            self.drops += 1;
+            eprintln!(
+                "asking {n}: a dropped link ({why:?}); looking `{}` up again",
+                self.name
+            );
+            self.to = self
+                .node
+                .lookup(self.name, Duration::from_secs(20))
+                .unwrap();
+        }
+    }
+}
+
 #[test]
 fn two_nodes_with_certificates_of_one_authority_talk_over_mutual_tls() {
     watchdog(60, || {
@@ -58,23 +106,28 @@ fn two_nodes_with_certificates_of_one_authority_talk_over_mutual_tls() {
         let b = sb
             .remote(node_config().connect(format!("tls/127.0.0.1:{port}")))
             .unwrap();
-        let double = b
-            .lookup::<Ask<Num, Num>>("double", Duration::from_secs(20))
-            .unwrap();
+        let mut double = Doubling::new(&b, "double");
         for i in 0..1_000 {
-            assert_eq!(double.ask(Num(i)).unwrap().wait(), Ok(Num(2 * i)));
+            assert_eq!(double.ask(i), Num(2 * i));
         }
     });
 }
 
-/// A node of `config` (which dials the server) does not find the server's name in 3 s.
-fn reaches_nothing(config: RemoteConfig) {
+/// A node of `config` (which dials the server) finds none of `names` in 3 s each.
+fn finds_none(config: RemoteConfig, names: &[&str]) {
     let system = ActorSystem::new().unwrap();
     let node = system.remote(config).unwrap();
-    assert!(matches!(
-        node.lookup::<Ask<Num, Num>>("double", Duration::from_secs(3)),
-        Err(RemoteError::NotFound(_))
-    ));
+    for name in names {
+        assert!(matches!(
+            node.lookup::<Ask<Num, Num>>(name, Duration::from_secs(3)),
+            Err(RemoteError::NotFound(_))
+        ));
+    }
+}
+
+/// A node of `config` (which dials the server) does not find the server's name in 3 s.
+fn reaches_nothing(config: RemoteConfig) {
+    finds_none(config, &["double"]);
 }
 
 #[test]
@@ -122,30 +175,29 @@ const ACCESS: &str = r#"{
 #[test]
 fn access_control_by_certificate_name_lets_in_only_the_nodes_it_names() {
     watchdog(60, || {
+        // On every node: a node that links to one learns of the others, and links to them.
+        let guarded = || node_config().zenoh("access_control", ACCESS);
         let port = free_port();
         let sa = ActorSystem::new().unwrap();
         let a = sa
-            .remote(
-                node_config()
-                    .listen(format!("tls/127.0.0.1:{port}"))
-                    .zenoh("access_control", ACCESS),
-            )
+            .remote(guarded().listen(format!("tls/127.0.0.1:{port}")))
             .unwrap();
         a.register::<Ask<Num, Num>>("double", &sa.spawn(Doubler))
             .unwrap();
         let tls = format!("tls/127.0.0.1:{port}");
         // The named certificate: served.
         let sb = ActorSystem::new().unwrap();
-        let b = sb.remote(node_config().connect(&tls)).unwrap();
-        let double = b
-            .lookup::<Ask<Num, Num>>("double", Duration::from_secs(20))
+        let b = sb.remote(guarded().connect(&tls)).unwrap();
+        b.register::<Ask<Num, Num>>("double-b", &sb.spawn(Doubler))
             .unwrap();
-        assert_eq!(double.ask(Num(21)).unwrap().wait(), Ok(Num(42)));
-        // The same authority's certificate under another name: TLS lets it link, the access
-        // control lets nothing of actorium's through.
+        assert_eq!(Doubling::new(&b, "double").ask(21), Num(42));
+        assert_eq!(Doubling::new(&a, "double-b").ask(5), Num(10));
+        // The same authority's certificate under another name: TLS lets it link (to `a`,
+        // which it dials, and to `b`, which `a` tells it of), the access control of either
+        // lets nothing of actorium's through.
         let guest =
             || RemoteConfig::peer().tls(cert("ca.pem"), cert("guest.pem"), cert("guest.key"));
-        reaches_nothing(guest().connect(&tls));
+        finds_none(guest().connect(&tls), &["double", "double-b"]);
         // (Without the access control, that certificate is served.)
         let open = free_port();
         let (_so, _o) = server(open);
@@ -153,10 +205,7 @@ fn access_control_by_certificate_name_lets_in_only_the_nodes_it_names() {
         let g = sg
             .remote(guest().connect(format!("tls/127.0.0.1:{open}")))
             .unwrap();
-        let double = g
-            .lookup::<Ask<Num, Num>>("double", Duration::from_secs(20))
-            .unwrap();
-        assert_eq!(double.ask(Num(4)).unwrap().wait(), Ok(Num(8)));
+        assert_eq!(Doubling::new(&g, "double").ask(4), Num(8));
     });
 }
 

@@ -201,8 +201,9 @@ impl RemoteConfig {
         set("listen/endpoints", json_list(&listen))?;
         set("connect/endpoints", json_list(&self.connect))?;
         set("transport/link/tx/lease", lease.to_string())?;
-        // The first connection is waited for at open, not after it (the default waits
-        // `scouting.delay`, 500 ms, for peers that multicast would have found).
+        // A peer's open does not wait for its first link (Zenoh's default waits up to
+        // `scouting.delay`, 500 ms, for it): the endpoints are dialled in the background, and
+        // a lookup waits for what it looks for.
         set("scouting/delay", "0".into())?;
         for (k, v) in &self.extra {
             set(k, v.clone())?;

@@ -140,9 +140,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Whether `id` looks like a node id (a Zenoh id: 1 to 32 hexadecimal digits).
+/// Whether `id` looks like a node id (a Zenoh id as Zenoh writes it: 1 to 32 lower-case
+/// hexadecimal digits, exactly the ids frames can carry: `wire::pack_id`).
 fn valid_node_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+    (1..=32).contains(&id.len()) && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A system's presence on the network: where its actors are registered and remote actors

@@ -14,6 +14,13 @@ proptest! {
         prop_assert_eq!(&*unpack_id(&packed).unwrap(), id.as_str());
     }
 
+    /// A node id in a name's key or a recipient in a message is taken exactly when a frame
+    /// could carry it: an upper-case id, which no node has, is refused there, not at the send.
+    #[test]
+    fn an_id_is_valid_exactly_when_it_packs(id in "[0-9a-fA-Fg ]{0,34}") {
+        prop_assert_eq!(super::super::valid_node_id(&id), pack_id(&id).is_some());
+    }
+
     /// Any bytes: unpacked only if they are what `pack_id` makes of some id.
     #[test]
     fn only_what_pack_id_makes_unpacks(bytes in proptest::collection::vec(any::<u8>(), 0..20)) {
