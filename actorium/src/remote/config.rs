@@ -201,9 +201,9 @@ impl RemoteConfig {
         set("listen/endpoints", json_list(&listen))?;
         set("connect/endpoints", json_list(&self.connect))?;
         set("transport/link/tx/lease", lease.to_string())?;
-        // A peer's open does not wait for its first link (Zenoh's default waits up to
-        // `scouting.delay`, 500 ms, for it): the endpoints are dialled in the background, and
-        // a lookup waits for what it looks for.
+        // A peer's open does not wait for its links (Zenoh's default waits up to
+        // `scouting.delay`, 500 ms, for every connect endpoint to link and declare): they are
+        // dialled in the background, and a lookup waits for what it looks for.
         set("scouting/delay", "0".into())?;
         for (k, v) in &self.extra {
             set(k, v.clone())?;
