@@ -130,11 +130,6 @@ fn finds_none(config: RemoteConfig, names: &[&str]) {
     }
 }
 
-/// A node of `config` (which dials the server) does not find the server's name in 3 s.
-fn reaches_nothing(config: RemoteConfig) {
-    finds_none(config, &["double"]);
-}
-
 #[test]
 fn a_node_whose_certificate_another_authority_signed_reaches_nothing() {
     watchdog(60, || {
@@ -143,20 +138,25 @@ fn a_node_whose_certificate_another_authority_signed_reaches_nothing() {
         // Its certificate is refused by the listener, and the listener's by it: no link, so
         // the name is never seen (however long we wait: 3 s keeps the test short).
         let tls = format!("tls/127.0.0.1:{port}");
-        reaches_nothing(
+        finds_none(
             RemoteConfig::peer()
                 .tls(cert("other-ca.pem"), cert("other.pem"), cert("other.key"))
                 .connect(&tls),
+            &["double"],
         );
         // A node that trusts the right authority but presents the stranger's certificate
         // (mutual TLS: the listener checks the client too).
-        reaches_nothing(
+        finds_none(
             RemoteConfig::peer()
                 .tls(cert("ca.pem"), cert("other.pem"), cert("other.key"))
                 .connect(&tls),
+            &["double"],
         );
         // A plain TCP node dialling the TLS port gets no link either.
-        reaches_nothing(RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")));
+        finds_none(
+            RemoteConfig::peer().connect(format!("tcp/127.0.0.1:{port}")),
+            &["double"],
+        );
     });
 }
 
